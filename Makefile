@@ -1,0 +1,123 @@
+# aoe - operator and subgraph auto-tuner for CPU inference.
+#
+#   make            build lib/libaoe.a and the tools
+#   make check      build and run the TAP tests (prove)
+#   make bench      benchmarks against peers (needs `make bench-deps`)
+#   make deps       install the Debian packages the build needs (as root)
+#   make install    install under $(DESTDIR)$(PREFIX)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+SHAREDIR = $(PREFIX)/share/aoe
+
+CC ?= cc
+CFLAGS ?= -O3 -g
+# The kernels are written for AVX2+FMA (x86-64-v3); override to port.
+ARCHFLAGS ?= -march=x86-64-v3
+SAN ?=
+XCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+	-Wno-sign-compare -fopenmp $(ARCHFLAGS) -Ilib -Ibuild $(SAN)
+LDFLAGS ?=
+LDLIBS = -lprotobuf-c -lcjson -lm
+PROTOC_C ?= protoc-c
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+
+DEB_PACKAGES = build-essential libcjson-dev libarchive-dev parallel \
+	libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata \
+	mandoc gnuplot-nox valgrind
+DEB_BENCH = libopenblas-dev libdnnl-dev python3-torchvision python3-onnx \
+	nodejs npm
+
+LIBSRC = $(wildcard lib/*.c)
+LIBOBJ = $(LIBSRC:.c=.o) build/onnx.pb-c.o
+LIBHDR = lib/aoe.h build/onnx.pb-c.h
+
+TOOLS = tools/aoe-run
+TESTBIN = tests/onnx-node tests/unit-graph tests/mkexample
+EXAMPLE = share/aoe/models/example.onnx
+MAN1 = $(wildcard man/man1/*.1)
+MAN5 = $(wildcard man/man5/*.5)
+MAN7 = $(wildcard man/man7/*.7)
+
+all: $(TOOLS) $(EXAMPLE)
+
+build/onnx.pb-c.c build/onnx.pb-c.h: $(ONNX_PROTO)
+	@mkdir -p build
+	$(PROTOC_C) --c_out=build -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+
+build/onnx.pb-c.o: build/onnx.pb-c.c build/onnx.pb-c.h
+	$(CC) $(XCFLAGS) -w $(CFLAGS) -c -o $@ build/onnx.pb-c.c
+
+lib/%.o: lib/%.c $(LIBHDR) $(wildcard lib/*.h)
+	$(CC) $(XCFLAGS) $(CFLAGS) -c -o $@ $<
+
+lib/libaoe.a: $(LIBOBJ)
+	rm -f $@
+	ar rcs $@ $(LIBOBJ)
+
+# One rule links every program.
+tools/%: tools/%.c lib/libaoe.a
+	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libaoe.a $(LDLIBS)
+tests/%: tests/%.c lib/libaoe.a
+	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libaoe.a $(LDLIBS)
+
+# The bundled example is written by the project's own ONNX writer.
+$(EXAMPLE): tests/mkexample
+	tests/mkexample $@
+
+check: all $(TESTBIN)
+	prove -f tests/*.t
+
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+check-asan:
+	$(MAKE) clean
+	$(MAKE) CFLAGS='-O1 -g -fno-omit-frame-pointer' \
+	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' check
+
+lint-man:
+	mandoc -Tlint -W warning $(MAN1) $(MAN5) $(MAN7)
+
+bench: all
+	$(MAKE) -C bench
+
+deps:
+	@missing=; for p in $(DEB_PACKAGES); do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y $$missing; fi
+
+bench-deps:
+	@missing=; for p in $(DEB_BENCH); do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y $$missing; fi
+
+example: all
+	tools/aoe-run --runs 20 $(EXAMPLE)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+	    $(DESTDIR)$(SHAREDIR)/models
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+	install -m 644 $(EXAMPLE) $(DESTDIR)$(SHAREDIR)/models
+
+uninstall:
+	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$${t#tools/}; done
+	for m in $(MAN1) $(MAN5) $(MAN7); do \
+	    rm -f $(DESTDIR)$(MANDIR)/$${m#man/}; done
+	rm -rf $(DESTDIR)$(SHAREDIR)
+
+clean:
+	rm -rf build lib/*.o lib/libaoe.a $(TOOLS) $(TESTBIN) $(EXAMPLE)
+
+.PHONY: all check check-asan lint-man bench deps bench-deps example \
+	install uninstall clean
+.SECONDARY: $(LIBOBJ)

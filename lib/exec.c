@@ -1,0 +1,532 @@
+/*
+ * exec.c - prepare a graph (support check, order, shape inference,
+ * constant folding, schedules, memory plan) and run it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aoe.h"
+
+#define ALIGN 64
+
+static size_t
+align_up(size_t n)
+{
+	return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+static int
+env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
+	    strcasecmp(v, "on") == 0 || strcasecmp(v, "yes") == 0);
+}
+
+void
+aoe_run_opts_init(aoe_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->nthreads < 1)
+		o->nthreads = 1;
+	o->static_memory = env_true("GE_USE_STATIC_MEMORY");
+	o->profile = env_true("PROFILING_MODE");
+	o->use_bank = 1;
+}
+
+static int
+node_supported(const aoe_node *n)
+{
+	return n->domain == NULL && aoe_op_find(n->op_type) != NULL;
+}
+
+char *
+aoe_graph_unsupported(const aoe_graph *g)
+{
+	char *list = NULL;
+	size_t len = 0;
+	int i, j, seen;
+
+	for (i = 0; i < g->nnodes; i++) {
+		const aoe_node *n = &g->nodes[i];
+		if (node_supported(n))
+			continue;
+		for (seen = 0, j = 0; j < i && !seen; j++)
+			seen = !node_supported(&g->nodes[j]) &&
+			    strcmp(g->nodes[j].op_type, n->op_type) == 0 &&
+			    (g->nodes[j].domain == NULL) ==
+			    (n->domain == NULL);
+		if (seen)
+			continue;
+		list = aoe_xrealloc(list, len + strlen(n->op_type) +
+		    (n->domain ? strlen(n->domain) + 1 : 0) + 3);
+		len += sprintf(list + len, "%s%s%s%s", len ? ", " : "",
+		    n->domain ? n->domain : "", n->domain ? "." : "",
+		    n->op_type);
+	}
+	return list;
+}
+
+/*
+ * Order the nodes so that each runs after the producers of its inputs
+ * (Kahn's algorithm), and check that every input has a source.
+ */
+static int
+topo_order(aoe_graph *g)
+{
+	int *indeg, *queue, *consumers_n, **consumers, head = 0, tail = 0;
+	int i, j, rc = 0;
+
+	for (i = 0; i < g->ntensors; i++)
+		g->tensors[i]->producer = -1;
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; j < g->nodes[i].nout; j++) {
+			aoe_tensor *t = aoe_out(g, &g->nodes[i], j);
+			if (t == NULL)
+				continue;
+			if (t->producer >= 0 || t->kind != AOE_T_VALUE)
+				return aoe_err(AOE_EDATA, "tensor '%s' is "
+				    "written by more than one node or is also "
+				    "an input or initializer", t->name);
+			t->producer = i;
+		}
+	indeg = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	queue = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	consumers_n = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	consumers = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int *));
+	for (i = 0; i < g->nnodes; i++) {
+		aoe_node *n = &g->nodes[i];
+		for (j = 0; j < n->nin; j++) {
+			aoe_tensor *t = aoe_in(g, n, j);
+			if (t == NULL || t->kind != AOE_T_VALUE)
+				continue;
+			if (t->producer < 0) {
+				rc = aoe_err(AOE_EDATA, "input '%s' of node "
+				    "'%s' is not produced by any node, input "
+				    "or initializer", t->name, n->name);
+				goto out;
+			}
+			indeg[i]++;
+			consumers[t->producer] = aoe_xrealloc(
+			    consumers[t->producer],
+			    (size_t)(consumers_n[t->producer] + 1) *
+			    sizeof(int));
+			consumers[t->producer][consumers_n[t->producer]++] = i;
+		}
+	}
+	for (i = 0; i < g->nnodes; i++)
+		if (indeg[i] == 0)
+			queue[tail++] = i;
+	free(g->order);
+	g->order = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	g->norder = 0;
+	while (head < tail) {
+		int v = queue[head++];
+		g->order[g->norder++] = v;
+		for (j = 0; j < consumers_n[v]; j++)
+			if (--indeg[consumers[v][j]] == 0)
+				queue[tail++] = consumers[v][j];
+	}
+	if (g->norder != g->nnodes)
+		rc = aoe_err(AOE_EDATA, "the graph has a cycle");
+	for (i = 0; i < g->noutputs; i++) {
+		aoe_tensor *t = g->tensors[g->outputs[i]];
+		if (t->kind == AOE_T_VALUE && t->producer < 0)
+			rc = aoe_err(AOE_EDATA, "output '%s' is not produced "
+			    "by any node", t->name);
+	}
+out:
+	for (i = 0; i < g->nnodes; i++)
+		free(consumers[i]);
+	free(consumers);
+	free(consumers_n);
+	free(indeg);
+	free(queue);
+	return rc;
+}
+
+/* Every graph input must have a static shape by now. */
+static int
+check_inputs(const aoe_graph *g)
+{
+	char buf[256];
+	int i, d;
+
+	for (i = 0; i < g->ninputs; i++) {
+		const aoe_tensor *t = g->tensors[g->inputs[i]];
+		if (aoe_dtype_size(t->dtype) == 0)
+			return aoe_err(AOE_EUNSUP, "input '%s' has unsupported "
+			    "type %s", t->name, aoe_dtype_name(t->dtype));
+		for (d = 0; d < t->ndim; d++)
+			if (t->dims[d] < 0)
+				return aoe_err(AOE_EDATA, "input '%s' has a "
+				    "dynamic shape %s: bind it with "
+				    "--input-shape %s:d0,d1,... (%d dims)",
+				    t->name, aoe_shape_str(t, buf,
+				    sizeof(buf)), t->name, t->ndim);
+		if (aoe_tensor_numel(t) == -2 ||
+		    (aoe_tensor_numel(t) > 0 && aoe_tensor_nbytes(t) == 0))
+			return aoe_err(AOE_ENOMEM, "input '%s' is too large "
+			    "(%s)", t->name, aoe_shape_str(t, buf,
+			    sizeof(buf)));
+	}
+	return 0;
+}
+
+static int
+all_inputs_const(const aoe_graph *g, const aoe_node *n)
+{
+	int j;
+
+	for (j = 0; j < n->nin; j++) {
+		const aoe_tensor *t = aoe_in(g, n, j);
+		if (t && t->kind != AOE_T_CONST)
+			return 0;
+	}
+	return 1;
+}
+
+/* Run a node whose inputs are all constants now, making its outputs so. */
+static int
+fold(aoe_graph *g, aoe_node *n)
+{
+	aoe_kctx k;
+	void *scratch = NULL;
+	int j, rc;
+
+	for (j = 0; j < n->nout; j++) {
+		aoe_tensor *t = aoe_out(g, n, j);
+		if (t && (rc = aoe_tensor_alloc_const(t)) < 0)
+			return rc;
+	}
+	if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
+		return rc;
+	if (n->scratch && posix_memalign(&scratch, ALIGN,
+	    align_up(n->scratch)) != 0)
+		return aoe_err(AOE_ENOMEM, "out of memory");
+	memset(&k, 0, sizeof(k));
+	k.g = g;
+	k.n = n;
+	k.nthreads = 1;
+	k.sched = &n->sched;
+	k.scratch = scratch;
+	rc = n->op->run(&k);
+	free(scratch);
+	if (n->priv_free)
+		n->priv_free(n->priv);
+	n->priv = NULL;
+	n->priv_free = NULL;
+	if (rc < 0)
+		return rc;
+	n->dead = 1;
+	return 0;
+}
+
+/* Infer shapes in order, folding nodes whose inputs are all constant. */
+static int
+infer_all(aoe_graph *g)
+{
+	char msg[1024];
+	int i, j, rc;
+
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		n->op = aoe_op_find(n->op_type);
+		n->dead = 0;
+		n->scratch = 0;
+		for (j = 0; j < n->nin; j++) {
+			aoe_tensor *t = aoe_in(g, n, j);
+			if (t && t->ndim < 0)
+				return aoe_err(AOE_EINTERNAL, "%s '%s': input "
+				    "'%s' has no shape", n->op_type, n->name,
+				    t->name);
+		}
+		if ((rc = n->op->infer(g, n)) < 0)
+			return rc;
+		for (j = 0; j < n->nout; j++) {
+			aoe_tensor *t = aoe_out(g, n, j);
+			if (t && t->ndim < 0)
+				return aoe_err(AOE_EINTERNAL, "%s '%s': "
+				    "output '%s' has no shape after inference",
+				    n->op_type, n->name, t->name);
+		}
+		if (all_inputs_const(g, n)) {
+			memset(&n->sched, 0, sizeof(n->sched));
+			if (n->op->default_sched)
+				n->op->default_sched(g, n, &n->sched);
+			if ((rc = fold(g, n)) < 0) {
+				snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+				return aoe_err(-rc, "folding %s '%s': %s",
+				    n->op_type, n->name, msg);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Mark nodes that no graph output depends on as dead. */
+static void
+prune(aoe_graph *g)
+{
+	char *need = aoe_xcalloc((size_t)g->ntensors + 1, 1);
+	int i, j, k, live;
+
+	for (i = 0; i < g->noutputs; i++)
+		need[g->outputs[i]] = 1;
+	for (i = g->norder - 1; i >= 0; i--) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		if (n->dead)
+			continue;
+		for (live = 0, j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0 && need[n->out[j]])
+				live = 1;
+		if (!live) {
+			n->dead = 1;
+			continue;
+		}
+		for (k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				need[n->in[k]] = 1;
+	}
+	free(need);
+}
+
+/*
+ * Give every non-constant tensor an offset in one arena.  Two tensors may
+ * share bytes only when their lifetimes (from the step that writes one to
+ * the last step that reads it) do not overlap, unless static memory is
+ * asked for.  Placement is first fit, largest first.
+ */
+static int
+plan_memory(aoe_graph *g, int static_memory)
+{
+	int *first, *last, *byte_order, nt = 0, i, j, k, pos;
+	int64_t *sz;
+	size_t arena = 0, scratch = 0;
+	int end;
+
+	first = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	last = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	sz = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int64_t));
+	byte_order = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	for (i = 0; i < g->ntensors; i++) {
+		first[i] = last[i] = -2;
+		g->tensors[i]->offset = -1;
+	}
+	/* Compact the order to the live nodes. */
+	for (k = 0, i = 0; i < g->norder; i++)
+		if (!g->nodes[g->order[i]].dead)
+			g->order[k++] = g->order[i];
+	g->norder = k;
+	end = g->norder;
+	for (i = 0; i < g->ninputs; i++) {
+		first[g->inputs[i]] = -1;
+		last[g->inputs[i]] = end;
+	}
+	for (pos = 0; pos < g->norder; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		for (j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0 &&
+			    g->tensors[n->out[j]]->kind == AOE_T_VALUE) {
+				first[n->out[j]] = pos;
+				if (last[n->out[j]] < pos)
+					last[n->out[j]] = pos;
+			}
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] >= 0 && first[n->in[j]] != -2)
+				last[n->in[j]] = pos > last[n->in[j]] ? pos :
+				    last[n->in[j]];
+		if (n->scratch > scratch)
+			scratch = n->scratch;
+	}
+	for (i = 0; i < g->noutputs; i++)
+		if (first[g->outputs[i]] != -2)
+			last[g->outputs[i]] = end;
+	for (i = 0; i < g->ntensors; i++) {
+		if (first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST)
+			continue;
+		sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
+		if (sz[i] == 0)
+			sz[i] = ALIGN;
+		byte_order[nt++] = i;
+	}
+	/* Largest first (insertion sort keeps this dependency-free). */
+	for (i = 1; i < nt; i++) {
+		int v = byte_order[i];
+		for (j = i - 1; j >= 0 && sz[byte_order[j]] < sz[v]; j--)
+			byte_order[j + 1] = byte_order[j];
+		byte_order[j + 1] = v;
+	}
+	for (i = 0; i < nt; i++) {
+		int t = byte_order[i];
+		int64_t off = 0;
+		int moved = 1;
+
+		if (static_memory) {
+			g->tensors[t]->offset = (int64_t)arena;
+			arena += (size_t)sz[t];
+			continue;
+		}
+		/* Bump past every placed, overlapping neighbour until free. */
+		while (moved) {
+			moved = 0;
+			for (j = 0; j < i; j++) {
+				int u = byte_order[j];
+				int64_t uo = g->tensors[u]->offset;
+				if (last[u] < first[t] || last[t] < first[u])
+					continue;
+				if (off < uo + sz[u] && uo < off + sz[t]) {
+					off = uo + sz[u];
+					moved = 1;
+				}
+			}
+		}
+		g->tensors[t]->offset = off;
+		if ((size_t)(off + sz[t]) > arena)
+			arena = (size_t)(off + sz[t]);
+	}
+	free(g->arena);
+	free(g->scratch);
+	g->arena = g->scratch = NULL;
+	g->arena_size = arena;
+	g->scratch_size = scratch;
+	if (arena && posix_memalign(&g->arena, ALIGN, arena) != 0) {
+		g->arena = NULL;
+		free(first);
+		free(last);
+		free(sz);
+		free(byte_order);
+		return aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes for "
+		    "tensors", arena);
+	}
+	if (scratch && posix_memalign(&g->scratch, ALIGN,
+	    align_up(scratch)) != 0) {
+		g->scratch = NULL;
+		free(first);
+		free(last);
+		free(sz);
+		free(byte_order);
+		return aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes of "
+		    "workspace", scratch);
+	}
+	if (arena)
+		memset(g->arena, 0, arena);
+	for (i = 0; i < nt; i++) {
+		aoe_tensor *t = g->tensors[byte_order[i]];
+		t->data = (char *)g->arena + t->offset;
+		t->owned = 0;
+	}
+	free(first);
+	free(last);
+	free(sz);
+	free(byte_order);
+	return 0;
+}
+
+int
+aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
+{
+	char *unsup;
+	int i, rc;
+
+	if ((unsup = aoe_graph_unsupported(g)) != NULL) {
+		rc = aoe_err(AOE_EUNSUP, "unsupported operators: %s", unsup);
+		free(unsup);
+		return rc;
+	}
+	if ((rc = check_inputs(g)) < 0)
+		return rc;
+	if ((rc = topo_order(g)) < 0)
+		return rc;
+	if ((rc = infer_all(g)) < 0)
+		return rc;
+	prune(g);
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		if (n->dead)
+			continue;
+		memset(&n->sched, 0, sizeof(n->sched));
+		n->sched_from_bank = 0;
+		if (o->use_bank && aoe_bank_lookup(g, n, &n->sched) == 1)
+			n->sched_from_bank = 1;
+		else if (n->op->default_sched)
+			n->op->default_sched(g, n, &n->sched);
+		if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
+			return rc;
+	}
+	if ((rc = plan_memory(g, o->static_memory)) < 0)
+		return rc;
+	g->prepared = 1;
+	return 0;
+}
+
+int
+aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
+{
+	aoe_kctx k;
+	int i, rc, nthreads = o->nthreads;
+	double t0 = 0;
+
+	if (!g->prepared)
+		return aoe_err(AOE_EINTERNAL, "graph is not prepared");
+	if (nthreads <= 0)
+		nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nthreads <= 0)
+		nthreads = 1;
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		k.g = g;
+		k.n = n;
+		k.nthreads = n->nthreads > 0 ? n->nthreads : nthreads;
+		k.sched = &n->sched;
+		k.scratch = g->scratch;
+		if (o->profile)
+			t0 = aoe_now_us();
+		if ((rc = n->op->run(&k)) < 0)
+			return rc;
+		if (o->profile) {
+			n->prof_us += aoe_now_us() - t0;
+			n->prof_runs++;
+		}
+	}
+	return 0;
+}
+
+void
+aoe_profile_print(const aoe_graph *g, FILE *fp)
+{
+	char buf[128];
+	double total = 0;
+	int i;
+
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		if (n->prof_runs)
+			total += n->prof_us / n->prof_runs;
+	}
+	fprintf(fp, "%-40s %-20s %-20s %10s %6s\n", "node", "op_type",
+	    "output", "time_us", "share");
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		const aoe_tensor *t = aoe_out(g, n, 0);
+		double us = n->prof_runs ? n->prof_us / n->prof_runs : 0;
+		fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%%\n", n->name,
+		    n->op_type, t ? aoe_shape_str(t, buf, sizeof(buf)) : "-",
+		    us, total > 0 ? 100 * us / total : 0);
+	}
+	fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%%\n", "total", "", "",
+	    total, 100.0);
+}
+
+/*
+ * The bank arrives with aoe-bank (DESIGN.md); until then no lookup hits
+ * and every node runs its kernel's default schedule.
+ */
+int
+aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
+{
+	return 0;
+}

@@ -1,0 +1,1218 @@
+/*
+ * k_gemm.c - single-precision GEMM and the Gemm and MatMul operators.
+ *
+ * aoe_sgemm() follows Goto's scheme: B is packed into KC x NC panels of
+ * NR-wide strips, A into MC x KC blocks of MR-tall strips, and an AVX2/FMA
+ * micro-kernel keeps an MR x NR tile of C in registers.  Threads split C
+ * into a grid of independent row and column ranges, so that they never
+ * wait for each other.  The knobs (all optional):
+ *
+ *	mr, nr	micro-kernel shape: 6x16 (default) or 4x24
+ *	mc	rows of A per packed block (rounded to mr)
+ *	kc	depth of a packed block
+ *	nc	columns of B per packed panel (rounded to nr)
+ *	par	thread split: 0 auto, 1 rows (M), 2 columns (N)
+ *
+ * aoe_sgemm_ex() adds what Conv needs: a bias added to each row of C and
+ * a caller-supplied B packer (implicit im2col).
+ */
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aoe.h"
+
+/*
+ * The extended GEMM, shared with k_conv.c (which repeats this
+ * declaration; keep the two in step).
+ */
+typedef struct aoe_gemm_ex aoe_gemm_ex;
+typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
+    int64_t j0, int64_t nc, int nr, float *dst);
+struct aoe_gemm_ex {
+	int transa, transb;
+	int64_t m, n, k;
+	float alpha, beta;
+	const float *a;
+	int64_t lda;
+	const float *b;		/* unused when packb is set */
+	int64_t ldb;
+	float *c;
+	int64_t ldc;
+	const float *bias;	/* bias[i] added to row i of C, or NULL */
+	aoe_packb_fn packb;	/* packs B(p0.., j0..) into nr-wide strips */
+	const void *ctx;	/* for packb */
+	const float *apack;	/* A packed by aoe_sgemm_pack, or NULL */
+	const float *bpack;	/* B packed by aoe_sgemm_pack, or NULL */
+};
+int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
+size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
+    const aoe_sched *s);
+void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
+    const float *src, int64_t ld, float *dst, const aoe_sched *s);
+
+#define MR_MAX 6
+#define NR_MAX 24
+
+/* Blocking in force for one call. */
+typedef struct blocking {
+	int mr, nr;
+	int64_t mc, kc, nc;
+	int packb;		/* 0: read B in place when it can; -1 auto */
+} blocking;
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t
+max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t
+ceildiv(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/*
+ * The micro-kernels: C[0..MR)[0..8*NV) = alpha * A~ B~ + bias + beta C,
+ * where A~ is kc steps of MR values (packed) and B~ kc steps of 8*NV
+ * values, ldb apart.  When beta is 0, C is not read.  One body serves
+ * every shape: the accumulators are named variables under constant
+ * conditions, so that each instance keeps just its own in registers.
+ */
+#define FMA(c, a, b) c = _mm256_fmadd_ps(a, b, c)
+
+#define ROW(r)								\
+	if (MR > r) {							\
+		av = _mm256_broadcast_ss(a + r);			\
+		FMA(c##r##0, av, b0);					\
+		if (NV > 1)						\
+			FMA(c##r##1, av, b1);				\
+		if (NV > 2)						\
+			FMA(c##r##2, av, b2);				\
+	}
+
+/* Write one accumulator vector v to c: alpha v + bias + beta c. */
+#define STORE(v, c, bi) do {						\
+	__m256 t_ = _mm256_fmadd_ps(va, v, bi);				\
+	if (beta != 0)							\
+		t_ = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), t_);	\
+	_mm256_storeu_ps(c, t_);					\
+} while (0)
+
+#define OUT(r)								\
+	if (MR > r) {							\
+		bi = bias ? _mm256_broadcast_ss(bias + r) :		\
+		    _mm256_setzero_ps();				\
+		STORE(c##r##0, c + r * ldc, bi);			\
+		if (NV > 1)						\
+			STORE(c##r##1, c + r * ldc + 8, bi);		\
+		if (NV > 2)						\
+			STORE(c##r##2, c + r * ldc + 16, bi);		\
+	}
+
+static inline __attribute__((always_inline)) void
+ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
+    const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
+    float alpha, float beta, const float *bias)
+{
+	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22;
+	__m256 c30, c31, c32, c40, c41, c42, c50, c51, c52;
+	__m256 b0, b1 = _mm256_setzero_ps(), b2 = b1, av, va, vb, bi;
+	int64_t p;
+	int r;
+
+	c00 = c01 = c02 = c10 = c11 = c12 = c20 = c21 = c22 =
+	    _mm256_setzero_ps();
+	c30 = c31 = c32 = c40 = c41 = c42 = c50 = c51 = c52 =
+	    _mm256_setzero_ps();
+	for (r = 0; r < MR; r++)
+		_mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+#pragma GCC unroll 4
+	for (p = 0; p < kc; p++) {
+		b0 = _mm256_loadu_ps(b);
+		if (NV > 1)
+			b1 = _mm256_loadu_ps(b + 8);
+		if (NV > 2)
+			b2 = _mm256_loadu_ps(b + 16);
+		ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
+		a += MR;
+		b += ldb;
+	}
+	va = _mm256_set1_ps(alpha);
+	vb = _mm256_set1_ps(beta);
+	OUT(0) OUT(1) OUT(2) OUT(3) OUT(4) OUT(5)
+}
+
+typedef void ukr_fn(int64_t, const float *, const float *, int64_t, float *,
+    int64_t, float, float, const float *);
+
+#define UKR(mr, nv)							\
+static void								\
+ukr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
+    float *c, int64_t ldc, float alpha, float beta, const float *bias)	\
+{									\
+	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias);	\
+}
+
+UKR(1, 1) UKR(2, 1) UKR(3, 1) UKR(4, 1) UKR(5, 1) UKR(6, 1)
+UKR(1, 2) UKR(2, 2) UKR(3, 2) UKR(4, 2) UKR(5, 2) UKR(6, 2)
+UKR(1, 3) UKR(2, 3) UKR(3, 3) UKR(4, 3)
+
+/*
+ * The kernels by rows and vectors of 8 columns.  The A strips are packed
+ * mr tall, so a kernel for fewer rows reads them with the full-height
+ * stride: edge kernels are called with a repacked A (see macro_kernel).
+ */
+static ukr_fn *const ukr_tab[MR_MAX + 1][4] = {
+	{ NULL, NULL, NULL, NULL },
+	{ NULL, ukr_1x1, ukr_1x2, ukr_1x3 },
+	{ NULL, ukr_2x1, ukr_2x2, ukr_2x3 },
+	{ NULL, ukr_3x1, ukr_3x2, ukr_3x3 },
+	{ NULL, ukr_4x1, ukr_4x2, ukr_4x3 },
+	{ NULL, ukr_5x1, ukr_5x2, NULL },
+	{ NULL, ukr_6x1, ukr_6x2, NULL },
+};
+
+/* Transpose 8x8 in registers: on return v[q][r] = row[r][off+q]. */
+static inline __attribute__((always_inline)) void
+transpose8_regs(const float *const row[8], int64_t off, __m256 v[8])
+{
+	__m256 r0, r1, r2, r3, r4, r5, r6, r7;
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7;
+
+	r0 = _mm256_loadu_ps(row[0] + off);
+	r1 = _mm256_loadu_ps(row[1] + off);
+	r2 = _mm256_loadu_ps(row[2] + off);
+	r3 = _mm256_loadu_ps(row[3] + off);
+	r4 = _mm256_loadu_ps(row[4] + off);
+	r5 = _mm256_loadu_ps(row[5] + off);
+	r6 = _mm256_loadu_ps(row[6] + off);
+	r7 = _mm256_loadu_ps(row[7] + off);
+	t0 = _mm256_unpacklo_ps(r0, r1);
+	t1 = _mm256_unpackhi_ps(r0, r1);
+	t2 = _mm256_unpacklo_ps(r2, r3);
+	t3 = _mm256_unpackhi_ps(r2, r3);
+	t4 = _mm256_unpacklo_ps(r4, r5);
+	t5 = _mm256_unpackhi_ps(r4, r5);
+	t6 = _mm256_unpacklo_ps(r6, r7);
+	t7 = _mm256_unpackhi_ps(r6, r7);
+	r0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	r1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	r2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	r3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	r4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	r5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	r6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	r7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	v[0] = _mm256_permute2f128_ps(r0, r4, 0x20);
+	v[1] = _mm256_permute2f128_ps(r1, r5, 0x20);
+	v[2] = _mm256_permute2f128_ps(r2, r6, 0x20);
+	v[3] = _mm256_permute2f128_ps(r3, r7, 0x20);
+	v[4] = _mm256_permute2f128_ps(r0, r4, 0x31);
+	v[5] = _mm256_permute2f128_ps(r1, r5, 0x31);
+	v[6] = _mm256_permute2f128_ps(r2, r6, 0x31);
+	v[7] = _mm256_permute2f128_ps(r3, r7, 0x31);
+}
+
+/* Transpose 8x8: d[q*ld + r] = row[r][off+q]; d need not be aligned. */
+static inline void
+transpose8(const float *const row[8], int64_t off, float *d, int64_t ld)
+{
+	__m256 v[8];
+	int q;
+
+	transpose8_regs(row, off, v);
+	for (q = 0; q < 8; q++)
+		_mm256_storeu_ps(d + q * ld, v[q]);
+}
+
+/* Store the first h lanes of v at d. */
+static inline __attribute__((always_inline)) void
+store_lanes(float *d, __m256 v, int h)
+{
+	__m128 lo = _mm256_castps256_ps128(v);
+
+	switch (h) {
+	case 8:
+		_mm256_storeu_ps(d, v);
+		break;
+	case 6:
+		_mm_storeu_ps(d, lo);
+		_mm_storel_pi((__m64 *)(d + 4), _mm256_extractf128_ps(v, 1));
+		break;
+	case 4:
+		_mm_storeu_ps(d, lo);
+		break;
+	default: {
+		float t[8];
+		_mm256_storeu_ps(t, v);
+		memcpy(d, t, sizeof(float) * h);
+	}
+	}
+}
+
+/*
+ * Pack rows [i0, i0+mc) and depth [p0, p0+kc) of op(A) into strips of mr
+ * rows: strip s starts at dst + s*kc*mr and holds A(i0+s*mr+r, p0+p) at
+ * p*h + r, where h is mr, or the row count of a last, shorter strip (the
+ * edge kernels read it so).
+ */
+static void
+pack_a(const aoe_gemm_ex *x, int64_t i0, int64_t mc, int64_t p0,
+    int64_t kc, int mr, float *dst)
+{
+	int64_t i, p, q;
+	int r, h;
+
+	for (i = 0; i < mc; i += mr, dst += kc * mr) {
+		h = (int)min64(mr, mc - i);
+		if (x->transa) {
+			const float *s = x->a + p0 * x->lda + i0 + i;
+			if (h == 6)
+				for (p = 0; p < kc; p++, s += x->lda)
+					memcpy(dst + p * 6, s, sizeof(float) * 6);
+			else if (h == 4)
+				for (p = 0; p < kc; p++, s += x->lda)
+					memcpy(dst + p * 4, s, sizeof(float) * 4);
+			else
+				for (p = 0; p < kc; p++, s += x->lda)
+					for (r = 0; r < h; r++)
+						dst[p * h + r] = s[r];
+			continue;
+		}
+		/* Eight steps at a time through a transpose. */
+		const float *row[8];
+		__m256 v[8];
+		for (r = 0; r < 8; r++)
+			row[r] = x->a + (i0 + i + (r < h ? r : h - 1)) *
+			    x->lda + p0;
+		if (h == 6)
+			for (p = 0; p + 8 <= kc; p += 8) {
+				transpose8_regs(row, p, v);
+				for (q = 0; q < 8; q++)
+					store_lanes(dst + (p + q) * 6, v[q], 6);
+			}
+		else if (h == 4)
+			for (p = 0; p + 8 <= kc; p += 8) {
+				transpose8_regs(row, p, v);
+				for (q = 0; q < 8; q++)
+					store_lanes(dst + (p + q) * 4, v[q], 4);
+			}
+		else
+			for (p = 0; p + 8 <= kc; p += 8) {
+				transpose8_regs(row, p, v);
+				for (q = 0; q < 8; q++)
+					store_lanes(dst + (p + q) * h, v[q], h);
+			}
+		for (r = 0; r < h; r++) {
+			const float *s = x->a + (i0 + i + r) * x->lda + p0;
+			for (q = p; q < kc; q++)
+				dst[q * h + r] = s[q];
+		}
+	}
+}
+
+/*
+ * Pack depth [p0, p0+kc) and columns [j0, j0+nc) of op(B) into nr-wide
+ * strips: dst[s*kc*nr + p*nr + j] = B(p0+p, j0+s*nr+j), zero beyond the
+ * last column.
+ */
+static void
+pack_b(const aoe_gemm_ex *x, int64_t p0, int64_t kc, int64_t j0,
+    int64_t nc, int nr, float *dst)
+{
+	int64_t j, p;
+	int c, cols;
+
+	for (j = 0; j < nc; j += nr) {
+		cols = (int)min64(nr, nc - j);
+		if (!x->transb) {
+			const float *s = x->b + p0 * x->ldb + j0 + j;
+			if (cols == nr) {
+				for (p = 0; p < kc; p++, s += x->ldb)
+					for (c = 0; c < nr; c += 8)
+						_mm256_store_ps(dst + p * nr +
+						    c, _mm256_loadu_ps(s + c));
+			} else {
+				for (p = 0; p < kc; p++, s += x->ldb) {
+					for (c = 0; c < cols; c++)
+						dst[p * nr + c] = s[c];
+					for (; c < nr; c++)
+						dst[p * nr + c] = 0;
+				}
+			}
+		} else {
+			const float *s = x->b + (j0 + j) * x->ldb + p0;
+			int c8 = cols & ~7;
+			for (c = 0; c < c8; c += 8) {
+				const float *row[8];
+				for (int q = 0; q < 8; q++)
+					row[q] = s + (c + q) * x->ldb;
+				for (p = 0; p + 8 <= kc; p += 8)
+					transpose8(row, p, dst + p * nr + c,
+					    nr);
+				for (; p < kc; p++)
+					for (int q = 0; q < 8; q++)
+						dst[p * nr + c + q] =
+						    s[(c + q) * x->ldb + p];
+			}
+			for (; c < cols; c++)
+				for (p = 0; p < kc; p++)
+					dst[p * nr + c] = s[c * x->ldb + p];
+			for (; c < nr; c++)
+				for (p = 0; p < kc; p++)
+					dst[p * nr + c] = 0;
+		}
+		dst += kc * nr;
+	}
+}
+
+/*
+ * Per-thread packing buffers, grown on demand and kept for later calls
+ * (an mmap and its page faults per call would cost more than small
+ * GEMMs).
+ */
+static _Thread_local float *tl_buf[2];
+static _Thread_local size_t tl_cap[2];
+
+static float *
+tlbuf(int which, size_t nfloats)
+{
+	size_t bytes;
+
+	if (tl_cap[which] >= nfloats)
+		return tl_buf[which];
+	free(tl_buf[which]);
+	bytes = (nfloats * sizeof(float) + 4095) & ~(size_t)4095;
+	tl_buf[which] = aligned_alloc(4096, bytes);
+	tl_cap[which] = tl_buf[which] ? bytes / sizeof(float) : 0;
+	return tl_buf[which];
+}
+
+/* The depth of the k blocks: kc balanced so that no block is tiny. */
+static int64_t
+kc_balanced(int64_t k, int64_t kc)
+{
+	return ceildiv(k, ceildiv(k, kc));
+}
+
+/* Write an edge tile t (mr x nr, alpha applied) into c: c = t + beta c. */
+static void
+edge_store(const float *t, int nr, float *c, int64_t ldc, int64_t rows,
+    int64_t cols, float beta)
+{
+	int64_t r, q;
+
+	for (r = 0; r < rows; r++, c += ldc, t += nr)
+		if (beta == 0)
+			memcpy(c, t, sizeof(float) * cols);
+		else
+			for (q = 0; q < cols; q++)
+				c[q] = t[q] + beta * c[q];
+}
+
+/*
+ * The macro-kernel: C[0..mc)[0..nc) (+)= A~ B~ for one packed A block and
+ * one B panel.  B strip jr starts at bpanel + jr*bstep and advances by
+ * bld per k step; a strip narrower than nr is at btail (packed) when
+ * btail is set.  Edge tiles use the kernel of their size.
+ */
+static void
+macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
+    int64_t nc, int64_t kc, const float *apanel, const float *bpanel,
+    int64_t bstep, int64_t bld, const float *btail, float *c,
+    const float *bias, float beta)
+{
+	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
+	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
+	const float *bp;
+	ukr_fn *f;
+
+	for (jr = 0; jr < nc; jr += nr) {
+		int64_t ncols = min64(nr, nc - jr), ld = bld;
+		int nv = (int)ceildiv(ncols, 8);
+		if (ncols < nr && btail != NULL) {
+			bp = btail;
+			ld = nr;
+		} else
+			bp = bpanel + jr * bstep;
+		for (ir = 0; ir < mc; ir += mr) {
+			int64_t nrows = min64(mr, mc - ir);
+			float *cp = c + ir * x->ldc + jr;
+			const float *bi = bias ? bias + ir : NULL;
+			f = ukr_tab[nrows][nv];
+			if (ncols == nv * 8) {
+				f(kc, apanel + ir * kc, bp, ld, cp, x->ldc,
+				    x->alpha, beta, bi);
+				continue;
+			}
+			f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX,
+			    x->alpha, 0, bi);
+			edge_store(tile, NR_MAX, cp, x->ldc, nrows, ncols,
+			    beta);
+		}
+	}
+}
+
+/*
+ * One thread's share: rows [i0, i1) and columns [j0, j1) of C, both
+ * starting on strip boundaries.  Returns -1 when the packing buffers
+ * cannot be had.
+ */
+static int
+gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
+    int64_t j0, int64_t j1)
+{
+	int64_t mr = bk->mr, nr = bk->nr;
+	int64_t jc, pc, ic, nc, kc, mc, nb, mb, NC, KC, MC, mpad, npad;
+	float *abuf = NULL, *bbuf = NULL;
+	const float *ap, *bp, *btail;
+	int inplace;
+
+	if (i0 >= i1 || j0 >= j1)
+		return 0;
+	nb = ceildiv(j1 - j0, bk->nc);
+	NC = ceildiv(ceildiv(j1 - j0, nb), nr) * nr;
+	KC = kc_balanced(x->k, bk->kc);
+	mb = ceildiv(i1 - i0, bk->mc);
+	MC = ceildiv(ceildiv(i1 - i0, mb), mr) * mr;
+	mpad = ceildiv(x->m, mr) * mr;
+	npad = ceildiv(x->n, nr) * nr;
+	/*
+	 * B is read in place (no packing) when it is stored k-major and each
+	 * of its panels meets only one block of A, so that packing would
+	 * not be repaid.
+	 */
+	inplace = x->bpack == NULL && x->packb == NULL && !x->transb &&
+	    (bk->packb == 0 || (bk->packb < 0 && mb == 1));
+	if (x->apack == NULL && (abuf = tlbuf(0, (size_t)(MC * KC))) == NULL)
+		return -1;
+	if (x->bpack == NULL && (bbuf = tlbuf(1,
+	    (size_t)((inplace ? nr : NC) * KC))) == NULL)
+		return -1;
+	for (jc = j0; jc < j1; jc += NC) {
+		nc = min64(NC, j1 - jc);
+		for (pc = 0; pc < x->k; pc += KC) {
+			kc = min64(KC, x->k - pc);
+			btail = NULL;
+			if (x->bpack != NULL) {
+				bp = x->bpack + pc * npad + jc * kc;
+			} else if (inplace) {
+				bp = x->b + pc * x->ldb + jc;
+				if (nc % nr) {
+					pack_b(x, pc, kc, jc + nc / nr * nr,
+					    nc % nr, (int)nr, bbuf);
+					btail = bbuf;
+				}
+			} else {
+				if (x->packb)
+					x->packb(x, pc, kc, jc, nc, (int)nr,
+					    bbuf);
+				else
+					pack_b(x, pc, kc, jc, nc, (int)nr,
+					    bbuf);
+				bp = bbuf;
+			}
+			for (ic = i0; ic < i1; ic += MC) {
+				mc = min64(MC, i1 - ic);
+				if (x->apack != NULL)
+					ap = x->apack + pc * mpad + ic * kc;
+				else {
+					pack_a(x, ic, mc, pc, kc, (int)mr,
+					    abuf);
+					ap = abuf;
+				}
+				macro_kernel(x, bk, mc, nc, kc, ap, bp,
+				    inplace ? 1 : kc, inplace ? x->ldb : nr,
+				    btail, x->c + ic * x->ldc + jc,
+				    pc == 0 && x->bias ? x->bias + ic : NULL,
+				    pc == 0 ? x->beta : 1.0f);
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Matrix-vector products (m == 1 or n == 1), where packing would cost
+ * as much as the arithmetic.  y[i*incy] = alpha * sum_p M(i,p) x[p] +
+ * beta y + bias[i], for i < ny, where M(i,p) = mat[i*ld + p] when dot,
+ * else mat[p*ld + i].
+ */
+static void
+gemv(int dot, int64_t ny, int64_t k, const float *mat, int64_t ld,
+    const float *xv, float *y, int64_t incy, float alpha, float beta,
+    const float *bias, int nthreads)
+{
+	int64_t i, p;
+
+	if (dot) {
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1 && \
+    ny * k > 65536) schedule(static)
+		for (i = 0; i < ny; i++) {
+			const float *row = mat + i * ld;
+			__m256 s0 = _mm256_setzero_ps(), s1 = s0;
+			float s;
+			int64_t q;
+
+			for (q = 0; q + 16 <= k; q += 16) {
+				s0 = _mm256_fmadd_ps(_mm256_loadu_ps(row + q),
+				    _mm256_loadu_ps(xv + q), s0);
+				s1 = _mm256_fmadd_ps(_mm256_loadu_ps(row + q +
+				    8), _mm256_loadu_ps(xv + q + 8), s1);
+			}
+			s0 = _mm256_add_ps(s0, s1);
+			__m128 h = _mm_add_ps(_mm256_castps256_ps128(s0),
+			    _mm256_extractf128_ps(s0, 1));
+			h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+			h = _mm_add_ss(h, _mm_movehdup_ps(h));
+			s = _mm_cvtss_f32(h);
+			for (; q < k; q++)
+				s += row[q] * xv[q];
+			s *= alpha;
+			if (bias)
+				s += bias[i];
+			if (beta != 0)
+				s += beta * y[i * incy];
+			y[i * incy] = s;
+		}
+		return;
+	}
+	/* Column-at-a-time: split y into chunks that stay in cache. */
+	int64_t chunk = 2048, nch = ceildiv(ny, chunk), ch;
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1 && \
+    ny * k > 65536 && nch > 1) schedule(static)
+	for (ch = 0; ch < nch; ch++) {
+		float acc[2048];
+		int64_t lo = ch * chunk, len = min64(chunk, ny - lo);
+
+		memset(acc, 0, sizeof(float) * len);
+		for (p = 0; p < k; p++) {
+			const float *col = mat + p * ld + lo;
+			float xp = xv[p];
+			for (i = 0; i < len; i++)
+				acc[i] += xp * col[i];
+		}
+		for (i = 0; i < len; i++) {
+			float s = alpha * acc[i];
+			if (bias)
+				s += bias[lo + i];
+			if (beta != 0)
+				s += beta * y[(lo + i) * incy];
+			y[(lo + i) * incy] = s;
+		}
+	}
+}
+
+/* Choose the thread grid tm x tn for an m x n x k problem. */
+static void
+thread_grid(const blocking *bk, int64_t m, int64_t n, int64_t k,
+    int nthreads, int par, int *tmp, int *tnp)
+{
+	int64_t pm = ceildiv(m, bk->mr), pn = ceildiv(n, bk->nr);
+	double best = -1;
+	int tm, tn;
+
+	*tmp = 1;
+	*tnp = nthreads;
+	if (par == 1) {
+		*tmp = nthreads;
+		*tnp = 1;
+		return;
+	}
+	if (par == 2)
+		return;
+	for (tm = 1; tm <= nthreads; tm++) {
+		if (nthreads % tm)
+			continue;
+		tn = nthreads / tm;
+		/* Cycles: tiles at mr*nr*k/16 FMAs, plus packing. */
+		int64_t rows = ceildiv(pm, tm) * bk->mr;
+		int64_t cols = ceildiv(pn, tn) * bk->nr;
+		double cost = (double)ceildiv(pm, tm) * ceildiv(pn, tn) *
+		    bk->mr * bk->nr * k / 16.0 +
+		    (double)rows * k * ceildiv(cols, bk->nc) + (double)cols * k;
+		if (best < 0 || cost < best) {
+			best = cost;
+			*tmp = tm;
+			*tnp = tn;
+		}
+	}
+}
+
+/* The blocking a schedule asks for, with defaults and sane bounds. */
+static void
+get_blocking(const aoe_sched *s, blocking *bk)
+{
+	bk->mr = (int)aoe_sched_get(s, "mr", 6);
+	bk->nr = (int)aoe_sched_get(s, "nr", 16);
+	if (bk->mr != 4 || bk->nr != 24) {
+		bk->mr = 6;
+		bk->nr = 16;
+	}
+	bk->mc = aoe_sched_get(s, "mc", 144);
+	bk->kc = aoe_sched_get(s, "kc", 384);
+	bk->nc = aoe_sched_get(s, "nc", 3072);
+	bk->packb = (int)aoe_sched_get(s, "packb", -1);
+	bk->mc = max64(bk->mr, min64(bk->mc, 1 << 16) / bk->mr * bk->mr);
+	bk->kc = max64(8, min64(bk->kc, 1 << 16));
+	bk->nc = max64(bk->nr, min64(bk->nc, 1 << 20) / bk->nr * bk->nr);
+}
+
+/*
+ * Whole-operand packing, for an operand that does not change between
+ * runs (weights): which is 0 for A (rows = m, A(i,p) = src[i*ld+p], or
+ * src[p*ld+i] when trans) and 1 for B (rows = n, B(p,j) = src[p*ld+j], or
+ * src[j*ld+p] when trans).  The layout depends on mr or nr and kc, so the
+ * GEMM must run with the same schedule.  aoe_sgemm_packed_size() gives the
+ * size in floats.
+ */
+size_t
+aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
+    const aoe_sched *s)
+{
+	blocking bk;
+	int64_t w;
+
+	get_blocking(s, &bk);
+	w = which ? bk.nr : bk.mr;
+	return (size_t)(ceildiv(rows, w) * w * max64(k, 1));
+}
+
+void
+aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
+    const float *src, int64_t ld, float *dst, const aoe_sched *s)
+{
+	aoe_gemm_ex x;
+	blocking bk;
+	int64_t KC, pc, kc, w, pad;
+
+	if (rows <= 0 || k <= 0)
+		return;
+	get_blocking(s, &bk);
+	memset(&x, 0, sizeof(x));
+	KC = kc_balanced(k, bk.kc);
+	w = which ? bk.nr : bk.mr;
+	pad = ceildiv(rows, w) * w;
+	for (pc = 0; pc < k; pc += KC) {
+		kc = min64(KC, k - pc);
+		if (which == 0) {
+			x.transa = trans;
+			x.a = src;
+			x.lda = ld;
+			pack_a(&x, 0, rows, pc, kc, (int)w, dst + pc * pad);
+		} else {
+			x.transb = trans;
+			x.b = src;
+			x.ldb = ld;
+			pack_b(&x, pc, kc, 0, rows, (int)w, dst + pc * pad);
+		}
+	}
+}
+
+int
+aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s)
+{
+	blocking bk;
+	int64_t m = x->m, n = x->n, k = x->k, i, j;
+	int tm, tn, par, fail = 0;
+
+	if (m <= 0 || n <= 0)
+		return 0;
+	if (nthreads < 1)
+		nthreads = 1;
+	if (k <= 0 || x->alpha == 0) {
+		/* C = beta C + bias. */
+		for (i = 0; i < m; i++) {
+			float *c = x->c + i * x->ldc;
+			float b = x->bias ? x->bias[i] : 0;
+			for (j = 0; j < n; j++)
+				c[j] = (x->beta == 0 ? 0 : x->beta * c[j]) + b;
+		}
+		return 0;
+	}
+	if (x->packb == NULL && (m == 1 || n == 1)) {
+		float *xv = malloc(sizeof(float) * (size_t)k);
+		int64_t p;
+
+		if (xv == NULL)
+			return aoe_err(AOE_ENOMEM, "sgemm: out of memory");
+		if (m == 1) {
+			for (p = 0; p < k; p++)
+				xv[p] = x->a[x->transa ? p * x->lda : p];
+			gemv(x->transb, n, k, x->b, x->ldb, xv, x->c, 1,
+			    x->alpha, x->beta, NULL, nthreads);
+			/* With m == 1 the bias is one value for the row. */
+			if (x->bias)
+				for (j = 0; j < n; j++)
+					x->c[j] += x->bias[0];
+		} else {
+			for (p = 0; p < k; p++)
+				xv[p] = x->b[x->transb ? p : p * x->ldb];
+			gemv(!x->transa, m, k, x->a, x->lda, xv, x->c, x->ldc,
+			    x->alpha, x->beta, x->bias, nthreads);
+		}
+		free(xv);
+		return 0;
+	}
+
+	get_blocking(s, &bk);
+	par = (int)aoe_sched_get(s, "par", 0);
+
+	/* Below ~1 MFLOP a second thread costs more than it gives. */
+	if ((double)m * n * k < 262144.0)
+		nthreads = 1;
+	if (nthreads == 1)
+		return gemm_range(x, &bk, 0, m, 0, n) < 0 ?
+		    aoe_err(AOE_ENOMEM, "sgemm: out of memory") : 0;
+
+	thread_grid(&bk, m, n, k, nthreads, par, &tm, &tn);
+	{
+		int64_t pm = ceildiv(m, bk.mr), pn = ceildiv(n, bk.nr);
+		int t;
+
+#pragma omp parallel for num_threads(nthreads) reduction(|:fail) \
+    schedule(static, 1)
+		for (t = 0; t < tm * tn; t++) {
+			int it = t / tn, jt = t % tn;
+			int64_t i0 = pm * it / tm * bk.mr;
+			int64_t i1 = min64(m, pm * (it + 1) / tm * bk.mr);
+			int64_t j0 = pn * jt / tn * bk.nr;
+			int64_t j1 = min64(n, pn * (jt + 1) / tn * bk.nr);
+			if (gemm_range(x, &bk, i0, i1, j0, j1) < 0)
+				fail = 1;
+		}
+	}
+	return fail ? aoe_err(AOE_ENOMEM, "sgemm: out of memory") : 0;
+}
+
+int
+aoe_sgemm(int transa, int transb, int64_t m, int64_t n, int64_t k,
+    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+    float beta, float *c, int64_t ldc, int nthreads, const aoe_sched *sched)
+{
+	aoe_gemm_ex x;
+
+	memset(&x, 0, sizeof(x));
+	x.transa = transa;
+	x.transb = transb;
+	x.m = m;
+	x.n = n;
+	x.k = k;
+	x.alpha = alpha;
+	x.beta = beta;
+	x.a = a;
+	x.lda = lda;
+	x.b = b;
+	x.ldb = ldb;
+	x.c = c;
+	x.ldc = ldc;
+	return aoe_sgemm_ex(&x, nthreads, sched);
+}
+
+/*
+ * The operators.
+ */
+
+/* Prepared state: the constant B operand packed for the schedule. */
+typedef struct gemm_priv {
+	float *bpack;
+} gemm_priv;
+
+static void
+gemm_priv_free(void *p)
+{
+	gemm_priv *q = p;
+
+	if (q != NULL)
+		free(q->bpack);
+	free(q);
+}
+
+static int
+need_f32(const aoe_node *n, const aoe_tensor *t)
+{
+	if (t->dtype != AOE_F32)
+		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' of type %s "
+		    "not supported (float32 only)", n->op_type, n->name,
+		    t->name, aoe_dtype_name(t->dtype));
+	return 0;
+}
+
+/*
+ * Pack a constant B (k x n, transposed when trans) into n->priv, when the
+ * GEMM will go through packing (more than one row) and the copy is not
+ * huge.
+ */
+static int
+prepack_b(aoe_graph *g, aoe_node *n, const aoe_tensor *b, int trans,
+    int64_t m, int64_t k, int64_t nn)
+{
+	gemm_priv *q;
+	size_t sz;
+
+	if (n->priv_free)
+		n->priv_free(n->priv);
+	n->priv = NULL;
+	n->priv_free = NULL;
+	if (b->kind != AOE_T_CONST || b->data == NULL || m <= 1 || nn <= 1 ||
+	    k <= 0 || aoe_sched_get(&n->sched, "prepack", 1) == 0)
+		return 0;
+	sz = aoe_sgemm_packed_size(1, nn, k, &n->sched);
+	if (sz > ((size_t)1 << 28) / sizeof(float))
+		return 0;
+	if ((q = calloc(1, sizeof(*q))) == NULL ||
+	    (q->bpack = aligned_alloc(64, (sz * sizeof(float) + 63) &
+	    ~(size_t)63)) == NULL) {
+		free(q);
+		return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+		    n->op_type, n->name);
+	}
+	aoe_sgemm_pack(1, trans, nn, k, b->data, trans ? k : nn, q->bpack,
+	    &n->sched);
+	n->priv = q;
+	n->priv_free = gemm_priv_free;
+	return 0;
+}
+
+static void
+gemm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
+{
+	aoe_sched_set(s, "mr", 6);
+	aoe_sched_set(s, "nr", 16);
+	aoe_sched_set(s, "mc", 144);
+	aoe_sched_set(s, "kc", 384);
+	aoe_sched_set(s, "nc", 3072);
+	aoe_sched_set(s, "par", 0);
+	aoe_sched_set(s, "packb", -1);
+	aoe_sched_set(s, "prepack", 1);
+}
+
+/* Gemm: Y = alpha op(A) op(B) + beta C, C broadcast to (M, N). */
+static int
+gemm_dims(const aoe_graph *g, const aoe_node *n, int64_t *m, int64_t *k,
+    int64_t *nn)
+{
+	const aoe_tensor *a = aoe_in(g, n, 0), *b = aoe_in(g, n, 1);
+	int ta = aoe_attr_int(n, "transA", 0) != 0;
+	int tb = aoe_attr_int(n, "transB", 0) != 0;
+	int64_t k2;
+
+	if (a == NULL || b == NULL)
+		return aoe_err(AOE_EDATA, "%s '%s': inputs A and B are "
+		    "required", n->op_type, n->name);
+	if (a->ndim != 2 || b->ndim != 2)
+		return aoe_err(AOE_EDATA, "%s '%s': A and B must be 2-D, not "
+		    "%d-D and %d-D", n->op_type, n->name, a->ndim, b->ndim);
+	*m = ta ? a->dims[1] : a->dims[0];
+	*k = ta ? a->dims[0] : a->dims[1];
+	k2 = tb ? b->dims[1] : b->dims[0];
+	*nn = tb ? b->dims[0] : b->dims[1];
+	if (*k != k2)
+		return aoe_err(AOE_EDATA, "%s '%s': inner dimensions differ "
+		    "(%lld and %lld)", n->op_type, n->name, (long long)*k,
+		    (long long)k2);
+	return 0;
+}
+
+static int
+gemm_infer(aoe_graph *g, aoe_node *n)
+{
+	const aoe_tensor *c = aoe_in(g, n, 2);
+	int64_t m, k, nn, dims[2];
+	int rc, i;
+
+	if (n->nin < 2 || n->nin > 3 || n->nout != 1)
+		return aoe_err(AOE_EDATA, "%s '%s': expects 2 or 3 inputs and "
+		    "1 output", n->op_type, n->name);
+	if ((rc = gemm_dims(g, n, &m, &k, &nn)) < 0)
+		return rc;
+	if ((rc = need_f32(n, aoe_in(g, n, 0))) < 0 ||
+	    (rc = need_f32(n, aoe_in(g, n, 1))) < 0)
+		return rc;
+	dims[0] = m;
+	dims[1] = nn;
+	if (c != NULL) {
+		if ((rc = need_f32(n, c)) < 0)
+			return rc;
+		if (c->ndim > 2)
+			return aoe_err(AOE_EDATA, "%s '%s': C has rank %d, at "
+			    "most 2 allowed", n->op_type, n->name, c->ndim);
+		for (i = 0; i < c->ndim; i++) {
+			int64_t d = c->dims[c->ndim - 1 - i];
+			if (d != 1 && d != dims[1 - i])
+				return aoe_err(AOE_EDATA, "%s '%s': C does "
+				    "not broadcast to %lldx%lld",
+				    n->op_type, n->name, (long long)m,
+				    (long long)nn);
+		}
+	}
+	return aoe_set_output(g, n, 0, AOE_F32, 2, dims);
+}
+
+static int
+gemm_prepare(aoe_graph *g, aoe_node *n)
+{
+	int64_t m, k, nn;
+	int rc;
+
+	if ((rc = gemm_dims(g, n, &m, &k, &nn)) < 0)
+		return rc;
+	return prepack_b(g, n, aoe_in(g, n, 1),
+	    aoe_attr_int(n, "transB", 0) != 0, m, k, nn);
+}
+
+static int
+gemm_run(aoe_kctx *k)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *a = aoe_in(g, n, 0), *b = aoe_in(g, n, 1);
+	const aoe_tensor *c = aoe_in(g, n, 2);
+	const gemm_priv *q = n->priv;
+	float *y = aoe_out(g, n, 0)->data;
+	float alpha = aoe_attr_float(n, "alpha", 1.0f);
+	float beta = aoe_attr_float(n, "beta", 1.0f);
+	aoe_gemm_ex x;
+	int64_t m, kk, nn, i, j;
+	int rc;
+
+	if ((rc = gemm_dims(g, n, &m, &kk, &nn)) < 0)
+		return rc;
+	if (c == NULL || aoe_tensor_numel(c) == 0)
+		beta = 0;
+	if (beta != 0) {
+		/* Broadcast C into Y; the GEMM then scales it by beta. */
+		const float *cd = c->data;
+		int64_t cr = c->ndim == 2 ? c->dims[0] : 1;
+		int64_t cc = c->ndim >= 1 ? c->dims[c->ndim - 1] : 1;
+		for (i = 0; i < m; i++) {
+			const float *row = cd + (cr == 1 ? 0 : i) * cc;
+			float *yr = y + i * nn;
+			if (cc == 1)
+				for (j = 0; j < nn; j++)
+					yr[j] = row[0];
+			else
+				memcpy(yr, row, sizeof(float) * nn);
+		}
+	}
+	memset(&x, 0, sizeof(x));
+	x.transa = aoe_attr_int(n, "transA", 0) != 0;
+	x.transb = aoe_attr_int(n, "transB", 0) != 0;
+	x.m = m;
+	x.n = nn;
+	x.k = kk;
+	x.alpha = alpha;
+	x.beta = beta;
+	x.a = a->data;
+	x.lda = a->dims[1];
+	x.b = b->data;
+	x.ldb = b->dims[1];
+	x.c = y;
+	x.ldc = nn;
+	x.bpack = q ? q->bpack : NULL;
+	return aoe_sgemm_ex(&x, k->nthreads, k->sched);
+}
+
+/*
+ * MatMul, as numpy.matmul: a 1-D A is a row, a 1-D B a column (their unit
+ * dimension dropped from the result), leading dimensions broadcast.
+ */
+typedef struct mm_shape {
+	int64_t m, k, n;
+	int nb;				/* batch rank */
+	int64_t batch[AOE_MAXDIM];	/* broadcast batch dims */
+	int64_t sa[AOE_MAXDIM];		/* A's batch strides (0: broadcast) */
+	int64_t sb[AOE_MAXDIM];
+	int64_t nbatch;
+	int a_full, b_single;		/* A has every batch; B has one */
+} mm_shape;
+
+static int
+mm_shape_of(const aoe_graph *g, const aoe_node *n, mm_shape *s, int *ndim,
+    int64_t *dims)
+{
+	const aoe_tensor *a = aoe_in(g, n, 0), *b = aoe_in(g, n, 1);
+	int64_t k2, ba[AOE_MAXDIM], bb[AOE_MAXDIM], st;
+	int na, nbb, i, rc;
+
+	if (a == NULL || b == NULL || a->ndim < 1 || b->ndim < 1)
+		return aoe_err(AOE_EDATA, "%s '%s': inputs must have rank 1 "
+		    "or more", n->op_type, n->name);
+	if (a->ndim == 1) {
+		s->m = 1;
+		s->k = a->dims[0];
+		na = 0;
+	} else {
+		s->m = a->dims[a->ndim - 2];
+		s->k = a->dims[a->ndim - 1];
+		na = a->ndim - 2;
+	}
+	if (b->ndim == 1) {
+		k2 = b->dims[0];
+		s->n = 1;
+		nbb = 0;
+	} else {
+		k2 = b->dims[b->ndim - 2];
+		s->n = b->dims[b->ndim - 1];
+		nbb = b->ndim - 2;
+	}
+	if (s->k != k2)
+		return aoe_err(AOE_EDATA, "%s '%s': inner dimensions differ "
+		    "(%lld and %lld)", n->op_type, n->name, (long long)s->k,
+		    (long long)k2);
+	memcpy(ba, a->dims, sizeof(int64_t) * na);
+	memcpy(bb, b->dims, sizeof(int64_t) * nbb);
+	if ((rc = aoe_broadcast_shape(na, ba, nbb, bb, &s->nb,
+	    s->batch)) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s': batch dimensions do not "
+		    "broadcast", n->op_type, n->name);
+	/* Strides of each operand over the broadcast batch. */
+	s->nbatch = 1;
+	for (i = 0; i < s->nb; i++)
+		s->nbatch *= s->batch[i];
+	st = s->m * s->k;
+	for (i = s->nb - 1; i >= 0; i--) {
+		int j = i - (s->nb - na);
+		s->sa[i] = j >= 0 && ba[j] != 1 ? st : 0;
+		if (j >= 0)
+			st *= ba[j];
+	}
+	st = s->k * s->n;
+	for (i = s->nb - 1; i >= 0; i--) {
+		int j = i - (s->nb - nbb);
+		s->sb[i] = j >= 0 && bb[j] != 1 ? st : 0;
+		if (j >= 0)
+			st *= bb[j];
+	}
+	s->a_full = 1;
+	s->b_single = 1;
+	for (i = 0; i < s->nb; i++) {
+		if (s->batch[i] != 1 && s->sa[i] == 0)
+			s->a_full = 0;
+		if (s->sb[i] != 0)
+			s->b_single = 0;
+	}
+	if (ndim != NULL) {
+		*ndim = s->nb;
+		memcpy(dims, s->batch, sizeof(int64_t) * s->nb);
+		if (a->ndim > 1)
+			dims[(*ndim)++] = s->m;
+		if (b->ndim > 1)
+			dims[(*ndim)++] = s->n;
+	}
+	return 0;
+}
+
+static int
+matmul_infer(aoe_graph *g, aoe_node *n)
+{
+	mm_shape s;
+	int64_t dims[AOE_MAXDIM + 2];
+	int ndim, rc;
+
+	if (n->nin != 2 || n->nout != 1)
+		return aoe_err(AOE_EDATA, "%s '%s': expects 2 inputs and 1 "
+		    "output", n->op_type, n->name);
+	if ((rc = need_f32(n, aoe_in(g, n, 0))) < 0 ||
+	    (rc = need_f32(n, aoe_in(g, n, 1))) < 0)
+		return rc;
+	if ((rc = mm_shape_of(g, n, &s, &ndim, dims)) < 0)
+		return rc;
+	return aoe_set_output(g, n, 0, AOE_F32, ndim, dims);
+}
+
+static int
+matmul_prepare(aoe_graph *g, aoe_node *n)
+{
+	mm_shape s;
+	int rc;
+
+	if ((rc = mm_shape_of(g, n, &s, NULL, NULL)) < 0)
+		return rc;
+	/* Only the folded form (one B for every batch) uses a packed B. */
+	if (!s.b_single || !s.a_full)
+		return prepack_b(g, n, aoe_in(g, n, 1), 0, 0, s.k, s.n);
+	return prepack_b(g, n, aoe_in(g, n, 1), 0, s.nbatch * s.m, s.k, s.n);
+}
+
+static int
+matmul_run(aoe_kctx *kc)
+{
+	const aoe_graph *g = kc->g;
+	const aoe_node *n = kc->n;
+	const gemm_priv *q = n->priv;
+	const float *a = aoe_in(g, n, 0)->data, *b = aoe_in(g, n, 1)->data;
+	float *y = aoe_out(g, n, 0)->data;
+	aoe_gemm_ex x;
+	mm_shape s;
+	int64_t t;
+	int rc, fail = 0, inner;
+
+	if ((rc = mm_shape_of(g, n, &s, NULL, NULL)) < 0)
+		return rc;
+	if (s.nbatch == 0 || s.m == 0 || s.n == 0)
+		return 0;
+	memset(&x, 0, sizeof(x));
+	x.m = s.m;
+	x.n = s.n;
+	x.k = s.k;
+	x.alpha = 1;
+	x.beta = 0;
+	x.lda = s.k;
+	x.ldb = s.n;
+	x.ldc = s.n;
+	if (s.b_single && s.a_full) {
+		/* One GEMM: the batches of A are rows of one matrix. */
+		x.m = s.nbatch * s.m;
+		x.a = a;
+		x.b = b;
+		x.c = y;
+		x.bpack = q ? q->bpack : NULL;
+		return aoe_sgemm_ex(&x, kc->nthreads, kc->sched);
+	}
+	/*
+	 * Many GEMMs: small ones run one a thread, large ones each on every
+	 * thread.
+	 */
+	inner = kc->nthreads > 1 && (s.nbatch < kc->nthreads ||
+	    (double)s.m * s.n * s.k > 4e6);
+	if (aoe_sched_get(kc->sched, "batch_par", -1) >= 0)
+		inner = aoe_sched_get(kc->sched, "batch_par", -1) == 0;
+#pragma omp parallel for num_threads(kc->nthreads) if (!inner && \
+    kc->nthreads > 1) schedule(static) reduction(|:fail)
+	for (t = 0; t < s.nbatch; t++) {
+		aoe_gemm_ex xt = x;
+		int64_t oa = 0, ob = 0, rem = t;
+		int i;
+
+		for (i = s.nb - 1; i >= 0; i--) {
+			int64_t idx = rem % s.batch[i];
+			rem /= s.batch[i];
+			oa += idx * s.sa[i];
+			ob += idx * s.sb[i];
+		}
+		xt.a = a + oa;
+		xt.b = b + ob;
+		xt.c = y + t * s.m * s.n;
+		if (aoe_sgemm_ex(&xt, inner ? kc->nthreads : 1,
+		    kc->sched) < 0)
+			fail = 1;
+	}
+	return fail ? aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+	    n->op_type, n->name) : 0;
+}
+
+const aoe_op aoe_ops_gemm[] = {
+	{ "Gemm", gemm_infer, gemm_run, gemm_prepare, gemm_default_sched },
+	{ "MatMul", matmul_infer, matmul_run, matmul_prepare,
+	    gemm_default_sched },
+	{ NULL, NULL, NULL, NULL, NULL }
+};

@@ -1,0 +1,251 @@
+/*
+ * util.c - errors, messages, allocation, number parsing, files, clocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aoe.h"
+
+static __thread char errbuf[1024];
+static const char *prog = "aoe";
+
+int
+aoe_err(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errbuf, sizeof(errbuf), fmt, ap);
+	va_end(ap);
+	return -code;
+}
+
+const char *
+aoe_errmsg(void)
+{
+	return errbuf[0] ? errbuf : "unknown error";
+}
+
+int
+aoe_exit_status(int rc)
+{
+	if (rc >= 0)
+		return AOE_EXIT_OK;
+	switch (-rc) {
+	case AOE_EDATA:
+		return AOE_EXIT_DATA;
+	case AOE_EUNSUP:
+		return AOE_EXIT_UNSUP;
+	case AOE_EIO:
+		return AOE_EXIT_IO;
+	case AOE_ENOMEM:
+		return AOE_EXIT_NOMEM;
+	default:
+		return AOE_EXIT_INTERNAL;
+	}
+}
+
+void
+aoe_setprogname(const char *argv0)
+{
+	const char *p = strrchr(argv0, '/');
+
+	prog = p ? p + 1 : argv0;
+}
+
+const char *
+aoe_progname(void)
+{
+	return prog;
+}
+
+void
+aoe_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
+aoe_warn(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", strerror(e));
+}
+
+static void
+nomem(void)
+{
+	fprintf(stderr, "%s: out of memory\n", prog);
+	exit(AOE_EXIT_NOMEM);
+}
+
+void *
+aoe_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		nomem();
+	return p;
+}
+
+void *
+aoe_xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz ? sz : 1);
+
+	if (p == NULL)
+		nomem();
+	return p;
+}
+
+void *
+aoe_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		nomem();
+	return p;
+}
+
+char *
+aoe_xstrdup(const char *s)
+{
+	char *p;
+
+	if (s == NULL)
+		return NULL;
+	p = strdup(s);
+	if (p == NULL)
+		nomem();
+	return p;
+}
+
+int
+aoe_strtonum(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*end != '\0' || end == s) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		errno = ERANGE;
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+aoe_read_file(const char *path, uint8_t **data, size_t *len)
+{
+	int fd, e;
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf;
+	ssize_t r;
+	struct stat st;
+
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY)) < 0)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	if (fstat(fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			close(fd);
+			return aoe_err(AOE_EIO, "cannot read '%s': %s", path,
+			    strerror(EISDIR));
+		}
+		if (S_ISREG(st.st_mode) && st.st_size > 0)
+			cap = (size_t)st.st_size + 1;
+	}
+	buf = malloc(cap);
+	if (buf == NULL)
+		goto nomem;
+	for (;;) {
+		if (n == cap) {
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (nb == NULL)
+				goto nomem;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			free(buf);
+			if (fd != STDIN_FILENO)
+				close(fd);
+			return aoe_err(AOE_EIO, "cannot read '%s': %s", path,
+			    strerror(e));
+		}
+		n += (size_t)r;
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	*data = buf;
+	*len = n;
+	return 0;
+nomem:
+	free(buf);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return aoe_err(AOE_ENOMEM, "cannot read '%s': out of memory", path);
+}
+
+double
+aoe_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int
+aoe_each_operand(int argc, char **argv, int (*fn)(const char *, void *),
+    void *arg)
+{
+	int i, r, worst = 0;
+
+	if (argc == 0)
+		return fn("-", arg);
+	for (i = 0; i < argc; i++) {
+		r = fn(argv[i], arg);
+		if (r > worst)
+			worst = r;
+	}
+	return worst;
+}

@@ -1,0 +1,255 @@
+/*
+ * onnx-node - run ONNX node tests (model.onnx with test_data_set_N/
+ * input_N.pb and output_N.pb) through libaoe and print TAP.
+ *
+ * A test whose model uses an operator libaoe does not have, or a variant
+ * that a kernel refuses as unsupported, is skipped with the reason; every
+ * other test must match the expected outputs.
+ *
+ * usage: onnx-node [-v] dir...
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "aoe.h"
+
+static int verbose;
+
+/* ONNX's backend tests compare with rtol 1e-3, atol 1e-7; we allow 1e-5. */
+#define RTOL 1e-3
+#define ATOL 1e-5
+
+static double
+elem(const aoe_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case AOE_F32:
+		return ((const float *)t->data)[i];
+	case AOE_F64:
+		return ((const double *)t->data)[i];
+	case AOE_I64:
+		return (double)((const int64_t *)t->data)[i];
+	case AOE_I32:
+		return ((const int32_t *)t->data)[i];
+	case AOE_I16:
+		return ((const int16_t *)t->data)[i];
+	case AOE_I8:
+		return ((const int8_t *)t->data)[i];
+	case AOE_U8:
+	case AOE_BOOL:
+		return ((const uint8_t *)t->data)[i];
+	case AOE_U16:
+		return ((const uint16_t *)t->data)[i];
+	case AOE_U32:
+		return ((const uint32_t *)t->data)[i];
+	case AOE_U64:
+		return (double)((const uint64_t *)t->data)[i];
+	default:
+		return NAN;
+	}
+}
+
+/* Compare got with want; on mismatch, describe it in msg. */
+static int
+compare(const aoe_tensor *got, const aoe_tensor *want, char *msg, size_t n)
+{
+	char a[128], b[128];
+	int64_t i, numel;
+
+	if (got->dtype != want->dtype) {
+		snprintf(msg, n, "output '%s' is %s, expected %s", got->name,
+		    aoe_dtype_name(got->dtype), aoe_dtype_name(want->dtype));
+		return -1;
+	}
+	if (got->ndim != want->ndim || memcmp(got->dims, want->dims,
+	    (size_t)got->ndim * sizeof(int64_t)) != 0) {
+		snprintf(msg, n, "output '%s' has shape %s, expected %s",
+		    got->name, aoe_shape_str(got, a, sizeof(a)),
+		    aoe_shape_str(want, b, sizeof(b)));
+		return -1;
+	}
+	if (got->dtype == AOE_F16) {
+		if (memcmp(got->data, want->data, aoe_tensor_nbytes(got))) {
+			snprintf(msg, n, "output '%s' float16 bits differ",
+			    got->name);
+			return -1;
+		}
+		return 0;
+	}
+	numel = aoe_tensor_numel(got);
+	for (i = 0; i < numel; i++) {
+		double x = elem(got, i), y = elem(want, i);
+		if (isnan(x) && isnan(y))
+			continue;
+		if (isinf(x) || isinf(y)) {
+			if (x == y)
+				continue;
+		} else if (fabs(x - y) <= ATOL + RTOL * fabs(y))
+			continue;
+		snprintf(msg, n, "output '%s'[%lld] is %.9g, expected %.9g",
+		    got->name, (long long)i, x, y);
+		return -1;
+	}
+	return 0;
+}
+
+enum { PASS, FAIL, SKIP };
+
+static int
+run_set(const char *dir, const char *set, char *msg, size_t n)
+{
+	char path[4096];
+	aoe_graph *g = NULL;
+	aoe_run_opts o;
+	aoe_tensor **ins = NULL;
+	int i, rc, nin = 0, result = FAIL;
+
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	if ((rc = aoe_onnx_load(path, &g)) < 0) {
+		snprintf(msg, n, "%s", aoe_errmsg());
+		return rc == -AOE_EUNSUP ? SKIP : FAIL;
+	}
+	{
+		char *unsup = aoe_graph_unsupported(g);
+		if (unsup) {
+			snprintf(msg, n, "unsupported operators: %s", unsup);
+			free(unsup);
+			aoe_graph_free(g);
+			return SKIP;
+		}
+	}
+	/* Bind each input's shape to that of its data. */
+	ins = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*ins));
+	for (i = 0; i < g->ninputs; i++) {
+		aoe_tensor *t = g->tensors[g->inputs[i]];
+		snprintf(path, sizeof(path), "%s/%s/input_%d.pb", dir, set, i);
+		ins[i] = aoe_xcalloc(1, sizeof(aoe_tensor));
+		nin++;
+		if ((rc = aoe_onnx_load_tensor(path, ins[i])) < 0) {
+			snprintf(msg, n, "%s", aoe_errmsg());
+			result = rc == -AOE_EUNSUP ? SKIP : FAIL;
+			goto out;
+		}
+		aoe_tensor_set(t, ins[i]->dtype, ins[i]->ndim, ins[i]->dims);
+	}
+	aoe_run_opts_init(&o);
+	o.nthreads = 2;
+	o.use_bank = 0;
+	if ((rc = aoe_graph_prepare(g, &o)) < 0) {
+		snprintf(msg, n, "%s", aoe_errmsg());
+		result = rc == -AOE_EUNSUP ? SKIP : FAIL;
+		goto out;
+	}
+	for (i = 0; i < g->ninputs; i++)
+		memcpy(g->tensors[g->inputs[i]]->data, ins[i]->data,
+		    aoe_tensor_nbytes(ins[i]));
+	if ((rc = aoe_graph_run(g, &o)) < 0) {
+		snprintf(msg, n, "run: %s", aoe_errmsg());
+		goto out;
+	}
+	result = PASS;
+	for (i = 0; i < g->noutputs && result == PASS; i++) {
+		aoe_tensor want;
+		memset(&want, 0, sizeof(want));
+		snprintf(path, sizeof(path), "%s/%s/output_%d.pb", dir, set,
+		    i);
+		if (aoe_onnx_load_tensor(path, &want) < 0) {
+			snprintf(msg, n, "%s", aoe_errmsg());
+			result = FAIL;
+		} else if (compare(g->tensors[g->outputs[i]], &want, msg,
+		    n) < 0)
+			result = FAIL;
+		free(want.name);
+		free(want.data);
+	}
+out:
+	for (i = 0; i < nin; i++) {
+		free(ins[i]->name);
+		free(ins[i]->data);
+		free(ins[i]);
+	}
+	free(ins);
+	aoe_graph_free(g);
+	return result;
+}
+
+static int
+run_test(const char *dir, char *msg, size_t n)
+{
+	DIR *d;
+	struct dirent *e;
+	char **sets = NULL;
+	int nsets = 0, i, r = PASS, worst = PASS;
+
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(msg, n, "cannot open '%s': %s", dir,
+		    strerror(errno));
+		return FAIL;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "test_data_set_", 14) == 0) {
+			sets = aoe_xrealloc(sets, (size_t)(nsets + 1) *
+			    sizeof(char *));
+			sets[nsets++] = aoe_xstrdup(e->d_name);
+		}
+	closedir(d);
+	if (nsets == 0) {
+		snprintf(msg, n, "no test_data_set_* in '%s'", dir);
+		return FAIL;
+	}
+	for (i = 0; i < nsets; i++) {
+		if (worst == PASS) {
+			r = run_set(dir, sets[i], msg, n);
+			if (r != PASS)
+				worst = r;
+		}
+		free(sets[i]);
+	}
+	free(sets);
+	return worst;
+}
+
+int
+main(int argc, char **argv)
+{
+	char msg[2048];
+	int i, npass = 0, nfail = 0, nskip = 0, r;
+
+	aoe_setprogname(argv[0]);
+	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
+		verbose = 1;
+		argc--;
+		argv++;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: onnx-node [-v] dir...\n");
+		return AOE_EXIT_USAGE;
+	}
+	printf("1..%d\n", argc - 1);
+	for (i = 1; i < argc; i++) {
+		const char *name = strrchr(argv[i], '/');
+
+		name = name && name[1] ? name + 1 : argv[i];
+		msg[0] = '\0';
+		r = run_test(argv[i], msg, sizeof(msg));
+		if (r == PASS) {
+			npass++;
+			printf("ok %d - %s\n", i, name);
+		} else if (r == SKIP) {
+			nskip++;
+			printf("ok %d - %s # skip %s\n", i, name, msg);
+		} else {
+			nfail++;
+			printf("not ok %d - %s: %s\n", i, name, msg);
+		}
+		fflush(stdout);
+	}
+	fprintf(stderr, "onnx node tests: %d passed, %d failed, %d skipped\n",
+	    npass, nfail, nskip);
+	return nfail ? AOE_EXIT_FALSE : AOE_EXIT_OK;
+}

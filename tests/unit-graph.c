@@ -1,0 +1,254 @@
+/*
+ * unit-graph - TAP unit tests of libaoe's IR, formats, planner and
+ * executor.  Run from the top of the tree (needs the bundled example).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aoe.h"
+
+static int n_test, n_fail;
+
+static void
+ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_test++;
+	if (!cond)
+		n_fail++;
+	printf("%sok %d - ", cond ? "" : "not ", n_test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!cond)
+		printf("# last error: %s\n", aoe_errmsg());
+}
+
+#define EXAMPLE "share/aoe/models/example.onnx"
+
+static void
+test_numbers(void)
+{
+	long long v = 0;
+
+	ok(aoe_strtonum("42", 0, 100, &v) == 0 && v == 42, "strtonum 42");
+	ok(aoe_strtonum("-1", 0, 100, &v) < 0 && errno == ERANGE,
+	    "strtonum below range");
+	ok(aoe_strtonum("101", 0, 100, &v) < 0 && errno == ERANGE,
+	    "strtonum above range");
+	ok(aoe_strtonum("99999999999999999999", 0, 100, &v) < 0 &&
+	    errno == ERANGE, "strtonum overflow");
+	ok(aoe_strtonum("4x", 0, 100, &v) < 0 && errno == EINVAL,
+	    "strtonum trailing junk");
+	ok(aoe_strtonum("", 0, 100, &v) < 0 && errno == EINVAL,
+	    "strtonum empty");
+}
+
+static void
+test_broadcast(void)
+{
+	int64_t a[4] = { 2, 1, 4, 1 }, b[2] = { 4, 3 }, c[1] = { 5 }, o[8];
+	int n = 0;
+
+	ok(aoe_broadcast_shape(4, a, 2, b, &n, o) == 0 && n == 4 &&
+	    o[0] == 2 && o[1] == 1 && o[2] == 4 && o[3] == 3,
+	    "broadcast 2x1x4x1 with 4x3 gives 2x1x4x3");
+	b[0] = 3;
+	b[1] = 1;
+	ok(aoe_broadcast_shape(2, b, 1, c, &n, o) == 0 && n == 2 &&
+	    o[0] == 3 && o[1] == 5, "broadcast 3x1 with 5 gives 3x5");
+	b[1] = 2;
+	ok(aoe_broadcast_shape(1, c, 2, b, &n, o) == -AOE_EDATA,
+	    "broadcast 5 with 3x2 fails");
+}
+
+static void
+test_sched(void)
+{
+	aoe_sched s;
+	char name[32];
+	int i, rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	ok(aoe_sched_get(&s, "mc", 77) == 77, "absent knob gives default");
+	aoe_sched_set(&s, "mc", 64);
+	aoe_sched_set(&s, "mc", 96);
+	ok(aoe_sched_get(&s, "mc", 77) == 96 && s.n == 1,
+	    "setting a knob twice replaces it");
+	for (i = 0; i < AOE_SCHED_MAX + 1 && rc == 0; i++) {
+		snprintf(name, sizeof(name), "k%d", i);
+		rc = aoe_sched_set(&s, name, i);
+	}
+	ok(rc == -AOE_EUNSUP, "a full schedule refuses another knob");
+	ok(aoe_sched_set(&s, "a_knob_name_that_is_far_too_long", 1) ==
+	    -AOE_EDATA, "an over-long knob name is refused");
+}
+
+static int
+run_example(aoe_graph *g, int static_memory, float *out10)
+{
+	aoe_run_opts o;
+	aoe_tensor *in;
+	int64_t i, n;
+	int rc;
+
+	aoe_run_opts_init(&o);
+	o.static_memory = static_memory;
+	o.nthreads = 2;
+	if ((rc = aoe_graph_prepare(g, &o)) < 0)
+		return rc;
+	in = g->tensors[g->inputs[0]];
+	n = aoe_tensor_numel(in);
+	for (i = 0; i < n; i++)
+		((float *)in->data)[i] = (float)sin((double)i * 0.37);
+	if ((rc = aoe_graph_run(g, &o)) < 0)
+		return rc;
+	memcpy(out10, g->tensors[g->outputs[0]]->data, 10 * sizeof(float));
+	return 0;
+}
+
+/* No two tensors with overlapping lifetimes may share arena bytes. */
+static int
+plan_is_safe(const aoe_graph *g)
+{
+	int *first = calloc((size_t)g->ntensors, sizeof(int));
+	int *last = calloc((size_t)g->ntensors, sizeof(int));
+	int i, j, k, pos, safe = 1;
+
+	for (i = 0; i < g->ntensors; i++)
+		first[i] = last[i] = -2;
+	for (i = 0; i < g->ninputs; i++) {
+		first[g->inputs[i]] = -1;
+		last[g->inputs[i]] = g->norder;
+	}
+	for (pos = 0; pos < g->norder; pos++) {
+		const aoe_node *n = &g->nodes[g->order[pos]];
+		for (k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				first[n->out[k]] = last[n->out[k]] = pos;
+		for (k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0 && first[n->in[k]] != -2)
+				last[n->in[k]] = pos;
+	}
+	for (i = 0; i < g->noutputs; i++)
+		last[g->outputs[i]] = g->norder;
+	for (i = 0; i < g->ntensors; i++)
+		for (j = i + 1; j < g->ntensors; j++) {
+			const aoe_tensor *a = g->tensors[i], *b = g->tensors[j];
+			int64_t ae, be;
+			if (a->offset < 0 || b->offset < 0 ||
+			    first[i] == -2 || first[j] == -2)
+				continue;
+			if (last[i] < first[j] || last[j] < first[i])
+				continue;
+			ae = a->offset + (int64_t)aoe_tensor_nbytes(a);
+			be = b->offset + (int64_t)aoe_tensor_nbytes(b);
+			if (a->offset < be && b->offset < ae)
+				safe = 0;
+		}
+	free(first);
+	free(last);
+	return safe;
+}
+
+static void
+test_executor(void)
+{
+	aoe_graph *g1 = NULL, *g2 = NULL, *g3 = NULL;
+	float o1[10], o2[10], o3[10];
+	FILE *fp;
+	char path[] = "/tmp/aoe-unit-XXXXXX";
+	int fd, same = 1, i;
+	size_t reuse = 0, nonreuse = 0;
+
+	ok(aoe_onnx_load(EXAMPLE, &g1) == 0, "load the bundled example");
+	ok(aoe_onnx_load(EXAMPLE, &g2) == 0, "load it again");
+	if (g1 == NULL || g2 == NULL)
+		return;
+	ok(run_example(g1, 0, o1) == 0, "run with buffer reuse");
+	reuse = g1->arena_size;
+	ok(plan_is_safe(g1), "no live tensors share arena bytes");
+	ok(run_example(g2, 1, o2) == 0, "run with static memory");
+	nonreuse = g2->arena_size;
+	ok(reuse < nonreuse, "reuse shrinks the arena (%zu < %zu bytes)",
+	    reuse, nonreuse);
+	for (i = 0; i < 10; i++)
+		same &= o1[i] == o2[i];
+	ok(same, "reuse and static memory give identical outputs");
+
+	/* Write it as aoe-graph(5), read it back, and run it. */
+	fd = mkstemp(path);
+	fp = fdopen(fd, "w");
+	ok(fp && aoe_json_save(g1, fp) == 0, "save as aoe-graph");
+	fclose(fp);
+	ok(aoe_json_load(path, &g3) == 0, "load the aoe-graph back");
+	if (g3) {
+		ok(run_example(g3, 0, o3) == 0, "run the loaded aoe-graph");
+		for (same = 1, i = 0; i < 10; i++)
+			same &= o1[i] == o3[i];
+		ok(same, "the aoe-graph round trip gives identical outputs");
+	}
+	unlink(path);
+	aoe_graph_free(g1);
+	aoe_graph_free(g2);
+	aoe_graph_free(g3);
+}
+
+static void
+test_structure(void)
+{
+	aoe_graph *g = aoe_graph_new("cycle");
+	aoe_run_opts o;
+	int a, b, x;
+	int64_t d[1] = { 4 };
+
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 1, d);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	a = aoe_graph_tensor(g, "a");
+	b = aoe_graph_tensor(g, "b");
+	aoe_graph_add_node(g, "n1", "Add", 2, (int[]){ x, b }, 1, &a);
+	aoe_graph_add_node(g, "n2", "Relu", 1, &a, 1, &b);
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = b;
+	aoe_run_opts_init(&o);
+	ok(aoe_graph_prepare(g, &o) == -AOE_EDATA &&
+	    strstr(aoe_errmsg(), "cycle") != NULL, "a cycle is refused");
+	aoe_graph_free(g);
+
+	g = aoe_graph_new("dangling");
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 1, d);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	a = aoe_graph_tensor(g, "a");
+	b = aoe_graph_tensor(g, "ghost");
+	aoe_graph_add_node(g, "n1", "Add", 2, (int[]){ x, b }, 1, &a);
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = a;
+	ok(aoe_graph_prepare(g, &o) == -AOE_EDATA &&
+	    strstr(aoe_errmsg(), "'ghost'") != NULL,
+	    "an input nothing produces is refused by name");
+	aoe_graph_free(g);
+}
+
+int
+main(void)
+{
+	test_numbers();
+	test_broadcast();
+	test_sched();
+	test_executor();
+	test_structure();
+	printf("1..%d\n", n_test);
+	return n_fail ? 1 : 0;
+}

@@ -1,0 +1,351 @@
+/*
+ * aoe-run - run a model with libaoe and report its latency.
+ *
+ * This is the workload users tune: it loads an ONNX or aoe-graph model,
+ * binds dynamic shapes, fills the inputs (random, or from files), runs
+ * warm-up and timed iterations, and prints the latency.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "aoe.h"
+
+#define MAXRUNS 1000000
+
+static const char usage_text[] =
+    "usage: aoe-run [-hpqV] [--input-shape spec] [--input name=file]\n"
+    "               [--no-bank] [--output-dir dir] [--runs n] [--seed n]\n"
+    "               [--threads n] [--warmup n] model\n";
+
+static void
+usage(int status)
+{
+	fputs(usage_text, status ? stderr : stdout);
+	exit(status);
+}
+
+/* xorshift64*: reproducible inputs without libc's global state. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+static void
+fill_random(aoe_tensor *t, uint64_t *seed)
+{
+	int64_t i, n = aoe_tensor_numel(t);
+
+	for (i = 0; i < n; i++) {
+		uint64_t r = rnd(seed);
+		switch (t->dtype) {
+		case AOE_F32:
+			((float *)t->data)[i] =
+			    (float)((double)(r >> 11) / 9007199254740992.0 *
+			    2.0 - 1.0);
+			break;
+		case AOE_F64:
+			((double *)t->data)[i] =
+			    (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
+			break;
+		case AOE_I64:
+			((int64_t *)t->data)[i] = (int64_t)(r >> 60);
+			break;
+		case AOE_I32:
+			((int32_t *)t->data)[i] = (int32_t)(r >> 60);
+			break;
+		default:
+			((uint8_t *)t->data)[i * aoe_dtype_size(t->dtype)] =
+			    (uint8_t)(r >> 63);
+			break;
+		}
+	}
+}
+
+/*
+ * Load an input from a file: an ONNX TensorProto (.pb) or raw
+ * little-endian data of exactly the input's size.
+ */
+static int
+load_input(aoe_tensor *t, const char *path)
+{
+	size_t len, want = aoe_tensor_nbytes(t);
+	uint8_t *buf;
+	int rc;
+
+	if (strlen(path) > 3 && strcmp(path + strlen(path) - 3, ".pb") == 0) {
+		aoe_tensor tmp;
+		char a[128], b[128];
+
+		memset(&tmp, 0, sizeof(tmp));
+		if ((rc = aoe_onnx_load_tensor(path, &tmp)) < 0) {
+			free(tmp.name);
+			free(tmp.data);
+			return rc;
+		}
+		if (tmp.dtype != t->dtype || aoe_tensor_nbytes(&tmp) != want)
+			rc = aoe_err(AOE_EDATA, "%s: tensor is %s %s, input "
+			    "'%s' is %s %s", path, aoe_dtype_name(tmp.dtype),
+			    aoe_shape_str(&tmp, a, sizeof(a)), t->name,
+			    aoe_dtype_name(t->dtype),
+			    aoe_shape_str(t, b, sizeof(b)));
+		else
+			memcpy(t->data, tmp.data, want);
+		free(tmp.name);
+		free(tmp.data);
+		return rc;
+	}
+	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
+		return rc;
+	if (len != want) {
+		free(buf);
+		return aoe_err(AOE_EDATA, "%s: has %zu bytes, input '%s' "
+		    "needs %zu", path, len, t->name, want);
+	}
+	memcpy(t->data, buf, len);
+	free(buf);
+	return 0;
+}
+
+static int
+write_outputs(const aoe_graph *g, const char *dir)
+{
+	char path[4096], shape[256];
+	FILE *fp;
+	int i;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		return aoe_err(AOE_EIO, "cannot create '%s': %s", dir,
+		    strerror(errno));
+	for (i = 0; i < g->noutputs; i++) {
+		const aoe_tensor *t = g->tensors[g->outputs[i]];
+		const char *p;
+		size_t j, nb = aoe_tensor_nbytes(t);
+
+		/*
+		 * Output names may hold '/' and worse: keep [A-Za-z0-9._-]
+		 * and turn the rest into '_' (as bench/ort-run.js does).
+		 */
+		snprintf(path, sizeof(path), "%s/", dir);
+		for (p = t->name, j = strlen(path); *p && j + 5 <
+		    sizeof(path) - 6; p++)
+			path[j++] = isalnum((unsigned char)*p) || *p == '.' ||
+			    *p == '_' || *p == '-' ? *p : '_';
+		path[j] = '\0';
+		strcat(path, ".bin");
+		if ((fp = fopen(path, "wb")) == NULL ||
+		    fwrite(t->data, 1, nb, fp) != nb || fclose(fp) != 0)
+			return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
+			    strerror(errno));
+		strcpy(path + strlen(path) - 4, ".shape");
+		if ((fp = fopen(path, "w")) == NULL)
+			return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
+			    strerror(errno));
+		aoe_shape_str(t, shape, sizeof(shape));
+		for (j = 0; shape[j]; j++)
+			if (shape[j] == 'x')
+				shape[j] = ',';
+		fprintf(fp, "%s\n", t->ndim ? shape : "");
+		if (fclose(fp) != 0)
+			return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
+			    strerror(errno));
+	}
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long long
+num_arg(const char *opt, const char *s, long long min, long long max)
+{
+	long long v;
+
+	if (aoe_strtonum(s, min, max, &v) < 0) {
+		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
+		    errno == ERANGE ? "out of range" : "not a number", min,
+		    max);
+		exit(AOE_EXIT_USAGE);
+	}
+	return v;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "input-shape", required_argument, NULL, 's' },
+		{ "no-bank", no_argument, NULL, 'B' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "profile", no_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 }
+	};
+	aoe_run_opts o;
+	aoe_graph *g = NULL;
+	char **inputs = NULL, *outdir = NULL, *shapes = NULL;
+	long long warmup = 3, runs = 10, seed = 1;
+	int ninputs = 0, quiet = 0, c, i, j, rc;
+	double *times, t0;
+	uint64_t state;
+
+	aoe_setprogname(argv[0]);
+	aoe_run_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "hi:o:pqr:s:t:Vw:", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(AOE_EXIT_OK);
+			break;
+		case 'i':
+			if (strchr(optarg, '=') == NULL) {
+				aoe_warnx("--input '%s': expected name=file",
+				    optarg);
+				exit(AOE_EXIT_USAGE);
+			}
+			inputs = aoe_xrealloc(inputs, (size_t)(ninputs + 1) *
+			    sizeof(char *));
+			inputs[ninputs++] = optarg;
+			break;
+		case 's':
+			if (shapes) {
+				size_t l = strlen(shapes) + strlen(optarg) + 2;
+				shapes = aoe_xrealloc(shapes, l);
+				strcat(shapes, ";");
+				strcat(shapes, optarg);
+			} else
+				shapes = aoe_xstrdup(optarg);
+			break;
+		case 'B':
+			o.use_bank = 0;
+			break;
+		case 'o':
+			outdir = optarg;
+			break;
+		case 'p':
+			o.profile = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'r':
+			runs = num_arg("runs", optarg, 1, MAXRUNS);
+			break;
+		case 'S':
+			seed = num_arg("seed", optarg, 0, INT64_MAX);
+			break;
+		case 't':
+			o.nthreads = (int)num_arg("threads", optarg, 1, 1024);
+			break;
+		case 'V':
+			printf("aoe-run %s\n", AOE_VERSION);
+			return AOE_EXIT_OK;
+		case 'w':
+			warmup = num_arg("warmup", optarg, 0, MAXRUNS);
+			break;
+		default:
+			usage(AOE_EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage(AOE_EXIT_USAGE);
+
+	if ((rc = aoe_model_load(argv[0], &g)) < 0)
+		goto fail;
+	if (shapes && (rc = aoe_bind_shapes(g, shapes)) < 0)
+		goto fail;
+	if ((rc = aoe_graph_prepare(g, &o)) < 0)
+		goto fail;
+
+	state = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 1;
+	for (i = 0; i < g->ninputs; i++) {
+		aoe_tensor *t = g->tensors[g->inputs[i]];
+		const char *file = NULL;
+		for (j = 0; j < ninputs; j++) {
+			size_t l = strcspn(inputs[j], "=");
+			if (strlen(t->name) == l &&
+			    strncmp(inputs[j], t->name, l) == 0)
+				file = inputs[j] + l + 1;
+		}
+		if (file) {
+			if ((rc = load_input(t, file)) < 0)
+				goto fail;
+		} else
+			fill_random(t, &state);
+	}
+	for (j = 0; j < ninputs; j++) {
+		size_t l = strcspn(inputs[j], "=");
+		for (i = 0; i < g->ninputs; i++)
+			if (strlen(g->tensors[g->inputs[i]]->name) == l &&
+			    strncmp(inputs[j], g->tensors[g->inputs[i]]->name,
+			    l) == 0)
+				break;
+		if (i == g->ninputs) {
+			rc = aoe_err(AOE_EDATA, "--input '%.*s' is not an "
+			    "input of the model", (int)l, inputs[j]);
+			goto fail;
+		}
+	}
+
+	for (i = 0; i < warmup; i++)
+		if ((rc = aoe_graph_run(g, &o)) < 0)
+			goto fail;
+	/* Profile only the timed runs. */
+	for (i = 0; i < g->nnodes; i++) {
+		g->nodes[i].prof_us = 0;
+		g->nodes[i].prof_runs = 0;
+	}
+	times = aoe_xcalloc((size_t)runs, sizeof(double));
+	for (i = 0; i < runs; i++) {
+		t0 = aoe_now_us();
+		if ((rc = aoe_graph_run(g, &o)) < 0) {
+			free(times);
+			goto fail;
+		}
+		times[i] = (aoe_now_us() - t0) / 1000.0;
+	}
+	qsort(times, (size_t)runs, sizeof(double), cmp_double);
+	if (!quiet)
+		printf("aoe model=%s threads=%d warmup=%lld runs=%lld "
+		    "median=%.3f p90=%.3f min=%.3f\n", argv[0],
+		    o.nthreads, warmup, runs,
+		    runs % 2 ? times[runs / 2] :
+		    (times[runs / 2 - 1] + times[runs / 2]) / 2,
+		    times[(runs * 9 + 9) / 10 - 1], times[0]);
+	free(times);
+	if (o.profile)
+		aoe_profile_print(g, stderr);
+	if (outdir && (rc = write_outputs(g, outdir)) < 0)
+		goto fail;
+	aoe_graph_free(g);
+	free(inputs);
+	free(shapes);
+	return AOE_EXIT_OK;
+fail:
+	aoe_warnx("%s", aoe_errmsg());
+	aoe_graph_free(g);
+	free(inputs);
+	free(shapes);
+	return aoe_exit_status(rc);
+}
