@@ -65,6 +65,7 @@ tests/%: tests/%.c lib/libaoe.a
 
 # The bundled example is written by the project's own ONNX writer.
 $(EXAMPLE): tests/mkexample
+	@mkdir -p $(dir $@)
 	tests/mkexample $@
 
 check: all $(TESTBIN)

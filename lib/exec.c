@@ -176,10 +176,18 @@ check_inputs(const aoe_graph *g)
 	return 0;
 }
 
+/*
+ * Whether a node can be computed at load time: its inputs are constants,
+ * or it reads only its input's shape, which is static once bound.
+ */
 static int
-all_inputs_const(const aoe_graph *g, const aoe_node *n)
+foldable(const aoe_graph *g, const aoe_node *n)
 {
 	int j;
+
+	if (strcmp(n->op_type, "Shape") == 0 ||
+	    strcmp(n->op_type, "Size") == 0)
+		return 1;
 
 	for (j = 0; j < n->nin; j++) {
 		const aoe_tensor *t = aoe_in(g, n, j);
@@ -253,7 +261,7 @@ infer_all(aoe_graph *g)
 				    "output '%s' has no shape after inference",
 				    n->op_type, n->name, t->name);
 		}
-		if (all_inputs_const(g, n)) {
+		if (foldable(g, n)) {
 			memset(&n->sched, 0, sizeof(n->sched));
 			if (n->op->default_sched)
 				n->op->default_sched(g, n, &n->sched);

@@ -14,9 +14,9 @@
  *
  * ConvTranspose is a GEMM (W^T X, column-tiled) followed by col2im.
  * Weights that are constants are packed for the GEMM once, in prepare.
- * Other knobs: "par" (0 auto, 1 threads over images and groups, 2
- * threads inside each GEMM), "tile" (columns per im2col or col2im tile)
- * and the GEMM's own (mr, nr, mc, kc, nc).
+ * Other knobs: "batch_par" (-1 auto, 1 threads over images and groups,
+ * 0 threads inside each GEMM), "tile" (columns per im2col or col2im
+ * tile) and the GEMM's own (mr, nr, mc, kc, nc, par, packb).
  */
 #include <immintrin.h>
 #include <stdlib.h>
@@ -52,6 +52,7 @@ size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
     const aoe_sched *s);
 void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
     const float *src, int64_t ld, float *dst, const aoe_sched *s);
+float *aoe_sgemm_tlbuf(int which, size_t nfloats);
 
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE };
 
@@ -374,14 +375,142 @@ typedef struct packb_ctx {
 	const float *x;		/* the group's first input channel */
 } packb_ctx;
 
-/* Per-thread row buffer of the packer. */
-static _Thread_local float *tl_row;
-static _Thread_local int64_t tl_rowcap;
+/*
+ * The implicit-im2col B packer, the slow general way: a row of the
+ * column matrix at a time through a buffer.  For shapes whose indices do
+ * not fit the gathers' 32 bits.
+ */
+static void
+conv_packb_rows(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
+    int64_t nc, int nr, float *dst)
+{
+	const packb_ctx *ctx = xg->ctx;
+	const conv_geom *g = ctx->g;
+	int64_t p, j, c, r, full = nc / nr * nr;
+	float *row = aoe_sgemm_tlbuf(2, (size_t)nc), *d;
+
+	if (row == NULL) {
+		/* Out of memory: the GEMM's result is garbage, not a crash. */
+		memset(dst, 0, sizeof(float) * kc * ((nc + nr - 1) / nr * nr));
+		return;
+	}
+	for (p = p0; p < p0 + kc; p++) {
+		c = p / g->ksz;
+		r = p % g->ksz;
+		im2col_row(g, ctx->x + c * g->insz, r / (g->k[1] * g->k[2]),
+		    r / g->k[2] % g->k[1], r % g->k[2], j0, nc, row);
+		d = dst + (p - p0) * nr;
+		for (j = 0; j < full; j += nr, d += kc * nr)
+			memcpy(d, row + j, sizeof(float) * nr);
+		if (full < nc) {
+			memcpy(d, row + full, sizeof(float) * (nc - full));
+			memset(d + nc - full, 0, sizeof(float) *
+			    (nr - (nc - full)));
+		}
+	}
+}
+
+/* Lanes of v in [0, lim): a mask. */
+static inline __m256i
+in_range(__m256i v, int32_t lim)
+{
+	return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(),
+	    v), _mm256_cmpgt_epi32(_mm256_set1_epi32(lim), v));
+}
+
+/*
+ * One strip of the implicit-im2col packer, NV vectors wide: see
+ * conv_packb.
+ */
+static inline __attribute__((always_inline)) void
+packb_strip(const int NV, const conv_geom *g, const float *x,
+    int64_t j, int64_t cols, int64_t kc, const int64_t *off,
+    const int32_t *rp, const int32_t *rd, const int32_t *rh,
+    const int32_t *rw, uint8_t *fast, float *d)
+{
+	const int nr = 8 * NV;
+	const int32_t I0 = (int32_t)g->in[0], I1 = (int32_t)g->in[1];
+	const int32_t I2 = (int32_t)g->in[2];
+	const int64_t O1 = g->out[1], O2 = g->out[2];
+	int32_t db[24], hb[24], wb[24], sb[24];
+	__m256i vdb[3], vhb[3], vwb[3], vsb[3];
+	int64_t od, oh, ow, p, r;
+	int l, contig;
+
+	od = j / (O1 * O2);
+	oh = j / O2 % O1;
+	ow = j % O2;
+	contig = cols == nr && g->s[2] == 1 && ow + nr <= O2;
+	for (l = 0; l < nr; l++) {
+		if (l < cols) {
+			db[l] = (int32_t)(od * g->s[0] - g->pb[0]);
+			hb[l] = (int32_t)(oh * g->s[1] - g->pb[1]);
+			wb[l] = (int32_t)(ow * g->s[2] - g->pb[2]);
+			sb[l] = (db[l] * I1 + hb[l]) * I2 + wb[l];
+			if (++ow == O2) {
+				ow = 0;
+				if (++oh == O1) {
+					oh = 0;
+					od++;
+				}
+			}
+		} else {
+			/* Past the last column: never valid. */
+			db[l] = -INT32_MAX / 2;
+			hb[l] = wb[l] = sb[l] = 0;
+		}
+	}
+	for (l = 0; l < NV; l++) {
+		vdb[l] = _mm256_loadu_si256((const __m256i *)(db + 8 * l));
+		vhb[l] = _mm256_loadu_si256((const __m256i *)(hb + 8 * l));
+		vwb[l] = _mm256_loadu_si256((const __m256i *)(wb + 8 * l));
+		vsb[l] = _mm256_loadu_si256((const __m256i *)(sb + 8 * l));
+	}
+	/* Kernel offsets whose run is contiguous and wholly inside. */
+	for (r = 0; r < g->ksz; r++) {
+		int32_t id = db[0] + rd[r], ih = hb[0] + rh[r];
+		int32_t iw = wb[0] + rw[r];
+		fast[r] = contig && id >= 0 && id < I0 && ih >= 0 &&
+		    ih < I1 && iw >= 0 && iw + nr <= I2;
+	}
+	x += sb[0];
+	for (p = 0; p < kc; p++, d += nr) {
+		r = rp[p];
+		if (fast[r]) {
+			const float *s = x + off[p];
+			for (l = 0; l < NV; l++)
+				_mm256_store_ps(d + 8 * l,
+				    _mm256_loadu_ps(s + 8 * l));
+			continue;
+		}
+		for (l = 0; l < NV; l++) {
+			__m256i m = _mm256_and_si256(
+			    in_range(_mm256_add_epi32(vdb[l],
+			    _mm256_set1_epi32(rd[r])), I0),
+			    _mm256_and_si256(in_range(
+			    _mm256_add_epi32(vhb[l],
+			    _mm256_set1_epi32(rh[r])), I1),
+			    in_range(_mm256_add_epi32(vwb[l],
+			    _mm256_set1_epi32(rw[r])), I2)));
+			__m256 v;
+			if (contig)
+				v = _mm256_maskload_ps(x + off[p] + 8 * l, m);
+			else
+				v = _mm256_mask_i32gather_ps(
+				    _mm256_setzero_ps(), x - sb[0] + off[p],
+				    vsb[l], _mm256_castsi256_ps(m), 4);
+			_mm256_store_ps(d + 8 * l, v);
+		}
+	}
+}
 
 /*
  * The implicit-im2col B packer: rows p0.. of the column matrix (input
  * channel, then kernel offsets), columns j0.. (output positions), into
- * nr-wide strips as the GEMM wants them.
+ * nr-wide strips as the GEMM wants them.  A strip at a time: each lane
+ * knows the input position its output column starts from; a kernel
+ * offset then either copies a contiguous, fully inside run of the input
+ * with plain loads, or loads lane by lane under a mask (the padding).
  */
 static void
 conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
@@ -389,45 +518,51 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 {
 	const packb_ctx *ctx = xg->ctx;
 	const conv_geom *g = ctx->g;
-	int64_t p, j, c, r, kd, kh, kw, full = nc / nr * nr;
-	float *row;
+	const int64_t K1 = g->k[1], K2 = g->k[2], ksz = g->ksz;
+	int64_t js, p, r, *off;
+	int32_t *rp, *rd, *rh, *rw;
+	uint8_t *fast;
+	char *mem;
 
-	if (tl_rowcap < nc + 16) {
-		free(tl_row);
-		tl_rowcap = nc + 16;
-		tl_row = aligned_alloc(64, (size_t)((tl_rowcap * 4 + 63) &
-		    ~63));
-		if (tl_row == NULL) {
-			/* Fall back to a slow but safe path: zeros. */
-			tl_rowcap = 0;
-			memset(dst, 0, sizeof(float) * kc *
-			    ((nc + nr - 1) / nr * nr));
-			return;
-		}
+	mem = (char *)aoe_sgemm_tlbuf(2, (size_t)(kc * 3 + ksz * 4 + 16));
+	if (nr % 8 || nr > 24 || mem == NULL ||
+	    g->c * g->insz > INT32_MAX / 2 ||
+	    g->in[0] + g->out[0] * g->s[0] + g->k[0] * g->d[0] > INT32_MAX / 4 ||
+	    g->in[1] + g->out[1] * g->s[1] + g->k[1] * g->d[1] > INT32_MAX / 4 ||
+	    g->in[2] + g->out[2] * g->s[2] + g->k[2] * g->d[2] > INT32_MAX / 4) {
+		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
+		return;
 	}
-	row = tl_row;
-	for (p = p0; p < p0 + kc; p++) {
-		c = p / g->ksz;
-		r = p % g->ksz;
-		kd = r / (g->k[1] * g->k[2]);
-		kh = r / g->k[2] % g->k[1];
-		kw = r % g->k[2];
-		im2col_row(g, ctx->x + c * g->insz, kd, kh, kw, j0, nc, row);
-		float *d = dst + (p - p0) * nr;
+	/* Per row: the input offset of its channel and kernel position. */
+	off = (int64_t *)mem;
+	rp = (int32_t *)(off + kc);
+	rd = rp + kc;
+	rh = rd + ksz;
+	rw = rh + ksz;
+	fast = (uint8_t *)(rw + ksz);
+	for (r = 0; r < ksz; r++) {
+		rd[r] = (int32_t)(r / (K1 * K2) * g->d[0]);
+		rh[r] = (int32_t)(r / K2 % K1 * g->d[1]);
+		rw[r] = (int32_t)(r % K2 * g->d[2]);
+	}
+	for (p = 0; p < kc; p++) {
+		int64_t c = (p0 + p) / ksz;
+		r = (p0 + p) % ksz;
+		rp[p] = (int32_t)r;
+		off[p] = c * g->insz + ((int64_t)rd[r] * g->in[1] + rh[r]) *
+		    g->in[2] + rw[r];
+	}
+	for (js = 0; js < nc; js += nr, dst += kc * nr) {
+		int64_t cols = nc - js < nr ? nc - js : nr;
 		if (nr == 16)
-			for (j = 0; j < full; j += 16, d += kc * 16) {
-				_mm256_store_ps(d, _mm256_loadu_ps(row + j));
-				_mm256_store_ps(d + 8,
-				    _mm256_loadu_ps(row + j + 8));
-			}
+			packb_strip(2, g, ctx->x, j0 + js, cols, kc, off, rp,
+			    rd, rh, rw, fast, dst);
+		else if (nr == 24)
+			packb_strip(3, g, ctx->x, j0 + js, cols, kc, off, rp,
+			    rd, rh, rw, fast, dst);
 		else
-			for (j = 0; j < full; j += nr, d += kc * nr)
-				memcpy(d, row + j, sizeof(float) * nr);
-		if (full < nc) {
-			memcpy(d, row + full, sizeof(float) * (nc - full));
-			memset(d + nc - full, 0, sizeof(float) *
-			    (nr - (nc - full)));
-		}
+			packb_strip(1, g, ctx->x, j0 + js, cols, kc, off, rp,
+			    rd, rh, rw, fast, dst);
 	}
 }
 
@@ -554,7 +689,7 @@ conv_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 	if (conv_geom_of(g, n, 0, &cg) < 0)
 		return;
 	aoe_sched_set(s, "algo", conv_default_algo(&cg));
-	aoe_sched_set(s, "par", 0);
+	aoe_sched_set(s, "batch_par", -1);
 	aoe_sched_set(s, "mr", 6);
 	aoe_sched_set(s, "nr", 16);
 	aoe_sched_set(s, "mc", 144);
@@ -640,6 +775,70 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 	}
 }
 
+/* One image and group of a Conv, by a GEMM algorithm. */
+static int
+conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
+    int nth)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *bt = aoe_in(g, n, 2);
+	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
+	const float *bias = bt ? bt->data : NULL;
+	float *y = aoe_out(g, n, 0)->data;
+	const conv_priv *q = n->priv;
+	int64_t b = t / cg->group, gi = t % cg->group, j0, p, tile;
+	int64_t K = cg->cg * cg->ksz;
+	const float *xg = x + (b * cg->c + gi * cg->cg) * cg->insz;
+	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
+	aoe_gemm_ex xe;
+	packb_ctx ctx;
+
+	memset(&xe, 0, sizeof(xe));
+	xe.m = cg->mg;
+	xe.k = K;
+	xe.alpha = 1;
+	xe.beta = 0;
+	xe.a = w + gi * cg->mg * K;
+	xe.lda = K;
+	xe.apack = q && q->wpack ? q->wpack + gi * q->wstride : NULL;
+	xe.bias = bias ? bias + gi * cg->mg : NULL;
+	xe.ldc = cg->outsz;
+	xe.n = cg->outsz;
+	xe.c = yg;
+	switch (algo) {
+	case ALGO_1X1:
+		xe.b = xg;
+		xe.ldb = cg->insz;
+		return aoe_sgemm_ex(&xe, nth, k->sched);
+	case ALGO_IMPLICIT:
+		ctx.g = cg;
+		ctx.x = xg;
+		xe.packb = conv_packb;
+		xe.ctx = &ctx;
+		return aoe_sgemm_ex(&xe, nth, k->sched);
+	}
+	/* Explicit im2col, a tile of columns at a time. */
+	tile = im2col_tile(cg, K, k->sched);
+	for (j0 = 0; j0 < cg->outsz; j0 += tile) {
+		int64_t len = min64(tile, cg->outsz - j0);
+		float *col = k->scratch;
+		for (p = 0; p < K; p++) {
+			int64_t c = p / cg->ksz, r = p % cg->ksz;
+			im2col_row(cg, xg + c * cg->insz,
+			    r / (cg->k[1] * cg->k[2]), r / cg->k[2] % cg->k[1],
+			    r % cg->k[2], j0, len, col + p * len);
+		}
+		xe.n = len;
+		xe.b = col;
+		xe.ldb = len;
+		xe.c = yg + j0;
+		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 conv_run(aoe_kctx *k)
 {
@@ -651,7 +850,7 @@ conv_run(aoe_kctx *k)
 	float *y = aoe_out(g, n, 0)->data;
 	const conv_priv *q = n->priv;
 	conv_geom cg;
-	int64_t K, jobs, t, tile;
+	int64_t K, jobs, t;
 	int rc, algo, outer, par, fail = 0;
 
 	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
@@ -673,83 +872,30 @@ conv_run(aoe_kctx *k)
 	}
 	/*
 	 * Threads go over images and groups when there are enough of them
-	 * (each GEMM then runs on one thread), else inside each GEMM.
+	 * (each GEMM then runs on one thread), else inside each GEMM.  (No
+	 * parallel region wraps the latter: a nested team would get fresh
+	 * threads, and fresh buffers, on every call.)
 	 */
 	jobs = cg.n * cg.group;
-	par = (int)aoe_sched_get(k->sched, "par", 0);
-	if (par == 1)
-		outer = 1;
-	else if (par == 2)
-		outer = 0;
+	par = (int)aoe_sched_get(k->sched, "batch_par", -1);
+	if (par >= 0)
+		outer = par == 1;
 	else
 		outer = jobs >= k->nthreads && (jobs % k->nthreads == 0 ||
 		    jobs >= 4 * k->nthreads ||
 		    (double)cg.mg * K * cg.outsz < 4e6);
 	if (algo == ALGO_IM2COL || k->nthreads < 2)
 		outer = 0;
-	tile = im2col_tile(&cg, K, k->sched);
-
-#pragma omp parallel for num_threads(k->nthreads) if (outer) \
-    schedule(static) reduction(|:fail)
-	for (t = 0; t < jobs; t++) {
-		int64_t b = t / cg.group, gi = t % cg.group, j0;
-		const float *xg = x + (b * cg.c + gi * cg.cg) * cg.insz;
-		float *yg = y + (b * cg.m + gi * cg.mg) * cg.outsz;
-		int nth = outer ? 1 : k->nthreads;
-		aoe_gemm_ex xe;
-		packb_ctx ctx;
-
-		memset(&xe, 0, sizeof(xe));
-		xe.m = cg.mg;
-		xe.k = K;
-		xe.alpha = 1;
-		xe.beta = 0;
-		xe.a = w + gi * cg.mg * K;
-		xe.lda = K;
-		xe.apack = q && q->wpack ? q->wpack + gi * q->wstride : NULL;
-		xe.bias = bias ? bias + gi * cg.mg : NULL;
-		xe.ldc = cg.outsz;
-		switch (algo) {
-		case ALGO_1X1:
-			xe.n = cg.outsz;
-			xe.b = xg;
-			xe.ldb = cg.insz;
-			xe.c = yg;
-			if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
+	if (outer) {
+#pragma omp parallel for num_threads(k->nthreads) schedule(static) \
+    reduction(|:fail)
+		for (t = 0; t < jobs; t++)
+			if (conv_job(k, &cg, algo, t, 1) < 0)
 				fail = 1;
-			break;
-		case ALGO_IMPLICIT:
-			ctx.g = &cg;
-			ctx.x = xg;
-			xe.n = cg.outsz;
-			xe.packb = conv_packb;
-			xe.ctx = &ctx;
-			xe.c = yg;
-			if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
+	} else
+		for (t = 0; t < jobs; t++)
+			if (conv_job(k, &cg, algo, t, k->nthreads) < 0)
 				fail = 1;
-			break;
-		default:
-			for (j0 = 0; j0 < cg.outsz; j0 += tile) {
-				int64_t len = min64(tile, cg.outsz - j0), p;
-				float *col = k->scratch;
-				for (p = 0; p < K; p++) {
-					int64_t c = p / cg.ksz, r = p % cg.ksz;
-					im2col_row(&cg, xg + c * cg.insz,
-					    r / (cg.k[1] * cg.k[2]),
-					    r / cg.k[2] % cg.k[1],
-					    r % cg.k[2], j0, len,
-					    col + p * len);
-				}
-				xe.n = len;
-				xe.b = col;
-				xe.ldb = len;
-				xe.c = yg + j0;
-				if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
-					fail = 1;
-			}
-			break;
-		}
-	}
 	return fail ? aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 	    n->op_type, n->name) : 0;
 }

@@ -362,12 +362,36 @@ s_sigmoid(float v)
 	return 1.0f / (1.0f + expf(-v));
 }
 
+/* Clamp to [0, 1] with plain compares (fminf/fmaxf do not vectorise). */
+static inline float
+s_sat(float v)
+{
+	v = v < 0.0f ? 0.0f : v;
+	return v > 1.0f ? 1.0f : v;
+}
+
+#ifdef HAVE_AVX2
+/*
+ * max_ps/min_ps return their second operand when either is NaN, so the
+ * input goes second to propagate NaN.
+ */
+#define VSAT(e) _mm256_min_ps(V1(1.0f), _mm256_max_ps(_mm256_setzero_ps(), (e)))
+DEF_UNARY(u_relu, _mm256_max_ps(_mm256_setzero_ps(), v), v < 0.0f ? 0.0f : v)
+DEF_UNARY(u_leakyrelu, _mm256_blendv_ps(v, _mm256_mul_ps(va, v),
+    _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ)), v < 0.0f ? a_ * v : v)
+DEF_UNARY(u_clip, _mm256_min_ps(vb, _mm256_max_ps(va, v)),
+    (v = v < a_ ? a_ : v) > b_ ? b_ : v)
+DEF_UNARY(u_hardsigmoid, VSAT(_mm256_fmadd_ps(va, v, vb)),
+    s_sat(a_ * v + b_))
+DEF_UNARY(u_hardswish, _mm256_mul_ps(v, VSAT(_mm256_fmadd_ps(v,
+    V1(1.0f / 6.0f), V1(0.5f)))), v * s_sat(v * (1.0f / 6.0f) + 0.5f))
+#else
 DEF_SIMPLE(u_relu, v < 0.0f ? 0.0f : v)
 DEF_SIMPLE(u_leakyrelu, v < 0.0f ? a_ * v : v)
 DEF_SIMPLE(u_clip, (v = v < a_ ? a_ : v) > b_ ? b_ : v)
-DEF_SIMPLE(u_hardsigmoid, fmaxf(0.0f, fminf(1.0f, a_ * v + b_)))
-DEF_SIMPLE(u_hardswish, v * fmaxf(0.0f, fminf(1.0f, v * (1.0f / 6.0f) +
-    0.5f)))
+DEF_SIMPLE(u_hardsigmoid, s_sat(a_ * v + b_))
+DEF_SIMPLE(u_hardswish, v * s_sat(v * (1.0f / 6.0f) + 0.5f))
+#endif
 DEF_SIMPLE(u_neg, -v)
 DEF_SIMPLE(u_abs, fabsf(v))
 DEF_SIMPLE(u_reciprocal, 1.0f / v)

@@ -17,6 +17,7 @@
  * a caller-supplied B packer (implicit im2col).
  */
 #include <immintrin.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,7 @@ size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
     const aoe_sched *s);
 void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
     const float *src, int64_t ld, float *dst, const aoe_sched *s);
+float *aoe_sgemm_tlbuf(int which, size_t nfloats);
 
 #define MR_MAX 6
 #define NR_MAX 24
@@ -375,25 +377,68 @@ pack_b(const aoe_gemm_ex *x, int64_t p0, int64_t kc, int64_t j0,
 }
 
 /*
- * Per-thread packing buffers, grown on demand and kept for later calls
- * (an mmap and its page faults per call would cost more than small
- * GEMMs).
+ * Per-thread work buffers (0: packed A, 1: packed B, 2: free for callers
+ * such as Conv's packer), grown on demand and kept for later calls: an
+ * mmap and its page faults per call would cost more than small GEMMs.
+ * They are freed when their thread exits.
  */
-static _Thread_local float *tl_buf[2];
-static _Thread_local size_t tl_cap[2];
+#define NTLBUF 3
+typedef struct tlbufs {
+	float *p[NTLBUF];
+	size_t cap[NTLBUF];
+} tlbufs;
+
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+static int tl_key_ok;
+
+static void
+tlbufs_free(void *v)
+{
+	tlbufs *b = v;
+	int i;
+
+	for (i = 0; i < NTLBUF; i++)
+		free(b->p[i]);
+	free(b);
+}
+
+static void
+tl_key_init(void)
+{
+	tl_key_ok = pthread_key_create(&tl_key, tlbufs_free) == 0;
+}
+
+float *
+aoe_sgemm_tlbuf(int which, size_t nfloats)
+{
+	tlbufs *b;
+	size_t bytes;
+
+	pthread_once(&tl_once, tl_key_init);
+	if (!tl_key_ok || which < 0 || which >= NTLBUF)
+		return NULL;
+	if ((b = pthread_getspecific(tl_key)) == NULL) {
+		if ((b = calloc(1, sizeof(*b))) == NULL)
+			return NULL;
+		if (pthread_setspecific(tl_key, b) != 0) {
+			free(b);
+			return NULL;
+		}
+	}
+	if (b->cap[which] >= nfloats)
+		return b->p[which];
+	free(b->p[which]);
+	bytes = (nfloats * sizeof(float) + 4095) & ~(size_t)4095;
+	b->p[which] = aligned_alloc(4096, bytes);
+	b->cap[which] = b->p[which] ? bytes / sizeof(float) : 0;
+	return b->p[which];
+}
 
 static float *
 tlbuf(int which, size_t nfloats)
 {
-	size_t bytes;
-
-	if (tl_cap[which] >= nfloats)
-		return tl_buf[which];
-	free(tl_buf[which]);
-	bytes = (nfloats * sizeof(float) + 4095) & ~(size_t)4095;
-	tl_buf[which] = aligned_alloc(4096, bytes);
-	tl_cap[which] = tl_buf[which] ? bytes / sizeof(float) : 0;
-	return tl_buf[which];
+	return aoe_sgemm_tlbuf(which, nfloats);
 }
 
 /* The depth of the k blocks: kc balanced so that no block is tiny. */
@@ -1143,6 +1188,27 @@ matmul_prepare(aoe_graph *g, aoe_node *n)
 	return prepack_b(g, n, aoe_in(g, n, 1), 0, s.nbatch * s.m, s.k, s.n);
 }
 
+/* One batch entry t of a MatMul. */
+static int
+mm_one(const aoe_gemm_ex *x, const mm_shape *s, const float *a,
+    const float *b, float *y, int64_t t, int nthreads, const aoe_sched *sc)
+{
+	aoe_gemm_ex xt = *x;
+	int64_t oa = 0, ob = 0, rem = t;
+	int i;
+
+	for (i = s->nb - 1; i >= 0; i--) {
+		int64_t idx = rem % s->batch[i];
+		rem /= s->batch[i];
+		oa += idx * s->sa[i];
+		ob += idx * s->sb[i];
+	}
+	xt.a = a + oa;
+	xt.b = b + ob;
+	xt.c = y + t * s->m * s->n;
+	return aoe_sgemm_ex(&xt, nthreads, sc);
+}
+
 static int
 matmul_run(aoe_kctx *kc)
 {
@@ -1180,31 +1246,24 @@ matmul_run(aoe_kctx *kc)
 	}
 	/*
 	 * Many GEMMs: small ones run one a thread, large ones each on every
-	 * thread.
+	 * thread.  (No parallel region wraps the latter: a nested team would
+	 * get fresh threads, and fresh buffers, on every call.)
 	 */
-	inner = kc->nthreads > 1 && (s.nbatch < kc->nthreads ||
-	    (double)s.m * s.n * s.k > 4e6);
+	inner = kc->nthreads < 2 || s.nbatch < kc->nthreads ||
+	    (double)s.m * s.n * s.k > 4e6;
 	if (aoe_sched_get(kc->sched, "batch_par", -1) >= 0)
 		inner = aoe_sched_get(kc->sched, "batch_par", -1) == 0;
-#pragma omp parallel for num_threads(kc->nthreads) if (!inner && \
-    kc->nthreads > 1) schedule(static) reduction(|:fail)
-	for (t = 0; t < s.nbatch; t++) {
-		aoe_gemm_ex xt = x;
-		int64_t oa = 0, ob = 0, rem = t;
-		int i;
-
-		for (i = s.nb - 1; i >= 0; i--) {
-			int64_t idx = rem % s.batch[i];
-			rem /= s.batch[i];
-			oa += idx * s.sa[i];
-			ob += idx * s.sb[i];
-		}
-		xt.a = a + oa;
-		xt.b = b + ob;
-		xt.c = y + t * s.m * s.n;
-		if (aoe_sgemm_ex(&xt, inner ? kc->nthreads : 1,
-		    kc->sched) < 0)
-			fail = 1;
+	if (inner) {
+		for (t = 0; t < s.nbatch; t++)
+			if (mm_one(&x, &s, a, b, y, t, kc->nthreads,
+			    kc->sched) < 0)
+				fail = 1;
+	} else {
+#pragma omp parallel for num_threads(kc->nthreads) schedule(static) \
+    reduction(|:fail)
+		for (t = 0; t < s.nbatch; t++)
+			if (mm_one(&x, &s, a, b, y, t, 1, kc->sched) < 0)
+				fail = 1;
 	}
 	return fail ? aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 	    n->op_type, n->name) : 0;

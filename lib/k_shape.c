@@ -11,9 +11,10 @@
  * copies innermost runs with memcpy, or transposes tiles when the source's
  * contiguous dimension is not the output's, or gathers elements.
  *
- * Knobs: "par" (1: copies may use threads, 0: never), "grain" (bytes a
- * thread must get before a copy is split), and for Transpose "tile" (the
- * edge of the square tiles a transposition walks, in elements).
+ * Knobs: "par" (1: copies may use threads, 0: never; default 1), "grain"
+ * (bytes a thread must get before a copy is split; default 64 KiB), and
+ * for Transpose "tile" (the edge of the square tiles a transposition
+ * walks, in elements, a multiple of 8; default 64).
  */
 #include <math.h>
 #include <omp.h>
@@ -26,7 +27,7 @@
 #include "aoe.h"
 
 #define GRAIN_DEF	(64 * 1024)
-#define TILE_DEF	32
+#define TILE_DEF	64
 #define VMAX		(2 * AOE_MAXDIM)
 
 /*
@@ -1227,9 +1228,12 @@ expand_infer(aoe_graph *g, aoe_node *n)
 		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
 		    "%d", n->op_type, n->name, cnt, AOE_MAXDIM);
 	if ((rc = aoe_broadcast_shape(x->ndim, x->dims, cnt, shp, &nd,
-	    dims)) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s': %s", n->op_type, n->name,
-		    aoe_errmsg());
+	    dims)) < 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+		return aoe_err(-rc, "%s '%s': %s", n->op_type, n->name, msg);
+	}
 	return aoe_set_output(g, n, 0, x->dtype, nd, dims);
 }
 
@@ -1515,18 +1519,48 @@ shape_range(const aoe_node *n, int r, int64_t *s, int64_t *e)
 		*e = *s;
 }
 
+/*
+ * Shape and Size depend only on the input's shape, which is static once
+ * inferred, so their output is made a constant here: the shape subgraphs
+ * behind it (Shape, Gather, Unsqueeze, Concat, Reshape) then fold at load
+ * time even when the input is not a constant.  Running the node again
+ * rewrites the same values.
+ */
+static int
+make_const(aoe_graph *g, aoe_node *n, const int64_t *v, int64_t cnt)
+{
+	aoe_tensor *y = aoe_out(g, n, 0);
+	int rc;
+
+	if (y == NULL)
+		return 0;
+	if ((rc = aoe_tensor_alloc_const(y)) < 0)
+		return rc;
+	if (cnt > 0)
+		memcpy(y->data, v, (size_t)cnt * sizeof(int64_t));
+	return 0;
+}
+
 static int
 shape_infer(aoe_graph *g, aoe_node *n)
 {
 	aoe_tensor *x = aoe_in(g, n, 0);
 	int64_t s, e, d;
+	int rc;
 
 	if (x == NULL || x->ndim < 0)
 		return aoe_err(AOE_EDATA, "%s '%s': the input has no shape",
 		    n->op_type, n->name);
+	for (d = 0; d < x->ndim; d++)
+		if (x->dims[d] < 0)
+			return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' has "
+			    "a dynamic dimension (bind it with --input-shape)",
+			    n->op_type, n->name, x->name);
 	shape_range(n, x->ndim, &s, &e);
 	d = e - s;
-	return aoe_set_output(g, n, 0, AOE_I64, 1, &d);
+	if ((rc = aoe_set_output(g, n, 0, AOE_I64, 1, &d)) < 0)
+		return rc;
+	return make_const(g, n, x->dims + s, d);
 }
 
 static int
@@ -1546,11 +1580,15 @@ static int
 size_infer(aoe_graph *g, aoe_node *n)
 {
 	aoe_tensor *x;
+	int64_t numel;
 	int rc;
 
 	if ((rc = get_in(g, n, 0, &x)) < 0)
 		return rc;
-	return aoe_set_output(g, n, 0, AOE_I64, 0, NULL);
+	if ((rc = aoe_set_output(g, n, 0, AOE_I64, 0, NULL)) < 0)
+		return rc;
+	numel = aoe_tensor_numel(x);
+	return make_const(g, n, &numel, 1);
 }
 
 static int
@@ -1706,8 +1744,8 @@ f2h_n(const float *s, uint16_t *d, int64_t n)
 #define TO_U8(v)	TO_INT(uint8_t, v)
 #define TO_U16(v)	TO_INT(uint16_t, v)
 #define TO_U32(v)	TO_INT(uint32_t, v)
-#define TO_U64(v)	((uint64_t)_Generic((v), float: f2u(v), double: f2u(v), \
-			    default: (v)))
+#define TO_U64(v)	((uint64_t)_Generic((v), float: f2u(v), \
+			    double: f2u(v), default: (v)))
 #define TO_BOOL(v)	((uint8_t)((v) != 0))
 
 #define CAST_LOOP(ST, LOAD, DT, CONV) do {				\

@@ -94,7 +94,8 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 			return aoe_err(AOE_EDATA, "tensor '%s' has %zu bytes "
 			    "of data, expected %zu", t->name,
 			    tp->raw_data.len, nb);
-		memcpy(dst, tp->raw_data.data, nb);
+		if (nb)
+			memcpy(dst, tp->raw_data.data, nb);
 		return 0;
 	}
 

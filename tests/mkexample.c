@@ -179,6 +179,7 @@ main(int argc, char **argv)
 	g->outputs[g->noutputs++] = y;
 	if (aoe_onnx_save(g, argv[argc - 1]) < 0) {
 		aoe_warnx("%s", aoe_errmsg());
+		aoe_graph_free(g);
 		return AOE_EXIT_IO;
 	}
 	aoe_graph_free(g);
