@@ -130,6 +130,7 @@ typedef struct aoe_tensor {
 	aoe_tkind kind;
 	void *data;		/* constant data (owned), or the arena slot */
 	int owned;		/* data was malloc'ed for this tensor */
+	int folded;		/* a node's output, computed at load time */
 	/*
 	 * Where a constant came from, so that aoe-graph(5) can refer to it
 	 * instead of copying it: the source file and the tensor's name in

@@ -87,7 +87,8 @@ topo_order(aoe_graph *g)
 			aoe_tensor *t = aoe_out(g, &g->nodes[i], j);
 			if (t == NULL)
 				continue;
-			if (t->producer >= 0 || t->kind != AOE_T_VALUE)
+			if (t->producer >= 0 ||
+			    (t->kind != AOE_T_VALUE && !t->folded))
 				return aoe_err(AOE_EDATA, "tensor '%s' is "
 				    "written by more than one node or is also "
 				    "an input or initializer", t->name);
@@ -209,6 +210,8 @@ fold(aoe_graph *g, aoe_node *n)
 		aoe_tensor *t = aoe_out(g, n, j);
 		if (t && (rc = aoe_tensor_alloc_const(t)) < 0)
 			return rc;
+		if (t)
+			t->folded = 1;
 	}
 	if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
 		return rc;
@@ -462,6 +465,11 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 			n->sched_from_bank = 1;
 		else if (n->op->default_sched)
 			n->op->default_sched(g, n, &n->sched);
+		/* A graph may be prepared again, e.g. with new schedules. */
+		if (n->priv_free)
+			n->priv_free(n->priv);
+		n->priv = NULL;
+		n->priv_free = NULL;
 		if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
 			return rc;
 	}

@@ -36,6 +36,10 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define HAVE_AVX2 1
+#endif
 
 #include "aoe.h"
 
@@ -931,6 +935,9 @@ struct taps {
 	float *w;
 	uint8_t *ex;
 	int ident;
+	/* Tap-major copies for vector gathers: pi[t * out + o], pw[...]. */
+	int32_t *pi;
+	float *pw;
 };
 
 static int
@@ -1013,6 +1020,17 @@ make_taps(const struct rgeo *r, int ax, struct taps *tp)
 			if (w[t] != 0.0f && (id[t] != o || w[t] != 1.0f))
 				tp->ident = 0;
 	}
+	if (in <= INT32_MAX) {
+		tp->pi = malloc((size_t)(out * nt + 1) * sizeof(int32_t));
+		tp->pw = malloc((size_t)(out * nt + 1) * sizeof(float));
+		if (tp->pi == NULL || tp->pw == NULL)
+			return -1;
+		for (o = 0; o < out; o++)
+			for (t = 0; t < nt; t++) {
+				tp->pi[t * out + o] = (int32_t)tp->idx[o * nt + t];
+				tp->pw[t * out + o] = tp->w[o * nt + t];
+			}
+	}
 	return 0;
 }
 
@@ -1022,6 +1040,8 @@ free_taps(struct taps *tp)
 	free(tp->idx);
 	free(tp->w);
 	free(tp->ex);
+	free(tp->pi);
+	free(tp->pw);
 }
 
 /*
@@ -1151,12 +1171,29 @@ pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
 		float *yr = y + b * out;
 		int64_t o, t;
 
+		o = 0;
+#ifdef HAVE_AVX2
+		if (tp->pi != NULL)
+			for (; o + 8 <= out; o += 8) {
+				__m256 acc = _mm256_setzero_ps();
+
+				for (t = 0; t < tp->nt; t++) {
+					__m256i iv = _mm256_loadu_si256(
+					    (const __m256i *)(tp->pi + t * out + o));
+					__m256 g = _mm256_i32gather_ps(xr, iv, 4);
+
+					acc = _mm256_fmadd_ps(_mm256_loadu_ps(tp->pw +
+					    t * out + o), g, acc);
+				}
+				_mm256_storeu_ps(yr + o, acc);
+			}
+#endif
 		if (tp->nt == 2) {
-			for (o = 0; o < out; o++)
+			for (; o < out; o++)
 				yr[o] = tp->w[2 * o] * xr[tp->idx[2 * o]] +
 				    tp->w[2 * o + 1] * xr[tp->idx[2 * o + 1]];
 		} else {
-			for (o = 0; o < out; o++) {
+			for (; o < out; o++) {
 				float s = 0.0f;
 
 				for (t = 0; t < tp->nt; t++)
@@ -1213,6 +1250,31 @@ pass_nearest(const struct taps *tp, const void *x_, void *y_, int64_t outer,
 	}
 }
 
+/* y[i * f + r] = x[i]: an integer nearest upscale of one row. */
+static void
+rep4(uint32_t *restrict y, const uint32_t *restrict x, int64_t w, int64_t f)
+{
+	int64_t i = 0, r;
+
+#ifdef HAVE_AVX2
+	if (f == 2) {
+		for (; i + 8 <= w; i += 8) {
+			__m256 v = _mm256_loadu_ps((const float *)x + i);
+			__m256 lo = _mm256_unpacklo_ps(v, v);
+			__m256 hi = _mm256_unpackhi_ps(v, v);
+
+			_mm256_storeu_ps((float *)y + 2 * i,
+			    _mm256_permute2f128_ps(lo, hi, 0x20));
+			_mm256_storeu_ps((float *)y + 2 * i + 8,
+			    _mm256_permute2f128_ps(lo, hi, 0x31));
+		}
+	}
+#endif
+	for (; i < w; i++)
+		for (r = 0; r < f; r++)
+			y[i * f + r] = x[i];
+}
+
 /* Nearest on the last two axes in one pass (the common 2-D upsample). */
 static void
 nearest2d(const struct taps *th, const struct taps *tw, const void *x_,
@@ -1221,9 +1283,13 @@ nearest2d(const struct taps *th, const struct taps *tw, const void *x_,
 {
 	const char *x = x_;
 	char *y = y_;
-	int64_t pl;
+	int64_t pl, fw = W > 0 && OW % W == 0 ? OW / W : 0, o;
 	int nt = nthreads_for(planes * OH * OW, grain, nthreads);
 
+	/* An integer upscale along W: each element repeated fw times. */
+	for (o = 0; o < OW && fw > 0; o++)
+		if (tw->idx[o] != o / fw)
+			fw = 0;
 	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
 	for (pl = 0; pl < planes; pl++) {
 		int64_t oh, ow;
@@ -1236,7 +1302,9 @@ nearest2d(const struct taps *th, const struct taps *tw, const void *x_,
 				memcpy(yr, yr - OW * es, (size_t)OW * es);
 				continue;
 			}
-			if (es == 4)
+			if (es == 4 && fw > 0)
+				rep4((uint32_t *)yr, (const uint32_t *)xr, W, fw);
+			else if (es == 4)
 				for (ow = 0; ow < OW; ow++)
 					((uint32_t *)yr)[ow] =
 					    ((const uint32_t *)xr)[tw->idx[ow]];

@@ -1519,28 +1519,6 @@ shape_range(const aoe_node *n, int r, int64_t *s, int64_t *e)
 		*e = *s;
 }
 
-/*
- * Shape and Size depend only on the input's shape, which is static once
- * inferred, so their output is made a constant here: the shape subgraphs
- * behind it (Shape, Gather, Unsqueeze, Concat, Reshape) then fold at load
- * time even when the input is not a constant.  Running the node again
- * rewrites the same values.
- */
-static int
-make_const(aoe_graph *g, aoe_node *n, const int64_t *v, int64_t cnt)
-{
-	aoe_tensor *y = aoe_out(g, n, 0);
-	int rc;
-
-	if (y == NULL)
-		return 0;
-	if ((rc = aoe_tensor_alloc_const(y)) < 0)
-		return rc;
-	if (cnt > 0)
-		memcpy(y->data, v, (size_t)cnt * sizeof(int64_t));
-	return 0;
-}
-
 static int
 shape_infer(aoe_graph *g, aoe_node *n)
 {
@@ -1560,7 +1538,8 @@ shape_infer(aoe_graph *g, aoe_node *n)
 	d = e - s;
 	if ((rc = aoe_set_output(g, n, 0, AOE_I64, 1, &d)) < 0)
 		return rc;
-	return make_const(g, n, x->dims + s, d);
+	/* exec.c folds Shape and Size at load time: the shape is static. */
+	return 0;
 }
 
 static int
@@ -1588,7 +1567,8 @@ size_infer(aoe_graph *g, aoe_node *n)
 	if ((rc = aoe_set_output(g, n, 0, AOE_I64, 0, NULL)) < 0)
 		return rc;
 	numel = aoe_tensor_numel(x);
-	return make_const(g, n, &numel, 1);
+	return numel < 0 ? aoe_err(AOE_EDATA, "%s '%s': the input has no "
+	    "static size", n->op_type, n->name) : 0;
 }
 
 static int

@@ -241,6 +241,47 @@ test_structure(void)
 	aoe_graph_free(g);
 }
 
+/* Shape feeding Reshape folds, and a graph can be prepared twice. */
+static void
+test_reprepare(void)
+{
+	aoe_graph *g = aoe_graph_new("reprepare");
+	aoe_run_opts o;
+	int64_t d[2] = { 2, 3 };
+	int x, s, y, i, rc, good = 1;
+	float *out;
+
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 2, d);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	s = aoe_graph_tensor(g, "s");
+	y = aoe_graph_tensor(g, "y");
+	aoe_graph_add_node(g, "shape", "Shape", 1, &x, 1, &s);
+	aoe_graph_add_node(g, "neg", "Neg", 1, &x, 1, &y);
+	g->outputs = aoe_xcalloc(2, sizeof(int));
+	g->outputs[g->noutputs++] = y;
+	g->outputs[g->noutputs++] = s;
+	aoe_run_opts_init(&o);
+	for (rc = 0, i = 0; i < 2 && rc == 0; i++)
+		rc = aoe_graph_prepare(g, &o);
+	ok(rc == 0, "a graph with a folded Shape can be prepared twice");
+	if (rc == 0) {
+		for (i = 0; i < 6; i++)
+			((float *)g->tensors[x]->data)[i] = (float)i;
+		ok(aoe_graph_run(g, &o) == 0, "and then run");
+		out = g->tensors[y]->data;
+		for (i = 0; i < 6; i++)
+			good &= out[i] == -(float)i;
+		good &= ((int64_t *)g->tensors[s]->data)[0] == 2 &&
+		    ((int64_t *)g->tensors[s]->data)[1] == 3;
+		ok(good, "with the right outputs");
+		ok(g->tensors[s]->kind == AOE_T_CONST, "Shape was folded");
+	}
+	aoe_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -249,6 +290,7 @@ main(void)
 	test_sched();
 	test_executor();
 	test_structure();
+	test_reprepare();
 	printf("1..%d\n", n_test);
 	return n_fail ? 1 : 0;
 }
