@@ -2,7 +2,8 @@
  * k_conv.c - Conv and ConvTranspose (1-D, 2-D and 3-D, NCHW).
  *
  * Conv picks an algorithm by the knob "algo" (0 or absent: the default
- * heuristic):
+ * heuristic, which is 4 for one input channel per group and at most four
+ * filters per group, 1 where it applies, else 2):
  *
  *	1  direct GEMM, for 1x1 kernels with unit strides and no padding:
  *	   Y[g] = W[g] X[g] on the NCHW planes as they are
@@ -10,13 +11,15 @@
  *	   directly, so no column matrix is ever stored
  *	3  explicit im2col into the workspace, tiled to bound its size,
  *	   then GEMM
- *	4  direct depthwise loop (one input channel per group)
+ *	4  direct depthwise loops (one input channel per group), eight
+ *	   channels at a time in 2-D
  *
  * ConvTranspose is a GEMM (W^T X, column-tiled) followed by col2im.
- * Weights that are constants are packed for the GEMM once, in prepare.
- * Other knobs: "batch_par" (-1 auto, 1 threads over images and groups,
- * 0 threads inside each GEMM), "tile" (columns per im2col or col2im
- * tile) and the GEMM's own (mr, nr, mc, kc, nc, par, packb).
+ * Weights that are constants are packed for the GEMM once, in prepare
+ * (knob "prepack", default 1).  Other knobs: "batch_par" (-1 auto, 1
+ * threads over images and groups, 0 threads inside each GEMM), "tile"
+ * (columns per im2col or col2im tile, 0 auto) and the GEMM's own (mr,
+ * nr, mc, kc, nc, par, packb).
  */
 #include <immintrin.h>
 #include <stdlib.h>
@@ -46,6 +49,8 @@ struct aoe_gemm_ex {
 	const void *ctx;
 	const float *apack;
 	const float *bpack;
+	int64_t apack_id;
+	int64_t bpack_id;
 };
 int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
 size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
@@ -53,6 +58,7 @@ size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
 void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
     const float *src, int64_t ld, float *dst, const aoe_sched *s);
 float *aoe_sgemm_tlbuf(int which, size_t nfloats);
+int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
 
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE };
 
@@ -98,12 +104,12 @@ ceildiv(int64_t a, int64_t b)
 }
 
 /*
- * Read a per-axis INTS attribute of length want into out (shifted to the
- * last positions of 3), or fill it with def.
+ * Read an INTS attribute of length want into out, or fill out with def
+ * when it is absent.
  */
 static int
-axis_ints(const aoe_node *n, const char *name, int nsp, int want,
-    int64_t def, int64_t *out, int *given)
+axis_ints(const aoe_node *n, const char *name, int want, int64_t def,
+    int64_t *out, int *given)
 {
 	const int64_t *v;
 	int cnt, i;
@@ -120,7 +126,6 @@ axis_ints(const aoe_node *n, const char *name, int nsp, int want,
 		    want);
 	for (i = 0; i < want; i++)
 		out[i] = v[i];
-	(void)nsp;
 	return 0;
 }
 
@@ -195,7 +200,7 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 		return aoe_err(AOE_EDATA, "%s '%s': bias must have shape "
 		    "(%lld)", n->op_type, n->name, (long long)cg->m);
 
-	if ((rc = axis_ints(n, "kernel_shape", nsp, nsp, 0, ks, &given)) < 0)
+	if ((rc = axis_ints(n, "kernel_shape", nsp, 0, ks, &given)) < 0)
 		return rc;
 	for (i = 0; i < nsp; i++) {
 		if (given && ks[i] != w->dims[2 + i])
@@ -203,11 +208,11 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 			    "does not match W", n->op_type, n->name);
 		ks[i] = w->dims[2 + i];
 	}
-	if ((rc = axis_ints(n, "strides", nsp, nsp, 1, st, &given)) < 0 ||
-	    (rc = axis_ints(n, "dilations", nsp, nsp, 1, dl, &given)) < 0 ||
-	    (rc = axis_ints(n, "pads", nsp, 2 * nsp, 0, pads,
+	if ((rc = axis_ints(n, "strides", nsp, 1, st, &given)) < 0 ||
+	    (rc = axis_ints(n, "dilations", nsp, 1, dl, &given)) < 0 ||
+	    (rc = axis_ints(n, "pads", 2 * nsp, 0, pads,
 	    &pads_given)) < 0 ||
-	    (rc = axis_ints(n, "output_padding", nsp, nsp, 0, op,
+	    (rc = axis_ints(n, "output_padding", nsp, 0, op,
 	    &given)) < 0)
 		return rc;
 	for (i = 0; i < nsp; i++) {
@@ -280,9 +285,14 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 			int same = strncmp(ap, "SAME", 4) == 0;
 			if (strcmp(ap, "VALID") == 0)
 				pb = pe = 0;
+			/*
+			 * Explicit pads win over auto_pad and output_shape
+			 * (as in ONNX's reference); else output_shape, or
+			 * SAME's in*stride, sets the pads.
+			 */
 			if (os_given || (same && !pads_given)) {
 				o = os_given ? os[i] : in * st[i];
-				if (!pads_given || same) {
+				if (!pads_given) {
 					tot = st[i] * (in - 1) + op[i] + ext -
 					    o;
 					if (strcmp(ap, "SAME_UPPER") == 0) {
@@ -373,6 +383,7 @@ im2col_row(const conv_geom *g, const float *x, int64_t kd, int64_t kh,
 typedef struct packb_ctx {
 	const conv_geom *g;
 	const float *x;		/* the group's first input channel */
+	int *fail;		/* set when a buffer cannot be had */
 } packb_ctx;
 
 /*
@@ -390,7 +401,8 @@ conv_packb_rows(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 	float *row = aoe_sgemm_tlbuf(2, (size_t)nc), *d;
 
 	if (row == NULL) {
-		/* Out of memory: the GEMM's result is garbage, not a crash. */
+		/* Out of memory: the caller reports it. */
+		*ctx->fail = 1;
 		memset(dst, 0, sizeof(float) * kc * ((nc + nr - 1) / nr * nr));
 		return;
 	}
@@ -504,6 +516,21 @@ packb_strip(const int NV, const conv_geom *g, const float *x,
 	}
 }
 
+/* Whether the packer's 32-bit lane arithmetic holds for g. */
+static int
+fits_int32(const conv_geom *g)
+{
+	int i;
+
+	if (g->c * g->insz > INT32_MAX / 2)
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (g->in[i] + g->out[i] * g->s[i] + g->k[i] * g->d[i] +
+		    g->pb[i] > INT32_MAX / 4)
+			return 0;
+	return 1;
+}
+
 /*
  * The implicit-im2col B packer: rows p0.. of the column matrix (input
  * channel, then kernel offsets), columns j0.. (output positions), into
@@ -525,11 +552,7 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 	char *mem;
 
 	mem = (char *)aoe_sgemm_tlbuf(2, (size_t)(kc * 3 + ksz * 4 + 16));
-	if (nr % 8 || nr > 24 || mem == NULL ||
-	    g->c * g->insz > INT32_MAX / 2 ||
-	    g->in[0] + g->out[0] * g->s[0] + g->k[0] * g->d[0] > INT32_MAX / 4 ||
-	    g->in[1] + g->out[1] * g->s[1] + g->k[1] * g->d[1] > INT32_MAX / 4 ||
-	    g->in[2] + g->out[2] * g->s[2] + g->k[2] * g->d[2] > INT32_MAX / 4) {
+	if (nr % 8 || nr > 24 || mem == NULL || !fits_int32(g)) {
 		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
 		return;
 	}
@@ -566,11 +589,14 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 	}
 }
 
-/* Prepared state: the algorithm and the weights packed per group. */
+/*
+ * Prepared state: the weights packed per group for the GEMM (the
+ * algorithm itself is read from the schedule at each run).
+ */
 typedef struct conv_priv {
-	int algo;
 	float *wpack;		/* group g at wpack + g*wstride, or NULL */
 	size_t wstride;
+	int64_t id;		/* its aoe_sgemm_pack_id() */
 } conv_priv;
 
 static void
@@ -583,32 +609,40 @@ conv_priv_free(void *p)
 	free(q);
 }
 
+/* Whether the Conv is pointwise: 1x1 kernel, unit strides, no padding. */
+static int
+is_pointwise(const conv_geom *g)
+{
+	int i;
+
+	if (g->ksz != 1)
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (g->s[i] != 1 || g->pb[i] != 0 || g->pe[i] != 0)
+			return 0;
+	return 1;
+}
+
 /* The default algorithm for a Conv. */
 static int
 conv_default_algo(const conv_geom *g)
 {
 	if (g->cg == 1 && g->mg <= 4)
 		return ALGO_DEPTHWISE;
-	if (g->ksz == 1 && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 &&
-	    g->pb[0] == 0 && g->pb[1] == 0 && g->pb[2] == 0 &&
-	    g->pe[0] == 0 && g->pe[1] == 0 && g->pe[2] == 0)
+	if (is_pointwise(g))
 		return ALGO_1X1;
 	return ALGO_IMPLICIT;
 }
 
+/* The algorithm the schedule asks for, or the default if it cannot. */
 static int
 conv_algo(const conv_geom *g, const aoe_sched *s)
 {
 	int algo = (int)aoe_sched_get(s, "algo", ALGO_AUTO);
 
-	if (algo == ALGO_1X1 && conv_default_algo(g) != ALGO_1X1 &&
-	    !(g->ksz == 1 && g->s[0] * g->s[1] * g->s[2] == 1 &&
-	    g->pb[0] + g->pb[1] + g->pb[2] + g->pe[0] + g->pe[1] +
-	    g->pe[2] == 0))
-		algo = ALGO_AUTO;
-	if (algo == ALGO_DEPTHWISE && g->cg != 1)
-		algo = ALGO_AUTO;
-	if (algo < ALGO_1X1 || algo > ALGO_DEPTHWISE)
+	if ((algo == ALGO_1X1 && !is_pointwise(g)) ||
+	    (algo == ALGO_DEPTHWISE && g->cg != 1) ||
+	    algo < ALGO_1X1 || algo > ALGO_DEPTHWISE)
 		algo = conv_default_algo(g);
 	return algo;
 }
@@ -659,16 +693,15 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 	n->priv_free = NULL;
 	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
 		return rc;
-	if ((q = calloc(1, sizeof(*q))) == NULL)
-		return aoe_err(AOE_ENOMEM, "out of memory");
-	q->algo = conv_algo(&cg, &n->sched);
-	n->priv = q;
-	n->priv_free = conv_priv_free;
 	K = cg.cg * cg.ksz;
-	if (q->algo == ALGO_DEPTHWISE || w->kind != AOE_T_CONST ||
-	    w->data == NULL || cg.mg < 2 || K < 1 ||
+	if (conv_algo(&cg, &n->sched) == ALGO_DEPTHWISE ||
+	    w->kind != AOE_T_CONST || w->data == NULL || cg.mg < 2 || K < 1 ||
 	    aoe_sched_get(&n->sched, "prepack", 1) == 0)
 		return 0;
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return aoe_err(AOE_ENOMEM, "out of memory");
+	n->priv = q;
+	n->priv_free = conv_priv_free;
 	q->wstride = aoe_sgemm_packed_size(0, cg.mg, K, &n->sched);
 	q->wstride = (q->wstride + 15) & ~(size_t)15;
 	q->wpack = aligned_alloc(64, q->wstride * cg.group * sizeof(float));
@@ -678,6 +711,7 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 	for (gi = 0; gi < cg.group; gi++)
 		aoe_sgemm_pack(0, 0, cg.mg, K, (const float *)w->data +
 		    gi * cg.mg * K, K, q->wpack + gi * q->wstride, &n->sched);
+	q->id = aoe_sgemm_pack_id(0, &n->sched);
 	return 0;
 }
 
@@ -698,19 +732,412 @@ conv_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 }
 
 /*
- * Depthwise (one input channel per group): each output plane is a sum of
- * shifted, scaled input planes, computed a row at a time.
+ * NV vectors of 8 outputs of a depthwise row: bias plus each of the nt
+ * taps (T when it is a constant, so that the loop unrolls with the
+ * weights in registers; 0 when it is not) at tp[t] + off.
+ */
+static inline __attribute__((always_inline)) void
+dw_block(const int NV, const int T, int nt, const float *const *tp,
+    const __m256 *wv, int64_t off, __m256 vb, float *y)
+{
+	__m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+	int t;
+
+	if (T)
+		nt = T;
+	for (t = 0; t < nt; t++) {
+		const float *sp = tp[t] + off;
+		a0 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(sp), a0);
+		if (NV > 1)
+			a1 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(sp + 8),
+			    a1);
+		if (NV > 2)
+			a2 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(sp + 16),
+			    a2);
+		if (NV > 3)
+			a3 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(sp + 24),
+			    a3);
+	}
+	_mm256_storeu_ps(y, a0);
+	if (NV > 1)
+		_mm256_storeu_ps(y + 8, a1);
+	if (NV > 2)
+		_mm256_storeu_ps(y + 16, a2);
+	if (NV > 3)
+		_mm256_storeu_ps(y + 24, a3);
+}
+
+/*
+ * One 2-D depthwise plane: the input plane is copied, zero-padded, into
+ * buf (split into sw column phases, so that a strided tap is a
+ * contiguous load), then each output row is a sum over the taps with no
+ * bounds checks, four vectors at a time.  ksz <= 64.
+ */
+static void
+dw_plane2d(const conv_geom *g, const float *x, const float *w, float bv,
+    float *y, float *buf)
+{
+	const int64_t I1 = g->in[1], I2 = g->in[2], O1 = g->out[1];
+	const int64_t O2 = g->out[2], K1 = g->k[1], K2 = g->k[2];
+	const int64_t sh = g->s[1], sw = g->s[2], dh = g->d[1], dw = g->d[2];
+	const int64_t RH = (O1 - 1) * sh + (K1 - 1) * dh + 1;
+	const int64_t RW = (O2 - 1) * sw + (K2 - 1) * dw + 1;
+	const int64_t PW = (RW + sw - 1) / sw + 32;
+	__m256 wv[64], vb = _mm256_set1_ps(bv);
+	int64_t r, q, c, oh, ow, t;
+	const float *tp[64];
+	float tmp[32];
+
+	for (r = 0; r < RH; r++) {
+		int64_t ih = r - g->pb[1];
+		const float *src = x + ih * I2;
+		int rowok = ih >= 0 && ih < I1;
+		for (q = 0; q < sw; q++) {
+			float *d = buf + (q * RH + r) * PW;
+			if (!rowok) {
+				memset(d, 0, sizeof(float) * PW);
+				continue;
+			}
+			/*
+			 * Phase q: column c holds input column c*sw+q-pb;
+			 * columns lo..hi are inside the input.
+			 */
+			int64_t o = q - g->pb[2];
+			int64_t lo = o >= 0 ? 0 : (-o + sw - 1) / sw;
+			int64_t hi = I2 - 1 - o >= 0 ? (I2 - 1 - o) / sw + 1 :
+			    0;
+			const float *sq = src + o;
+			lo = min64(lo, PW);
+			hi = min64(max64(hi, lo), PW);
+			if (sw == 1) {
+				memset(d, 0, sizeof(float) * lo);
+				memcpy(d + lo, sq + lo, sizeof(float) *
+				    (hi - lo));
+				memset(d + hi, 0, sizeof(float) * (PW - hi));
+				continue;
+			}
+			memset(d, 0, sizeof(float) * lo);
+			if (sw == 2)
+				for (c = lo; c < hi; c++)
+					d[c] = sq[2 * c];
+			else
+				for (c = lo; c < hi; c++)
+					d[c] = sq[c * sw];
+			memset(d + hi, 0, sizeof(float) * (PW - hi));
+		}
+	}
+	for (t = 0; t < K1 * K2; t++) {
+		int64_t kh = t / K2, kw = t % K2;
+		wv[t] = _mm256_set1_ps(w[t]);
+		tp[t] = buf + ((kw * dw % sw) * RH + kh * dh) * PW +
+		    kw * dw / sw;
+	}
+	for (oh = 0; oh < O1; oh++, y += O2) {
+		int64_t roff = oh * sh * PW;
+		for (ow = 0; ow < O2; ow += 32) {
+			int nv = (int)min64(4, (O2 - ow + 7) / 8);
+			float *o = ow + 32 <= O2 ? y + ow : tmp;
+			if (K1 * K2 == 9)
+				switch (nv) {
+				case 4: dw_block(4, 9, 9, tp, wv, roff + ow, vb, o);
+					break;
+				case 3: dw_block(3, 9, 9, tp, wv, roff + ow, vb, o);
+					break;
+				case 2: dw_block(2, 9, 9, tp, wv, roff + ow, vb, o);
+					break;
+				default: dw_block(1, 9, 9, tp, wv, roff + ow, vb,
+				    o);
+				}
+			else
+				switch (nv) {
+				case 4: dw_block(4, 0, K1 * K2, tp, wv, roff + ow,
+				    vb, o);
+					break;
+				case 3: dw_block(3, 0, K1 * K2, tp, wv, roff + ow,
+				    vb, o);
+					break;
+				case 2: dw_block(2, 0, K1 * K2, tp, wv, roff + ow,
+				    vb, o);
+					break;
+				default: dw_block(1, 0, K1 * K2, tp, wv,
+				    roff + ow, vb, o);
+				}
+			if (o == tmp)
+				memcpy(y + ow, tmp, sizeof(float) * (O2 - ow));
+		}
+	}
+}
+
+/* Add wv * x[ow*sw + off] to y[ow] for the ow whose input is inside. */
+static void
+dw_row_tap(float *restrict y, const float *restrict x, float wv,
+    int64_t off, int64_t sw, int64_t o2, int64_t i2)
+{
+	int64_t lo = off >= 0 ? 0 : ceildiv(-off, sw);
+	int64_t hi = floordiv(i2 - 1 - off, sw) + 1, ow;
+
+	lo = min64(lo, o2);
+	hi = min64(hi, o2);
+	if (sw == 1)
+		for (ow = lo; ow < hi; ow++)
+			y[ow] += wv * x[ow + off];
+	else
+		for (ow = lo; ow < hi; ow++)
+			y[ow] += wv * x[ow * sw + off];
+}
+
+/*
+ * One depthwise plane, any rank: each output row is the bias plus, for
+ * every kernel position, a shifted and scaled input row.
+ */
+static void
+dw_plane(const conv_geom *g, const float *x, const float *w, float bv,
+    float *y)
+{
+	const int64_t O1 = g->out[1], O2 = g->out[2];
+	const int64_t I1 = g->in[1], I2 = g->in[2];
+	const int64_t K1 = g->k[1], K2 = g->k[2];
+	int64_t od, oh, ow, kd, kh, kw, id, ih;
+
+	for (od = 0; od < g->out[0]; od++)
+		for (oh = 0; oh < O1; oh++) {
+			float *yr = y + (od * O1 + oh) * O2;
+			for (ow = 0; ow < O2; ow++)
+				yr[ow] = bv;
+			for (kd = 0; kd < g->k[0]; kd++) {
+				id = od * g->s[0] - g->pb[0] + kd * g->d[0];
+				if (id < 0 || id >= g->in[0])
+					continue;
+				for (kh = 0; kh < K1; kh++) {
+					ih = oh * g->s[1] - g->pb[1] +
+					    kh * g->d[1];
+					if (ih < 0 || ih >= I1)
+						continue;
+					for (kw = 0; kw < K2; kw++)
+						dw_row_tap(yr, x + (id * I1 +
+						    ih) * I2, w[(kd * K1 + kh) *
+						    K2 + kw], kw * g->d[2] -
+						    g->pb[2], g->s[2], O2, I2);
+				}
+			}
+		}
+}
+
+/* Transpose 8x8 in registers: on return r[q] holds lane q of each r. */
+static inline __attribute__((always_inline)) void
+tr8(__m256 r[8])
+{
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+
+	t0 = _mm256_unpacklo_ps(r[0], r[1]);
+	t1 = _mm256_unpackhi_ps(r[0], r[1]);
+	t2 = _mm256_unpacklo_ps(r[2], r[3]);
+	t3 = _mm256_unpackhi_ps(r[2], r[3]);
+	t4 = _mm256_unpacklo_ps(r[4], r[5]);
+	t5 = _mm256_unpackhi_ps(r[4], r[5]);
+	t6 = _mm256_unpacklo_ps(r[6], r[7]);
+	t7 = _mm256_unpackhi_ps(r[6], r[7]);
+	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+	r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+	r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+	r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+	r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+	r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+	r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+	r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* A mask of the first n (0..8) lanes. */
+static inline __m256i
+lane_mask(int n)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+	    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Padded width, in pixels, of dw_group8's interleaved rows. */
+static int64_t
+dw8_width(const conv_geom *g)
+{
+	int64_t ow8 = (g->out[2] + 7) / 8 * 8;
+
+	return (ow8 - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
+}
+
+/*
+ * Eight output pixels, ps floats apart in the interleaved buffer from sp,
+ * each of eight channels: r[i] = bias + sum over the taps of wv[t] times
+ * the pixel at toff[t].  T is the tap count when it is a constant (the
+ * loop then unrolls, weights in registers), else 0 and toff ends at -1.
+ */
+static inline __attribute__((always_inline)) void
+dw8_pixels(const int T, const float *sp, int64_t ps, const __m256 *wv,
+    const int64_t *toff, __m256 vb, __m256 r[8])
+{
+	int l, t;
+
+#define DW8_TAP do {							\
+	const float *q = p + toff[t];					\
+	a0 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(q), a0);		\
+	a1 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(q + ps), a1);	\
+	a2 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(q + 2 * ps), a2);	\
+	a3 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(q + 3 * ps), a3);	\
+} while (0)
+
+	for (l = 0; l < 8; l += 4) {
+		__m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+		const float *p = sp + l * ps;
+		if (T)
+			for (t = 0; t < T; t++)
+				DW8_TAP;
+		else
+			for (t = 0; toff[t] >= 0; t++)
+				DW8_TAP;
+		r[l] = a0;
+		r[l + 1] = a1;
+		r[l + 2] = a2;
+		r[l + 3] = a3;
+	}
+}
+
+/*
+ * Eight depthwise channels of a 2-D image at once, vectorised across the
+ * channels: the eight input planes are interleaved (zero-padded) into
+ * buf as rows of [pixel][8 channels], every tap is then one load and one
+ * FMA for eight outputs, and the results are transposed back into the
+ * eight output planes.  Channels m0..m0+nch (nch <= 8) of image b.
+ */
+static void
+dw_group8(const conv_geom *g, const float *x, const float *w,
+    const float *bias, float *y, int64_t b, int64_t m0, int nch, float *buf)
+{
+	const int64_t I1 = g->in[1], I2 = g->in[2], O1 = g->out[1];
+	const int64_t O2 = g->out[2], K2 = g->k[2], nt = g->k[1] * K2;
+	const int64_t sh = g->s[1], sw = g->s[2], dh = g->d[1], dw = g->d[2];
+	const int64_t RH = (O1 - 1) * sh + (g->k[1] - 1) * dh + 1;
+	const int64_t RW = dw8_width(g), ph = g->pb[1], pw = g->pb[2];
+	const float *xp[8];
+	float *yp[8];
+	__m256 wv[64], vb, r[8];
+	float wt[8];
+	int64_t rr, c, oh, ow, t, toff[65];
+	int l;
+
+	for (l = 0; l < 8; l++) {
+		int64_t m = m0 + (l < nch ? l : nch - 1);
+		xp[l] = x + (b * g->c + m / g->mg) * g->insz;
+		yp[l] = y + (b * g->m + m) * g->outsz;
+		wt[l] = bias ? bias[m] : 0;
+	}
+	vb = _mm256_loadu_ps(wt);
+	for (t = 0; t < nt; t++) {
+		for (l = 0; l < 8; l++)
+			wt[l] = w[(m0 + (l < nch ? l : nch - 1)) * nt + t];
+		wv[t] = _mm256_loadu_ps(wt);
+		toff[t] = ((t / K2) * dh * RW + (t % K2) * dw) * 8;
+	}
+	toff[nt] = -1;
+	/* Interleave: buf[r][c][l] = x_l[r - ph][c - pw], or 0. */
+	for (rr = 0; rr < RH; rr++) {
+		int64_t ih = rr - ph, lo = min64(pw, RW), hi;
+		float *d = buf + rr * RW * 8;
+		if (ih < 0 || ih >= I1) {
+			memset(d, 0, sizeof(float) * RW * 8);
+			continue;
+		}
+		hi = min64(pw + I2, RW);
+		memset(d, 0, sizeof(float) * lo * 8);
+		for (c = lo; c + 8 <= hi; c += 8) {
+			for (l = 0; l < 8; l++)
+				r[l] = _mm256_loadu_ps(xp[l] + ih * I2 + c - pw);
+			tr8(r);
+			for (l = 0; l < 8; l++)
+				_mm256_storeu_ps(d + (c + l) * 8, r[l]);
+		}
+		if (c < hi) {
+			/* The last few pixels, under a mask. */
+			__m256i mk = lane_mask((int)(hi - c));
+			for (l = 0; l < 8; l++)
+				r[l] = _mm256_maskload_ps(xp[l] + ih * I2 + c -
+				    pw, mk);
+			tr8(r);
+			for (l = 0; l < hi - c; l++)
+				_mm256_storeu_ps(d + (c + l) * 8, r[l]);
+		}
+		memset(d + max64(hi, lo) * 8, 0, sizeof(float) *
+		    (RW - max64(hi, lo)) * 8);
+	}
+	/* Eight output pixels (of eight channels) at a time. */
+	for (oh = 0; oh < O1; oh++) {
+		const float *row = buf + oh * sh * RW * 8;
+		for (ow = 0; ow < O2; ow += 8) {
+			const float *sp = row + ow * sw * 8;
+			if (nt == 9)
+				dw8_pixels(9, sp, sw * 8, wv, toff, vb, r);
+			else
+				dw8_pixels(0, sp, sw * 8, wv, toff, vb, r);
+			tr8(r);
+			if (ow + 8 <= O2) {
+				for (l = 0; l < nch; l++)
+					_mm256_storeu_ps(yp[l] + oh * O2 + ow,
+					    r[l]);
+			} else {
+				__m256i mk = lane_mask((int)(O2 - ow));
+				for (l = 0; l < nch; l++)
+					_mm256_maskstore_ps(yp[l] + oh * O2 +
+					    ow, mk, r[l]);
+			}
+		}
+	}
+}
+
+/*
+ * Depthwise (one input channel per group).  2-D images with up to 64
+ * taps go eight channels at a time (dw_group8), or a padded plane at a
+ * time when eight planes would not fit the buffer; anything else row by
+ * row.
  */
 static void
 conv_depthwise(const conv_geom *g, const float *x, const float *w,
     const float *bias, float *y, int nthreads)
 {
-	int64_t planes = g->n * g->m, pl;
-	int64_t O0 = g->out[0], O1 = g->out[1], O2 = g->out[2];
-	int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
-	int64_t K0 = g->k[0], K1 = g->k[1], K2 = g->k[2];
-	int64_t sw = g->s[2];
+	const int64_t O1 = g->out[1], O2 = g->out[2], sw = g->s[2];
+	const int64_t RH = (O1 - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+	const int64_t RW = (O2 - 1) * sw + (g->k[2] - 1) * g->d[2] + 1;
+	const int64_t bufsz = sw * RH * ((RW + sw - 1) / sw + 32);
+	const int64_t buf8 = RH * dw8_width(g) * 8;
+	const int two_d = g->out[0] == 1 && g->in[0] == 1 && g->k[0] == 1 &&
+	    g->k[1] * g->k[2] <= 64;
+	const int fast2d = two_d && bufsz < ((int64_t)1 << 26);
+	const int64_t groups = (g->m + 7) / 8;
+	int64_t planes = g->n * g->m, pl, t;
 
+	if (two_d && buf8 < ((int64_t)1 << 23)) {
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1 && \
+    g->n * groups > 1 && planes * g->outsz * g->ksz > 65536) schedule(static)
+		for (t = 0; t < g->n * groups; t++) {
+			int64_t b = t / groups, m0 = t % groups * 8;
+			float *buf = aoe_sgemm_tlbuf(2, (size_t)buf8);
+			int nch = (int)min64(8, g->m - m0);
+			if (buf != NULL)
+				dw_group8(g, x, w, bias, y, b, m0, nch, buf);
+			else
+				for (int l = 0; l < nch; l++)
+					dw_plane(g, x + (b * g->c + (m0 + l) /
+					    g->mg) * g->insz, w + (m0 + l) *
+					    g->ksz, bias ? bias[m0 + l] : 0,
+					    y + (b * g->m + m0 + l) * g->outsz);
+		}
+		return;
+	}
 #pragma omp parallel for num_threads(nthreads) if (nthreads > 1 && \
     planes > 1 && planes * g->outsz * g->ksz > 65536) schedule(static)
 	for (pl = 0; pl < planes; pl++) {
@@ -718,60 +1145,12 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 		const float *xp = x + (b * g->c + ci) * g->insz;
 		const float *wp = w + m * g->ksz;
 		float *yp = y + pl * g->outsz, bv = bias ? bias[m] : 0;
-		int64_t od, oh, ow, kd, kh, kw;
+		float *buf = fast2d ? aoe_sgemm_tlbuf(2, (size_t)bufsz) : NULL;
 
-		for (od = 0; od < O0; od++)
-			for (oh = 0; oh < O1; oh++) {
-				float *restrict yr = yp + (od * O1 + oh) * O2;
-				for (ow = 0; ow < O2; ow++)
-					yr[ow] = bv;
-				for (kd = 0; kd < K0; kd++) {
-					int64_t id = od * g->s[0] - g->pb[0] +
-					    kd * g->d[0];
-					if (id < 0 || id >= I0)
-						continue;
-					for (kh = 0; kh < K1; kh++) {
-						int64_t ih = oh * g->s[1] -
-						    g->pb[1] + kh * g->d[1];
-						if (ih < 0 || ih >= I1)
-							continue;
-						const float *restrict xr = xp +
-						    (id * I1 + ih) * I2;
-						const float *wr = wp +
-						    (kd * K1 + kh) * K2;
-						for (kw = 0; kw < K2; kw++) {
-							int64_t off = kw *
-							    g->d[2] - g->pb[2];
-							int64_t lo = off >= 0 ?
-							    0 : ceildiv(-off,
-							    sw);
-							int64_t hi = floordiv(
-							    I2 - 1 - off, sw) +
-							    1;
-							float wv = wr[kw];
-							lo = min64(lo, O2);
-							hi = min64(hi, O2);
-							if (sw == 1)
-								for (ow = lo;
-								    ow < hi;
-								    ow++)
-									yr[ow] +=
-									    wv *
-									    xr[ow +
-									    off];
-							else
-								for (ow = lo;
-								    ow < hi;
-								    ow++)
-									yr[ow] +=
-									    wv *
-									    xr[ow *
-									    sw +
-									    off];
-						}
-					}
-				}
-			}
+		if (buf != NULL)
+			dw_plane2d(g, xp, wp, bv, yp, buf);
+		else
+			dw_plane(g, xp, wp, bv, yp);
 	}
 }
 
@@ -793,6 +1172,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
 	aoe_gemm_ex xe;
 	packb_ctx ctx;
+	int fail = 0;
 
 	memset(&xe, 0, sizeof(xe));
 	xe.m = cg->mg;
@@ -802,6 +1182,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	xe.a = w + gi * cg->mg * K;
 	xe.lda = K;
 	xe.apack = q && q->wpack ? q->wpack + gi * q->wstride : NULL;
+	xe.apack_id = q ? q->id : 0;
 	xe.bias = bias ? bias + gi * cg->mg : NULL;
 	xe.ldc = cg->outsz;
 	xe.n = cg->outsz;
@@ -814,15 +1195,20 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	case ALGO_IMPLICIT:
 		ctx.g = cg;
 		ctx.x = xg;
+		ctx.fail = &fail;
 		xe.packb = conv_packb;
 		xe.ctx = &ctx;
-		return aoe_sgemm_ex(&xe, nth, k->sched);
+		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
+			return -1;
+		return 0;
 	}
 	/* Explicit im2col, a tile of columns at a time. */
 	tile = im2col_tile(cg, K, k->sched);
 	for (j0 = 0; j0 < cg->outsz; j0 += tile) {
 		int64_t len = min64(tile, cg->outsz - j0);
 		float *col = k->scratch;
+#pragma omp parallel for num_threads(nth) if (nth > 1 && K * len > 65536) \
+    schedule(static)
 		for (p = 0; p < K; p++) {
 			int64_t c = p / cg->ksz, r = p % cg->ksz;
 			im2col_row(cg, xg + c * cg->insz,
@@ -848,7 +1234,6 @@ conv_run(aoe_kctx *k)
 	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
 	const float *bias = bt ? bt->data : NULL;
 	float *y = aoe_out(g, n, 0)->data;
-	const conv_priv *q = n->priv;
 	conv_geom cg;
 	int64_t K, jobs, t;
 	int rc, algo, outer, par, fail = 0;
@@ -857,7 +1242,7 @@ conv_run(aoe_kctx *k)
 		return rc;
 	if (cg.n == 0 || cg.m == 0 || cg.outsz == 0)
 		return 0;
-	algo = q ? q->algo : conv_algo(&cg, k->sched);
+	algo = conv_algo(&cg, k->sched);
 	K = cg.cg * cg.ksz;
 	if (K == 0) {
 		/* No input channels: the bias alone. */
@@ -958,13 +1343,14 @@ convt_prepare(aoe_graph *g, aoe_node *n)
 		aoe_sgemm_pack(0, 1, rows, cg.cg, (const float *)w->data +
 		    gi * cg.cg * rows, rows, q->wpack + gi * q->wstride,
 		    &n->sched);
+	q->id = aoe_sgemm_pack_id(0, &n->sched);
 	return 0;
 }
 
 static void
 convt_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
-	aoe_sched_set(s, "par", 0);
+	aoe_sched_set(s, "batch_par", -1);
 	aoe_sched_set(s, "mr", 6);
 	aoe_sched_set(s, "nr", 16);
 	aoe_sched_set(s, "mc", 144);
@@ -1021,19 +1407,65 @@ col2im_plane(const conv_geom *g, const float *col, int64_t len, int64_t j0,
 	}
 }
 
+/*
+ * One image and group of a ConvTranspose, tile columns at a time through
+ * col (rows x tile floats), on nth threads.
+ */
+static int
+convt_job(const aoe_kctx *k, const conv_geom *cg, int64_t t, int64_t tile,
+    float *col, int nth)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
+	float *y = aoe_out(g, n, 0)->data;
+	const conv_priv *q = n->priv;
+	int64_t b = t / cg->group, gi = t % cg->group, j0, mo;
+	int64_t rows = cg->mg * cg->ksz;
+	const float *xg = x + (b * cg->c + gi * cg->cg) * cg->insz;
+	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
+	aoe_gemm_ex xe;
+
+	memset(&xe, 0, sizeof(xe));
+	xe.transa = 1;
+	xe.m = rows;
+	xe.k = cg->cg;
+	xe.alpha = 1;
+	xe.beta = 0;
+	xe.a = w + gi * cg->cg * rows;
+	xe.lda = rows;
+	xe.apack = q && q->wpack ? q->wpack + gi * q->wstride : NULL;
+	xe.apack_id = q ? q->id : 0;
+	xe.ldb = cg->insz;
+	xe.c = col;
+	for (j0 = 0; j0 < cg->insz; j0 += tile) {
+		int64_t len = min64(tile, cg->insz - j0);
+
+		xe.n = len;
+		xe.b = xg + j0;
+		xe.ldc = len;
+		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
+			return -1;
+#pragma omp parallel for num_threads(nth) if (nth > 1 && cg->mg > 1 && \
+    rows * len > 32768) schedule(static)
+		for (mo = 0; mo < cg->mg; mo++)
+			col2im_plane(cg, col + mo * cg->ksz * len, len, j0,
+			    yg + mo * cg->outsz);
+	}
+	return 0;
+}
+
 static int
 convt_run(aoe_kctx *k)
 {
 	const aoe_graph *g = k->g;
 	const aoe_node *n = k->n;
 	const aoe_tensor *bt = aoe_in(g, n, 2);
-	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
 	const float *bias = bt ? bt->data : NULL;
 	float *y = aoe_out(g, n, 0)->data;
-	const conv_priv *q = n->priv;
 	conv_geom cg;
-	int64_t rows, tile, b, gi, j0, t, cap;
-	int rc;
+	int64_t rows, tile, t, cap, jobs;
+	int rc, par, outer, fail = 0;
 
 	if ((rc = conv_geom_of(g, n, 1, &cg)) < 0)
 		return rc;
@@ -1055,44 +1487,37 @@ convt_run(aoe_kctx *k)
 	if (tile <= 0)
 		tile = cap;
 	tile = max64(1, min64(min64(tile, cap), cg.insz));
-	for (b = 0; b < cg.n; b++)
-		for (gi = 0; gi < cg.group; gi++) {
-			const float *xg = x + (b * cg.c + gi * cg.cg) *
-			    cg.insz;
-			float *yg = y + (b * cg.m + gi * cg.mg) * cg.outsz;
-			for (j0 = 0; j0 < cg.insz; j0 += tile) {
-				int64_t len = min64(tile, cg.insz - j0), mo;
-				float *col = k->scratch;
-				aoe_gemm_ex xe;
-
-				memset(&xe, 0, sizeof(xe));
-				xe.transa = 1;
-				xe.m = rows;
-				xe.n = len;
-				xe.k = cg.cg;
-				xe.alpha = 1;
-				xe.beta = 0;
-				xe.a = w + gi * cg.cg * rows;
-				xe.lda = rows;
-				xe.apack = q && q->wpack ? q->wpack +
-				    gi * q->wstride : NULL;
-				xe.b = xg + j0;
-				xe.ldb = cg.insz;
-				xe.c = col;
-				xe.ldc = len;
-				if (aoe_sgemm_ex(&xe, k->nthreads,
-				    k->sched) < 0)
-					return aoe_err(AOE_ENOMEM, "%s '%s': "
-					    "out of memory", n->op_type,
-					    n->name);
-#pragma omp parallel for num_threads(k->nthreads) if (k->nthreads > 1 && \
-    cg.mg > 1 && rows * len > 32768) schedule(static)
-				for (mo = 0; mo < cg.mg; mo++)
-					col2im_plane(&cg, col + mo * cg.ksz *
-					    len, len, j0, yg + mo * cg.outsz);
-			}
+	/*
+	 * As for Conv: threads over images and groups (each with its own
+	 * column buffer) when there are enough, else inside each job.
+	 */
+	jobs = cg.n * cg.group;
+	par = (int)aoe_sched_get(k->sched, "batch_par", -1);
+	if (par >= 0)
+		outer = par == 1;
+	else
+		outer = jobs >= k->nthreads && (jobs % k->nthreads == 0 ||
+		    jobs >= 4 * k->nthreads ||
+		    (double)rows * cg.cg * cg.insz < 4e6);
+	if (k->nthreads < 2)
+		outer = 0;
+	if (!outer) {
+		for (t = 0; t < jobs; t++)
+			if (convt_job(k, &cg, t, tile, k->scratch,
+			    k->nthreads) < 0)
+				fail = 1;
+	} else {
+#pragma omp parallel for num_threads(k->nthreads) schedule(static) \
+    reduction(|:fail)
+		for (t = 0; t < jobs; t++) {
+			float *col = aoe_sgemm_tlbuf(2, (size_t)(rows * tile));
+			if (col == NULL || convt_job(k, &cg, t, tile, col,
+			    1) < 0)
+				fail = 1;
 		}
-	return 0;
+	}
+	return fail ? aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+	    n->op_type, n->name) : 0;
 }
 
 const aoe_op aoe_ops_conv[] = {

@@ -2,11 +2,16 @@
  * k_elem.c - element-wise kernels: unary float math, broadcasting binary
  * arithmetic, comparisons, logic and Where.
  *
- * Unary float ops run on float32; Neg, Abs and Relu also on the signed
- * integer types.  Add, Sub, Mul, Div, Max, Min, Sum and Mean run on every
- * numeric type (float32, float64, int8..int64, uint8..uint64), as do the
- * comparisons (whose output is bool, one byte).  Pow takes a float32,
- * float64, int32 or int64 base with an exponent of any numeric type.
+ * Unary float ops (Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
+ * Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Floor, Ceil, Round,
+ * Elu, Selu, Celu, Softplus, Softsign, ThresholdedRelu, Shrink, Sign,
+ * Sin, Cos) run on float32; Neg, Abs, Relu and Sign also on the signed
+ * integers.  Clip runs on every numeric type.  Add, Sub, Mul, Div, Mod,
+ * Max, Min, Sum and Mean run on every numeric type (float32, float64,
+ * int8..int64, uint8..uint64), as do the comparisons (whose output is
+ * bool, one byte).  Pow takes a float32, float64, int32 or int64 base with
+ * an exponent of any numeric type.  And, Or, Xor and Not take bool; Where
+ * any fixed-size type; IsNaN and IsInf float32 and float64.
  *
  * Broadcasting (numpy multidirectional) collapses the output shape into
  * runs: size-1 dimensions are dropped and neighbours that are contiguous in
@@ -21,12 +26,13 @@
  *         min(nthreads, n / par) threads, so small nodes stay on one
  *         thread.  Default 32768; searched over 4096..1048576 (powers of
  *         two).  0 forces one thread.
- *   vec   1: the AVX2+FMA polynomial kernels for exp, log, tanh, sigmoid
- *         and erf (about 1-2 ulp; erf within 1e-6 absolute), 0: the C
- *         library, one element at a time.  Default 1; {0, 1}.
- *   tile  elements of the innermost run handed to one call of a loop,
- *         for the unary kernels (bounds the working set per chunk).
- *         Default 16384; searched over 1024..65536 (powers of two).
+ *   vec   unary float ops: 1 the AVX2+FMA kernels (polynomial exp, log,
+ *         tanh, sigmoid and erf, about 1-2 ulp, erf within 4e-7
+ *         absolute; min/max/blend for the clamps), 0 plain C loops with
+ *         the C library's functions.  Default 1; {0, 1}.
+ *   tile  unary ops: elements handed to one call of the inner loop (the
+ *         unit of the thread split).  Default 16384; searched over
+ *         1024..65536 (powers of two).
  */
 #include <float.h>
 #include <math.h>
@@ -69,7 +75,9 @@ elem_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 	if (strcmp(n->op_type, "Exp") == 0 || strcmp(n->op_type, "Log") == 0 ||
 	    strcmp(n->op_type, "Tanh") == 0 ||
 	    strcmp(n->op_type, "Sigmoid") == 0 ||
-	    strcmp(n->op_type, "Erf") == 0)
+	    strcmp(n->op_type, "Erf") == 0 || strcmp(n->op_type, "Elu") == 0 ||
+	    strcmp(n->op_type, "Selu") == 0 || strcmp(n->op_type, "Celu") == 0 ||
+	    strcmp(n->op_type, "Softplus") == 0)
 		aoe_sched_set(s, "vec", DEF_VEC);
 }
 
@@ -418,6 +426,77 @@ DEF_UNARY(u_floor, 0, floorf(v))
 DEF_UNARY(u_ceil, 0, ceilf(v))
 #endif
 
+/* The exponential family: Elu, Selu, Celu, Softplus. */
+static inline float
+s_softplus(float v)
+{
+	return (v > 0.0f ? v : 0.0f) + log1pf(expf(-fabsf(v)));
+}
+
+#ifdef HAVE_AVX2
+static inline __m256
+v_elu(__m256 v, __m256 a)
+{
+	__m256 e = _mm256_mul_ps(a, _mm256_sub_ps(v_exp(v), V1(1.0f)));
+
+	return _mm256_blendv_ps(v, e, _mm256_cmp_ps(v, _mm256_setzero_ps(),
+	    _CMP_LT_OQ));
+}
+
+static inline __m256
+v_selu(__m256 v, __m256 a, __m256 g)
+{
+	__m256 e = _mm256_fmsub_ps(a, v_exp(v), a);
+
+	return _mm256_mul_ps(g, _mm256_blendv_ps(v, e, _mm256_cmp_ps(v,
+	    _mm256_setzero_ps(), _CMP_LE_OQ)));
+}
+
+static inline __m256
+v_celu(__m256 v, __m256 a)
+{
+	__m256 e = _mm256_mul_ps(a, _mm256_sub_ps(v_exp(_mm256_div_ps(v, a)),
+	    V1(1.0f)));
+
+	return _mm256_add_ps(_mm256_max_ps(_mm256_setzero_ps(), v),
+	    _mm256_min_ps(_mm256_setzero_ps(), e));
+}
+
+static inline __m256
+v_softplus(__m256 v)
+{
+	__m256 ax = _mm256_andnot_ps(V1(-0.0f), v);
+	__m256 l = v_log(_mm256_add_ps(V1(1.0f), v_exp(_mm256_sub_ps(
+	    _mm256_setzero_ps(), ax))));
+
+	return _mm256_add_ps(_mm256_max_ps(_mm256_setzero_ps(), v), l);
+}
+
+DEF_UNARY(u_elu, v_elu(v, va), v < 0.0f ? a_ * (expf(v) - 1.0f) : v)
+DEF_UNARY(u_selu, v_selu(v, va, vb), v > 0.0f ? b_ * v :
+    b_ * (a_ * expf(v) - a_))
+DEF_UNARY(u_celu, v_celu(v, va), (v > 0.0f ? v : 0.0f) +
+    fminf(0.0f, a_ * (expf(v / a_) - 1.0f)))
+DEF_UNARY(u_softplus, v_softplus(v), s_softplus(v))
+DEF_UNARY(u_softsign, _mm256_div_ps(v, _mm256_add_ps(V1(1.0f),
+    _mm256_andnot_ps(V1(-0.0f), v))), v / (1.0f + fabsf(v)))
+DEF_UNARY(u_round, _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT |
+    _MM_FROUND_NO_EXC), nearbyintf(v))
+#else
+DEF_UNARY(u_elu, 0, v < 0.0f ? a_ * (expf(v) - 1.0f) : v)
+DEF_UNARY(u_selu, 0, v > 0.0f ? b_ * v : b_ * (a_ * expf(v) - a_))
+DEF_UNARY(u_celu, 0, (v > 0.0f ? v : 0.0f) +
+    fminf(0.0f, a_ * (expf(v / a_) - 1.0f)))
+DEF_UNARY(u_softplus, 0, s_softplus(v))
+DEF_UNARY(u_softsign, 0, v / (1.0f + fabsf(v)))
+DEF_UNARY(u_round, 0, nearbyintf(v))
+#endif
+DEF_SIMPLE(u_thresholdedrelu, v > a_ ? v : 0.0f)
+DEF_SIMPLE(u_shrink, v < -a_ ? v + b_ : v > a_ ? v - b_ : 0.0f)
+DEF_SIMPLE(u_sign, v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v)
+DEF_SIMPLE(u_sin, sinf(v))
+DEF_SIMPLE(u_cos, cosf(v))
+
 static const struct {
 	const char *op;
 	ufn fn;
@@ -428,6 +507,11 @@ static const struct {
 	{ "Sqrt", u_sqrt }, { "Exp", u_exp }, { "Log", u_log },
 	{ "Neg", u_neg }, { "Abs", u_abs }, { "Reciprocal", u_reciprocal },
 	{ "Floor", u_floor }, { "Ceil", u_ceil }, { "Identity", u_copy },
+	{ "Elu", u_elu }, { "Selu", u_selu }, { "Celu", u_celu },
+	{ "Softplus", u_softplus }, { "Softsign", u_softsign },
+	{ "Round", u_round }, { "ThresholdedRelu", u_thresholdedrelu },
+	{ "Shrink", u_shrink }, { "Sign", u_sign }, { "Sin", u_sin },
+	{ "Cos", u_cos },
 };
 
 static ufn
@@ -482,7 +566,7 @@ iun_##T(int op, void *o_, const void *x_, int64_t n)			\
 		T v = x[i];						\
 		T neg = (T)(UT)(0u - (UT)v);				\
 		o[i] = op == 0 ? neg : op == 1 ? (v < 0 ? neg : v) :	\
-		    (v < 0 ? 0 : v);					\
+		    op == 2 ? (v < 0 ? 0 : v) : (T)((v > 0) - (v < 0));	\
 	}								\
 }
 INT_UNARY(int8_t, uint32_t)
@@ -501,7 +585,8 @@ unary_infer(aoe_graph *g, aoe_node *n)
 	x = aoe_in(g, n, 0);
 	dt = x->dtype;
 	intok = strcmp(n->op_type, "Neg") == 0 ||
-	    strcmp(n->op_type, "Abs") == 0 || strcmp(n->op_type, "Relu") == 0;
+	    strcmp(n->op_type, "Abs") == 0 || strcmp(n->op_type, "Relu") == 0 ||
+	    strcmp(n->op_type, "Sign") == 0;
 	if (dt != AOE_F32 && !(intok && (dt == AOE_I8 || dt == AOE_I16 ||
 	    dt == AOE_I32 || dt == AOE_I64)))
 		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
@@ -522,7 +607,8 @@ unary_run(aoe_kctx *k)
 
 	if (x->dtype != AOE_F32) {
 		op = strcmp(n->op_type, "Neg") == 0 ? 0 :
-		    strcmp(n->op_type, "Abs") == 0 ? 1 : 2;
+		    strcmp(n->op_type, "Abs") == 0 ? 1 :
+		    strcmp(n->op_type, "Relu") == 0 ? 2 : 3;
 		switch (x->dtype) {
 		case AOE_I8:
 			iun_int8_t(op, y->data, x->data, numel);
@@ -550,6 +636,16 @@ unary_run(aoe_kctx *k)
 	else if (strcmp(n->op_type, "HardSigmoid") == 0) {
 		p.a = aoe_attr_float(n, "alpha", 0.2f);
 		p.b = aoe_attr_float(n, "beta", 0.5f);
+	} else if (strcmp(n->op_type, "Elu") == 0 ||
+	    strcmp(n->op_type, "Celu") == 0 ||
+	    strcmp(n->op_type, "ThresholdedRelu") == 0)
+		p.a = aoe_attr_float(n, "alpha", 1.0f);
+	else if (strcmp(n->op_type, "Selu") == 0) {
+		p.a = aoe_attr_float(n, "alpha", 1.67326319217681884765625f);
+		p.b = aoe_attr_float(n, "gamma", 1.05070102214813232421875f);
+	} else if (strcmp(n->op_type, "Shrink") == 0) {
+		p.a = aoe_attr_float(n, "lambd", 0.5f);
+		p.b = aoe_attr_float(n, "bias", 0.0f);
 	}
 	unary_apply(fn, y->data, x->data, numel, &p, k);
 	return 0;
@@ -583,6 +679,46 @@ not_run(aoe_kctx *k)
 
 	for (i = 0; i < numel; i++)
 		ys[i] = !xs[i];
+	return 0;
+}
+
+/*
+ * IsNaN and IsInf (detect_negative, detect_positive): float to bool.
+ */
+static int
+isx_infer(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *x;
+	int rc;
+
+	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+		return rc;
+	x = aoe_in(g, n, 0);
+	if (x->dtype != AOE_F32 && x->dtype != AOE_F64)
+		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
+		    "(float32 and float64 only)", n->op_type, n->name,
+		    aoe_dtype_name(x->dtype));
+	return aoe_set_output(g, n, 0, AOE_BOOL, x->ndim, x->dims);
+}
+
+static int
+isx_run(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
+	int nan = strcmp(n->op_type, "IsNaN") == 0;
+	int neg = aoe_attr_int(n, "detect_negative", 1) != 0;
+	int pos = aoe_attr_int(n, "detect_positive", 1) != 0;
+	int64_t i, numel = aoe_tensor_numel(x);
+	uint8_t *ys = y->data;
+
+	for (i = 0; i < numel; i++) {
+		double v = x->dtype == AOE_F32 ? ((const float *)x->data)[i] :
+		    ((const double *)x->data)[i];
+
+		ys[i] = nan ? v != v : (isinf(v) && ((v > 0 && pos) ||
+		    (v < 0 && neg)));
+	}
 	return 0;
 }
 
@@ -956,6 +1092,46 @@ static const bfn tab_gt[NTYPES] = { FOR_TYPES(X_ENTRY, GT) };
 static const bfn tab_le[NTYPES] = { FOR_TYPES(X_ENTRY, LE) };
 static const bfn tab_ge[NTYPES] = { FOR_TYPES(X_ENTRY, GE) };
 
+/*
+ * Mod: fmod = 1 truncates (C's %, fmod); fmod = 0 takes the sign of the
+ * divisor (Python's %), integers only.  A zero divisor gives 0.
+ */
+static inline int64_t
+pymod(int64_t x, int64_t y, int fm)
+{
+	int64_t r;
+
+	if (y == 0 || y == -1)
+		return 0;
+	r = x % y;
+	if (!fm && r != 0 && ((r < 0) != (y < 0)))
+		r += y;
+	return r;
+}
+
+#define DEF_MOD(name, T, K)						\
+static void								\
+name(void *o_, const void *a_, const void *b_, const void *c_,		\
+    int64_t n, int sa, int sb, int sc, const void *prm)			\
+{									\
+	T *po = o_;							\
+	const T *pa = a_, *pb = b_;					\
+	int fm = *(const int *)prm;					\
+	int64_t i;							\
+									\
+	(void)fm;							\
+	for (i = 0; i < n; i++) {					\
+		T x = pa[sa ? i : 0], y = pb[sb ? i : 0];		\
+		po[i] = MOD_##K(T);					\
+	}								\
+}
+#define MOD_F(T) ((T)fmod(x, y))
+#define MOD_S(T) ((T)pymod(x, y, fm))
+#define MOD_U(T) (y == 0 ? (T)0 : (T)(x % y))
+#define X_MOD(OP, sfx, T, UT, K, code) DEF_MOD(b_MOD_##sfx, T, K)
+FOR_TYPES(X_MOD, MOD)
+static const bfn tab_mod[NTYPES] = { FOR_TYPES(X_ENTRY, MOD) };
+
 /* Bool logic, and Equal on bool. */
 DEF_BIN(b_and, uint8_t, uint8_t, (x != 0) & (y != 0))
 DEF_BIN(b_or, uint8_t, uint8_t, (x != 0) | (y != 0))
@@ -1137,7 +1313,7 @@ scale_mean(void *o, int dt, int64_t numel, int cnt)
 /*
  * Binary and variadic ops.
  */
-enum { K_ARITH, K_CMP, K_LOGIC, K_POW, K_PRELU, K_WHERE, K_VAR };
+enum { K_ARITH, K_CMP, K_LOGIC, K_POW, K_PRELU, K_WHERE, K_VAR, K_MOD };
 
 static const struct bop {
 	const char *op;
@@ -1149,6 +1325,7 @@ static const struct bop {
 	{ "Sub", K_ARITH, tab_sub, NULL },
 	{ "Mul", K_ARITH, tab_mul, NULL },
 	{ "Div", K_ARITH, tab_div, NULL },
+	{ "Mod", K_MOD, tab_mod, NULL },
 	{ "Equal", K_CMP, tab_eq, NULL },
 	{ "Less", K_CMP, tab_lt, NULL },
 	{ "Greater", K_CMP, tab_gt, NULL },
@@ -1203,6 +1380,13 @@ bin_infer(aoe_graph *g, aoe_node *n)
 	dt = in[0]->dtype;
 	odt = dt;
 	switch (b->kind) {
+	case K_MOD:
+		if ((dt == AOE_F32 || dt == AOE_F64) &&
+		    aoe_attr_int(n, "fmod", 0) != 1)
+			return aoe_err(AOE_EDATA, "%s '%s': fmod must be 1 for "
+			    "%s inputs", n->op_type, n->name,
+			    aoe_dtype_name(dt));
+		/* FALLTHROUGH */
 	case K_ARITH:
 	case K_VAR:
 	case K_CMP:
@@ -1330,7 +1514,7 @@ bin_run(aoe_kctx *k)
 	struct bplan p;
 	struct powprm pp;
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
-	int i, dt, nin;
+	int i, dt, nin, fm;
 	bfn fn;
 	float e;
 
@@ -1371,6 +1555,12 @@ bin_run(aoe_kctx *k)
 	case K_CMP:
 		fn = dt == AOE_BOOL ? b_eqb : b->tab[dt];
 		break;
+	case K_MOD:
+		fm = aoe_attr_int(n, "fmod", 0) != 0;
+		bplan_make(&p, nin, in, y->ndim, y->dims);
+		bplan_run(&p, b->tab[dt], y->data, es[0], ptr, es, &fm,
+		    k->nthreads, grain);
+		return 0;
 	case K_POW:
 		if (dt == AOE_F32 && pow_scalar(in[1], &e) &&
 		    aoe_tensor_numel(y) == aoe_tensor_numel(in[0])) {
@@ -1423,12 +1613,27 @@ const aoe_op aoe_ops_elem[] = {
 	{ "Reciprocal", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Floor", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Ceil", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Elu", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Selu", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Celu", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Softplus", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Softsign", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "ThresholdedRelu", unary_infer, unary_run, NULL,
+	    elem_default_sched },
+	{ "Shrink", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Round", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Sign", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Sin", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Cos", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Clip", clip_infer, clip_run, NULL, elem_default_sched },
 	{ "Not", not_infer, not_run, NULL, NULL },
+	{ "IsNaN", isx_infer, isx_run, NULL, NULL },
+	{ "IsInf", isx_infer, isx_run, NULL, NULL },
 	{ "Add", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Sub", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Mul", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Div", bin_infer, bin_run, NULL, elem_default_sched },
+	{ "Mod", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Pow", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "PRelu", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Max", bin_infer, bin_run, NULL, elem_default_sched },

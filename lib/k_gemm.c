@@ -3,23 +3,32 @@
  *
  * aoe_sgemm() follows Goto's scheme: B is packed into KC x NC panels of
  * NR-wide strips, A into MC x KC blocks of MR-tall strips, and an AVX2/FMA
- * micro-kernel keeps an MR x NR tile of C in registers.  Threads split C
- * into a grid of independent row and column ranges, so that they never
- * wait for each other.  The knobs (all optional):
+ * micro-kernel keeps an MR x NR tile of C in registers (edge tiles use a
+ * kernel of their own size).  Threads split C into a grid of independent
+ * row and column ranges, so that they never wait for each other.  A
+ * k-major B whose panels meet only one block of A is read in place, and
+ * products with one row or one column are matrix-vector loops.  The
+ * knobs (all optional):
  *
  *	mr, nr	micro-kernel shape: 6x16 (default) or 4x24
- *	mc	rows of A per packed block (rounded to mr)
- *	kc	depth of a packed block
- *	nc	columns of B per packed panel (rounded to nr)
+ *	mc	rows of A per packed block (144, rounded to mr)
+ *	kc	depth of a packed block (384)
+ *	nc	columns of B per packed panel (3072, rounded to nr)
  *	par	thread split: 0 auto, 1 rows (M), 2 columns (N)
+ *	packb	-1 auto, 0 read B in place when it is k-major, 1 pack
  *
- * aoe_sgemm_ex() adds what Conv needs: a bias added to each row of C and
- * a caller-supplied B packer (implicit im2col).
+ * The operators add "prepack" (1: pack a constant B once, in prepare)
+ * and, for MatMul, "batch_par" (-1 auto, 1 threads over the batch, 0
+ * threads inside each product).
+ *
+ * aoe_sgemm_ex() adds what Conv needs: a bias added to each row of C, a
+ * caller-supplied B packer (implicit im2col) and operands packed ahead.
  */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "aoe.h"
 
@@ -45,6 +54,8 @@ struct aoe_gemm_ex {
 	const void *ctx;	/* for packb */
 	const float *apack;	/* A packed by aoe_sgemm_pack, or NULL */
 	const float *bpack;	/* B packed by aoe_sgemm_pack, or NULL */
+	int64_t apack_id;	/* their aoe_sgemm_pack_id() */
+	int64_t bpack_id;
 };
 int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
 size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
@@ -52,6 +63,7 @@ size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
 void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
     const float *src, int64_t ld, float *dst, const aoe_sched *s);
 float *aoe_sgemm_tlbuf(int which, size_t nfloats);
+int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
 
 #define MR_MAX 6
 #define NR_MAX 24
@@ -122,7 +134,7 @@ ceildiv(int64_t a, int64_t b)
 static inline __attribute__((always_inline)) void
 ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
-    float alpha, float beta, const float *bias)
+    float alpha, float beta, const float *bias, const float *pf)
 {
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22;
 	__m256 c30, c31, c32, c40, c41, c42, c50, c51, c52;
@@ -144,8 +156,12 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 		if (NV > 2)
 			b2 = _mm256_loadu_ps(b + 16);
 		ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5)
+		_mm_prefetch((const char *)pf, _MM_HINT_T0);
+		if (NV > 2)
+			_mm_prefetch((const char *)(pf + 16), _MM_HINT_T0);
 		a += MR;
 		b += ldb;
+		pf += ldb;
 	}
 	va = _mm256_set1_ps(alpha);
 	vb = _mm256_set1_ps(beta);
@@ -153,14 +169,15 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 }
 
 typedef void ukr_fn(int64_t, const float *, const float *, int64_t, float *,
-    int64_t, float, float, const float *);
+    int64_t, float, float, const float *, const float *);
 
 #define UKR(mr, nv)							\
 static void								\
 ukr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
-    float *c, int64_t ldc, float alpha, float beta, const float *bias)	\
+    float *c, int64_t ldc, float alpha, float beta, const float *bias,	\
+    const float *pf)							\
 {									\
-	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias);	\
+	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias, pf);	\
 }
 
 UKR(1, 1) UKR(2, 1) UKR(3, 1) UKR(4, 1) UKR(5, 1) UKR(6, 1)
@@ -279,10 +296,10 @@ pack_a(const aoe_gemm_ex *x, int64_t i0, int64_t mc, int64_t p0,
 			const float *s = x->a + p0 * x->lda + i0 + i;
 			if (h == 6)
 				for (p = 0; p < kc; p++, s += x->lda)
-					memcpy(dst + p * 6, s, sizeof(float) * 6);
+					memcpy(dst + p * 6, s, 6 * 4);
 			else if (h == 4)
 				for (p = 0; p < kc; p++, s += x->lda)
-					memcpy(dst + p * 4, s, sizeof(float) * 4);
+					memcpy(dst + p * 4, s, 4 * 4);
 			else
 				for (p = 0; p < kc; p++, s += x->lda)
 					for (r = 0; r < h; r++)
@@ -383,6 +400,7 @@ pack_b(const aoe_gemm_ex *x, int64_t p0, int64_t kc, int64_t j0,
  * They are freed when their thread exits.
  */
 #define NTLBUF 3
+#define HUGE_BYTES ((size_t)2 << 20)
 typedef struct tlbufs {
 	float *p[NTLBUF];
 	size_t cap[NTLBUF];
@@ -429,8 +447,19 @@ aoe_sgemm_tlbuf(int which, size_t nfloats)
 	if (b->cap[which] >= nfloats)
 		return b->p[which];
 	free(b->p[which]);
+	/*
+	 * Large buffers go on transparent huge pages where the system
+	 * allows: packed panels span megabytes, and TLB misses on them
+	 * cost a tenth of the speed.
+	 */
 	bytes = (nfloats * sizeof(float) + 4095) & ~(size_t)4095;
-	b->p[which] = aligned_alloc(4096, bytes);
+	if (bytes >= HUGE_BYTES) {
+		bytes = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+		b->p[which] = aligned_alloc(HUGE_BYTES, bytes);
+		if (b->p[which] != NULL)
+			(void)madvise(b->p[which], bytes, MADV_HUGEPAGE);
+	} else
+		b->p[which] = aligned_alloc(4096, bytes);
 	b->cap[which] = b->p[which] ? bytes / sizeof(float) : 0;
 	return b->p[which];
 }
@@ -477,7 +506,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 {
 	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
-	const float *bp;
+	const float *bp, *pf;
 	ukr_fn *f;
 
 	for (jr = 0; jr < nc; jr += nr) {
@@ -488,22 +517,47 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			ld = nr;
 		} else
 			bp = bpanel + jr * bstep;
-		for (ir = 0; ir < mc; ir += mr) {
+		/*
+		 * The first kernel on a strip also prefetches the next strip
+		 * (the same rows when B is read in place), which is its first
+		 * use from far away.
+		 */
+		pf = jr + nr < nc && (jr + 2 * nr <= nc || btail == NULL) ?
+		    bpanel + (jr + nr) * bstep : bp;
+		for (ir = 0; ir < mc; ir += mr, pf = bp) {
 			int64_t nrows = min64(mr, mc - ir);
 			float *cp = c + ir * x->ldc + jr;
 			const float *bi = bias ? bias + ir : NULL;
 			f = ukr_tab[nrows][nv];
 			if (ncols == nv * 8) {
 				f(kc, apanel + ir * kc, bp, ld, cp, x->ldc,
-				    x->alpha, beta, bi);
+				    x->alpha, beta, bi, pf);
 				continue;
 			}
 			f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX,
-			    x->alpha, 0, bi);
+			    x->alpha, 0, bi, pf);
 			edge_store(tile, NR_MAX, cp, x->ldc, nrows, ncols,
 			    beta);
 		}
 	}
+}
+
+/*
+ * Whether B rows ld floats apart can be read in place: a stride of many
+ * cache lines with a large power-of-two factor maps a strip's rows to a
+ * few sets of the (1024-set) L2, which then thrashes.
+ */
+static int
+stride_ok(int64_t ld)
+{
+	int64_t lines, g = 1;
+
+	if ((ld * 4) % 64 != 0)
+		return 1;
+	lines = ld * 4 / 64;
+	while (g < 1024 && lines % (2 * g) == 0)
+		g *= 2;
+	return g <= 16;
 }
 
 /*
@@ -536,7 +590,8 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	 * not be repaid.
 	 */
 	inplace = x->bpack == NULL && x->packb == NULL && !x->transb &&
-	    (bk->packb == 0 || (bk->packb < 0 && mb == 1));
+	    (bk->packb == 0 || (bk->packb < 0 && mb == 1 &&
+	    stride_ok(x->ldb)));
 	if (x->apack == NULL && (abuf = tlbuf(0, (size_t)(MC * KC))) == NULL)
 		return -1;
 	if (x->bpack == NULL && (bbuf = tlbuf(1,
@@ -719,6 +774,19 @@ get_blocking(const aoe_sched *s, blocking *bk)
  * GEMM must run with the same schedule.  aoe_sgemm_packed_size() gives the
  * size in floats.
  */
+/*
+ * The layout of an operand packed for schedule s: a GEMM run with another
+ * schedule whose layout differs ignores the packed copy.
+ */
+int64_t
+aoe_sgemm_pack_id(int which, const aoe_sched *s)
+{
+	blocking bk;
+
+	get_blocking(s, &bk);
+	return ((int64_t)(which ? bk.nr : bk.mr) << 32) | bk.kc;
+}
+
 size_t
 aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
     const aoe_sched *s)
@@ -763,8 +831,9 @@ aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
 }
 
 int
-aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s)
+aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 {
+	aoe_gemm_ex xs = *xin, *x = &xs;
 	blocking bk;
 	int64_t m = x->m, n = x->n, k = x->k, i, j;
 	int tm, tn, par, fail = 0;
@@ -810,6 +879,10 @@ aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s)
 
 	get_blocking(s, &bk);
 	par = (int)aoe_sched_get(s, "par", 0);
+	if (x->apack && x->apack_id != aoe_sgemm_pack_id(0, s))
+		x->apack = NULL;
+	if (x->bpack && x->bpack_id != aoe_sgemm_pack_id(1, s))
+		x->bpack = NULL;
 
 	/* Below ~1 MFLOP a second thread costs more than it gives. */
 	if ((double)m * n * k < 262144.0)
@@ -869,6 +942,7 @@ aoe_sgemm(int transa, int transb, int64_t m, int64_t n, int64_t k,
 /* Prepared state: the constant B operand packed for the schedule. */
 typedef struct gemm_priv {
 	float *bpack;
+	int64_t id;		/* its aoe_sgemm_pack_id() */
 } gemm_priv;
 
 static void
@@ -922,6 +996,7 @@ prepack_b(aoe_graph *g, aoe_node *n, const aoe_tensor *b, int trans,
 	}
 	aoe_sgemm_pack(1, trans, nn, k, b->data, trans ? k : nn, q->bpack,
 	    &n->sched);
+	q->id = aoe_sgemm_pack_id(1, &n->sched);
 	n->priv = q;
 	n->priv_free = gemm_priv_free;
 	return 0;
@@ -1063,6 +1138,7 @@ gemm_run(aoe_kctx *k)
 	x.c = y;
 	x.ldc = nn;
 	x.bpack = q ? q->bpack : NULL;
+	x.bpack_id = q ? q->id : 0;
 	return aoe_sgemm_ex(&x, k->nthreads, k->sched);
 }
 
@@ -1074,7 +1150,7 @@ typedef struct mm_shape {
 	int64_t m, k, n;
 	int nb;				/* batch rank */
 	int64_t batch[AOE_MAXDIM];	/* broadcast batch dims */
-	int64_t sa[AOE_MAXDIM];		/* A's batch strides (0: broadcast) */
+	int64_t sa[AOE_MAXDIM];	/* A's batch strides, 0: broadcast */
 	int64_t sb[AOE_MAXDIM];
 	int64_t nbatch;
 	int a_full, b_single;		/* A has every batch; B has one */
@@ -1242,6 +1318,7 @@ matmul_run(aoe_kctx *kc)
 		x.b = b;
 		x.c = y;
 		x.bpack = q ? q->bpack : NULL;
+		x.bpack_id = q ? q->id : 0;
 		return aoe_sgemm_ex(&x, kc->nthreads, kc->sched);
 	}
 	/*

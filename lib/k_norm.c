@@ -1,8 +1,8 @@
 /*
  * k_norm.c - normalisation and reduction kernels: BatchNormalization
- * (inference), LayerNormalization, Softmax, LogSoftmax and the Reduce
- * family (Mean, Sum, Max, Min, Prod, SumSquare, L1, L2, LogSum,
- * LogSumExp).
+ * (inference), LayerNormalization, InstanceNormalization, LRN, Softmax,
+ * LogSoftmax, Hardmax, ArgMax, ArgMin and the Reduce family (Mean, Sum,
+ * Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp).
  *
  * Every op views its input as [outer][n][inner]: the dimension (or the
  * collapsed run of dimensions) it normalises or reduces, between the
@@ -58,8 +58,9 @@ static void
 norm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
 	aoe_sched_set(s, "par", DEF_PAR);
-	if (strcmp(n->op_type, "BatchNormalization") != 0 &&
-	    strcmp(n->op_type, "LayerNormalization") != 0)
+	if (strncmp(n->op_type, "Reduce", 6) == 0 ||
+	    strcmp(n->op_type, "Softmax") == 0 ||
+	    strcmp(n->op_type, "LogSoftmax") == 0)
 		aoe_sched_set(s, "tile", DEF_TILE);
 	if (strcmp(n->op_type, "Softmax") == 0 ||
 	    strcmp(n->op_type, "LogSoftmax") == 0)
@@ -1111,11 +1112,261 @@ red_run(aoe_kctx *k)
 	return 0;
 }
 
+/*
+ * ArgMax and ArgMin (axis, keepdims, select_last_index): int64 indices
+ * along one axis.  NaN is treated as the extreme, as numpy does.
+ */
+static int
+arg_infer(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *x;
+	int64_t dims[AOE_MAXDIM];
+	int rc, axis, i, nd = 0, keep;
+
+	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+		return rc;
+	x = aoe_in(g, n, 0);
+	if (x->dtype != AOE_F32 && x->dtype != AOE_I64 && x->dtype != AOE_I32)
+		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported",
+		    n->op_type, n->name, aoe_dtype_name(x->dtype));
+	axis = aoe_axis(aoe_attr_int(n, "axis", 0), x->ndim);
+	if (axis < 0)
+		return aoe_err(AOE_EDATA, "%s '%s': axis %lld out of range for "
+		    "rank %d", n->op_type, n->name,
+		    (long long)aoe_attr_int(n, "axis", 0), x->ndim);
+	if (x->dims[axis] == 0)
+		return aoe_err(AOE_EDATA, "%s '%s': the axis is empty",
+		    n->op_type, n->name);
+	keep = aoe_attr_int(n, "keepdims", 1) != 0;
+	for (i = 0; i < x->ndim; i++)
+		if (i != axis)
+			dims[nd++] = x->dims[i];
+		else if (keep)
+			dims[nd++] = 1;
+	return aoe_set_output(g, n, 0, AOE_I64, nd, dims);
+}
+
+static inline double
+ldv(const aoe_tensor *x, int64_t i)
+{
+	switch (x->dtype) {
+	case AOE_F32:
+		return ((const float *)x->data)[i];
+	case AOE_I32:
+		return ((const int32_t *)x->data)[i];
+	}
+	return (double)((const int64_t *)x->data)[i];
+}
+
+static int
+arg_run(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
+	int axis = aoe_axis(aoe_attr_int(n, "axis", 0), x->ndim);
+	int last = aoe_attr_int(n, "select_last_index", 0) != 0;
+	int ismax = strcmp(n->op_type, "ArgMax") == 0;
+	int64_t outer = prod(x->dims, 0, axis), d = x->dims[axis];
+	int64_t inner = prod(x->dims, axis + 1, x->ndim), o;
+	int64_t *ys = y->data;
+
+	for (o = 0; o < outer * inner; o++) {
+		int64_t b = (o / inner) * d * inner + o % inner, best = 0, j;
+		double bv = ldv(x, b);
+
+		for (j = 1; j < d && bv == bv; j++) {
+			double v = ldv(x, b + j * inner);
+
+			if (v != v || (ismax ? (last ? v >= bv : v > bv) :
+			    (last ? v <= bv : v < bv))) {
+				bv = v;
+				best = j;
+			}
+		}
+		ys[o] = best;
+	}
+	return 0;
+}
+
+/*
+ * Hardmax: 1 at the first maximum along the axis, 0 elsewhere.  Before
+ * opset 13 the input is coerced to 2-D at axis (default 1).
+ */
+static int
+hardmax_run(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
+	int64_t outer, d, inner, o, j;
+	const float *xs = x->data;
+	float *ys = y->data;
+	int axis;
+
+	sm_axis(k->g, n, x, &axis);
+	if (x->ndim == 0) {
+		ys[0] = 1.0f;
+		return 0;
+	}
+	outer = prod(x->dims, 0, axis);
+	if (k->g->opset < 13) {
+		d = prod(x->dims, axis, x->ndim);
+		inner = 1;
+	} else {
+		d = x->dims[axis];
+		inner = prod(x->dims, axis + 1, x->ndim);
+	}
+	memset(ys, 0, aoe_tensor_nbytes(y));
+	for (o = 0; o < outer * inner && d > 0; o++) {
+		int64_t b = (o / inner) * d * inner + o % inner, best = 0;
+
+		for (j = 1; j < d; j++)
+			if (xs[b + j * inner] > xs[b + best * inner])
+				best = j;
+		ys[b + best * inner] = 1.0f;
+	}
+	return 0;
+}
+
+/*
+ * InstanceNormalization: each (n, c) plane normalised by its own mean and
+ * variance, then scaled and shifted per channel.
+ */
+static int
+in_infer(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *x, *p;
+	int rc, i;
+
+	if ((rc = need_inputs(g, n, 3, 3)) < 0)
+		return rc;
+	x = aoe_in(g, n, 0);
+	if (x->dtype != AOE_F32)
+		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
+		    "(float32 only)", n->op_type, n->name,
+		    aoe_dtype_name(x->dtype));
+	if (x->ndim < 3)
+		return aoe_err(AOE_EDATA, "%s '%s': input has rank %d, at "
+		    "least 3 expected", n->op_type, n->name, x->ndim);
+	for (i = 1; i < 3; i++) {
+		p = aoe_in(g, n, i);
+		if (p->dtype != AOE_F32 || aoe_tensor_numel(p) != x->dims[1])
+			return aoe_err(AOE_EDATA, "%s '%s': %s must be %lld "
+			    "float32 values", n->op_type, n->name,
+			    i == 1 ? "scale" : "B", (long long)x->dims[1]);
+	}
+	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
+}
+
+static int
+in_run(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
+	const float *sc = aoe_in(k->g, n, 1)->data;
+	const float *bi = aoe_in(k->g, n, 2)->data;
+	float eps = aoe_attr_float(n, "epsilon", 1e-5f);
+	int64_t c = x->dims[1], planes = x->dims[0] * c;
+	int64_t hw = prod(x->dims, 2, x->ndim), t;
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
+	const float *xs = x->data;
+	float *ys = y->data;
+	int nt = nthreads_for(planes * hw, grain, k->nthreads);
+
+	if (hw == 0)
+		return 0;
+	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
+	for (t = 0; t < planes; t++) {
+		const float *xp = xs + t * hw;
+		float *yp = ys + t * hw;
+		float mean = row_sum(xp, hw) / (float)hw, a, b;
+		double v = 0.0;
+		int64_t j;
+
+		for (j = 0; j < hw; j++)
+			v += (double)(xp[j] - mean) * (xp[j] - mean);
+		a = sc[t % c] / sqrtf((float)(v / (double)hw) + eps);
+		b = bi[t % c] - mean * a;
+		for (j = 0; j < hw; j++)
+			yp[j] = xp[j] * a + b;
+	}
+	return 0;
+}
+
+/*
+ * LRN across channels: y = x / (bias + alpha / size * sum of x^2 over
+ * the channels [c - (size-1)/2, c + size/2])^beta.
+ */
+static int
+lrn_infer(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *x;
+	int rc;
+
+	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+		return rc;
+	x = aoe_in(g, n, 0);
+	if (x->dtype != AOE_F32)
+		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
+		    "(float32 only)", n->op_type, n->name,
+		    aoe_dtype_name(x->dtype));
+	if (x->ndim < 2)
+		return aoe_err(AOE_EDATA, "%s '%s': input has rank %d, at "
+		    "least 2 expected", n->op_type, n->name, x->ndim);
+	if (aoe_attr_int(n, "size", 0) < 1)
+		return aoe_err(AOE_EDATA, "%s '%s': size must be positive",
+		    n->op_type, n->name);
+	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
+}
+
+static int
+lrn_run(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
+	float alpha = aoe_attr_float(n, "alpha", 1e-4f);
+	float beta = aoe_attr_float(n, "beta", 0.75f);
+	float bias = aoe_attr_float(n, "bias", 1.0f);
+	int64_t size = aoe_attr_int(n, "size", 1);
+	int64_t nb = x->dims[0], c = x->dims[1], hw = prod(x->dims, 2, x->ndim);
+	int64_t lo = (size - 1) / 2, hi = size - 1 - lo, t;
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
+	const float *xs = x->data;
+	float *ys = y->data;
+	int nt = nthreads_for(nb * c * hw * size, grain, k->nthreads);
+
+	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
+	for (t = 0; t < nb * c; t++) {
+		int64_t ch = t % c, b = t / c, c0, c1, j, q;
+		float *yp = ys + t * hw;
+
+		c0 = ch - lo < 0 ? 0 : ch - lo;
+		c1 = ch + hi >= c ? c - 1 : ch + hi;
+		for (j = 0; j < hw; j++)
+			yp[j] = 0.0f;
+		for (q = c0; q <= c1; q++) {
+			const float *xq = xs + (b * c + q) * hw;
+
+			for (j = 0; j < hw; j++)
+				yp[j] += xq[j] * xq[j];
+		}
+		for (j = 0; j < hw; j++)
+			yp[j] = xs[t * hw + j] / powf(bias + alpha /
+			    (float)size * yp[j], beta);
+	}
+	return 0;
+}
+
 const aoe_op aoe_ops_norm[] = {
 	{ "BatchNormalization", bn_infer, bn_run, NULL, norm_default_sched },
 	{ "LayerNormalization", ln_infer, ln_run, NULL, norm_default_sched },
 	{ "Softmax", sm_infer, sm_run, NULL, norm_default_sched },
 	{ "LogSoftmax", sm_infer, sm_run, NULL, norm_default_sched },
+	{ "Hardmax", sm_infer, hardmax_run, NULL, NULL },
+	{ "InstanceNormalization", in_infer, in_run, NULL,
+	    norm_default_sched },
+	{ "LRN", lrn_infer, lrn_run, NULL, norm_default_sched },
+	{ "ArgMax", arg_infer, arg_run, NULL, NULL },
+	{ "ArgMin", arg_infer, arg_run, NULL, NULL },
 	{ "ReduceSum", red_infer, red_run, NULL, norm_default_sched },
 	{ "ReduceMean", red_infer, red_run, NULL, norm_default_sched },
 	{ "ReduceMax", red_infer, red_run, NULL, norm_default_sched },

@@ -39,6 +39,7 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define HAVE_AVX2 1
+#define V1(x) _mm256_set1_ps(x)
 #endif
 
 #include "aoe.h"
@@ -359,52 +360,87 @@ POOL_GEN(pool_gen_i8, int8_t, INT8_MIN)
  * rows of the window of hrow[row][ow].  For the average, the divisor is
  * the product of the per-axis counts.
  */
+#ifdef HAVE_AVX2
+/* The even elements of p[0..16). */
+static inline __m256
+even8(const float *p)
+{
+	__m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+	__m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e),
+	    _MM_SHUFFLE(3, 1, 2, 0)));
+}
+#endif
+
 static void
 hpass(float *restrict h, const float *restrict line, int64_t ow, int64_t kw,
     int64_t sw, int64_t dw, int avg)
 {
-	int64_t j, t;
+	int64_t j = 0, t;
 
-	if (sw == 1) {
-		memcpy(h, line, (size_t)ow * sizeof(float));
-		for (t = 1; t < kw; t++) {
-			const float *l = line + t * dw;
+#ifdef HAVE_AVX2
+	/* Eight outputs at a time, the kernel width in registers. */
+	if (sw == 1 || sw == 2) {
+		for (; j + 8 <= ow; j += 8) {
+			const float *b = line + j * sw;
+			__m256 acc = sw == 1 ? _mm256_loadu_ps(b) : even8(b);
 
-			if (avg)
-				for (j = 0; j < ow; j++)
-					h[j] += l[j];
-			else
-				for (j = 0; j < ow; j++)
-					h[j] = l[j] > h[j] ? l[j] : h[j];
+			for (t = 1; t < kw; t++) {
+				__m256 v = sw == 1 ? _mm256_loadu_ps(b + t * dw) :
+				    even8(b + t * dw);
+
+				acc = avg ? _mm256_add_ps(acc, v) :
+				    _mm256_max_ps(acc, v);
+			}
+			_mm256_storeu_ps(h + j, acc);
 		}
-	} else if (sw == 2) {
-		for (j = 0; j < ow; j++)
-			h[j] = line[2 * j];
-		for (t = 1; t < kw; t++) {
-			const float *l = line + t * dw;
+	}
+#endif
+	for (; j < ow; j++) {
+		const float *b = line + j * sw;
+		float acc = b[0];
 
-			if (avg)
-				for (j = 0; j < ow; j++)
-					h[j] += l[2 * j];
-			else
-				for (j = 0; j < ow; j++)
-					h[j] = l[2 * j] > h[j] ? l[2 * j] :
-					    h[j];
-		}
-	} else {
-		for (j = 0; j < ow; j++)
-			h[j] = line[sw * j];
 		for (t = 1; t < kw; t++) {
-			const float *l = line + t * dw;
+			float v = b[t * dw];
 
-			if (avg)
-				for (j = 0; j < ow; j++)
-					h[j] += l[sw * j];
-			else
-				for (j = 0; j < ow; j++)
-					h[j] = l[sw * j] > h[j] ? l[sw * j] :
-					    h[j];
+			acc = avg ? acc + v : (v > acc ? v : acc);
 		}
+		h[j] = acc;
+	}
+}
+
+/*
+ * Combine nr row results into one output row: max, or sum times the
+ * reciprocal counts (invh for the row, invw per column).
+ */
+static void
+vpass(float *y, const float *const *rows, int nr, int64_t ow,
+    int avg, float invh, const float *invw)
+{
+	int64_t j = 0;
+	int r;
+
+#ifdef HAVE_AVX2
+	for (; j + 8 <= ow; j += 8) {
+		__m256 acc = _mm256_loadu_ps(rows[0] + j);
+
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm256_add_ps(acc, _mm256_loadu_ps(rows[r] + j)) :
+			    _mm256_max_ps(acc, _mm256_loadu_ps(rows[r] + j));
+		if (avg)
+			acc = _mm256_mul_ps(_mm256_mul_ps(acc,
+			    _mm256_set1_ps(invh)), _mm256_loadu_ps(invw + j));
+		_mm256_storeu_ps(y + j, acc);
+	}
+#endif
+	for (; j < ow; j++) {
+		float acc = rows[0][j];
+
+		for (r = 1; r < nr; r++)
+			acc = avg ? acc + rows[r][j] :
+			    (rows[r][j] > acc ? rows[r][j] : acc);
+		y[j] = avg ? acc * invh * invw[j] : acc;
 	}
 }
 
@@ -413,6 +449,7 @@ struct p2d {
 	int64_t linelen;
 	int avg;
 	const float *invw, *invh;	/* 1/count per axis (average) */
+	const float *ones;		/* OW ones, for partial folds */
 };
 
 /* One plane, output rows [r0, r1). */
@@ -455,34 +492,27 @@ pool2d_rows(const struct p2d *q, const float *x, float *y, float *line,
 	}
 	for (oh = r0; oh < r1; oh++) {
 		float *yr = y + oh * q->OW;
-		int first = 1;
+		const float *rows[64];
+		int nr = 0;
 
 		for (t = 0; t < q->kh; t++) {
-			const float *hr;
-
 			ih = oh * q->sh - q->ph + t * q->dh;
 			if (ih < 0 || ih >= q->H)
 				continue;
-			hr = hb + (ih - ih0) * q->OW;
-			if (first)
-				memcpy(yr, hr, (size_t)q->OW * sizeof(float));
-			else if (q->avg)
-				for (j = 0; j < q->OW; j++)
-					yr[j] += hr[j];
-			else
-				for (j = 0; j < q->OW; j++)
-					yr[j] = hr[j] > yr[j] ? hr[j] : yr[j];
-			first = 0;
+			rows[nr++] = hb + (ih - ih0) * q->OW;
+			if (nr == 64 && t + 1 < q->kh) {
+				/* Very tall kernels: fold as we go. */
+				vpass(yr, rows, nr, q->OW, q->avg, 1.0f, q->ones);
+				rows[0] = yr;
+				nr = 1;
+			}
 		}
-		if (first)
+		if (nr == 0)
 			for (j = 0; j < q->OW; j++)
-				yr[j] = q->avg ? 0.0f : -INFINITY;
-		if (q->avg) {
-			float ih_ = q->invh[oh];
-
-			for (j = 0; j < q->OW; j++)
-				yr[j] *= ih_ * q->invw[j];
-		}
+				yr[j] = q->avg ? NAN : -INFINITY;
+		else
+			vpass(yr, rows, nr, q->OW, q->avg,
+			    q->avg ? q->invh[oh] : 1.0f, q->invw);
 	}
 }
 
@@ -535,9 +565,9 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	if (tile <= 0 || tile > q.OH)
 		tile = q.OH;
 	inv = NULL;
-	q.invh = q.invw = NULL;
+	q.invh = q.invw = q.ones = NULL;
 	if (q.avg) {
-		inv = malloc((size_t)(q.OH + q.OW) * sizeof(float));
+		inv = malloc((size_t)(q.OH + 2 * q.OW) * sizeof(float));
 		if (inv == NULL)
 			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 			    k->n->op_type, k->n->name);
@@ -547,6 +577,9 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 		    p->pe[1], p->cip);
 		q.invh = inv;
 		q.invw = inv + q.OH;
+		for (pl = 0; pl < q.OW; pl++)
+			inv[q.OH + q.OW + pl] = 1.0f;
+		q.ones = inv + q.OH + q.OW;
 	}
 	nt = nthreads_for(planes * (q.H * q.W + q.OH * q.OW), grain,
 	    k->nthreads);
@@ -935,10 +968,54 @@ struct taps {
 	float *w;
 	uint8_t *ex;
 	int ident;
-	/* Tap-major copies for vector gathers: pi[t * out + o], pw[...]. */
-	int32_t *pi;
-	float *pw;
+	/*
+	 * A 2x upscale whose taps repeat with period 2 on [ilo, ihi):
+	 * output 2i + p reads x[i + off[p][t]] with weight pw[p][t].
+	 */
+	int per2;
+	int64_t ilo, ihi, off[2][4];
+	float pw[2][4];
 };
+
+/* Does output pair i follow the period-2 pattern? */
+static int
+per2_match(const struct taps *tp, int64_t i)
+{
+	int p, t;
+
+	for (p = 0; p < 2; p++)
+		for (t = 0; t < tp->nt; t++) {
+			int64_t k = (2 * i + p) * tp->nt + t;
+
+			if (tp->idx[k] != i + tp->off[p][t] ||
+			    tp->w[k] != tp->pw[p][t])
+				return 0;
+		}
+	return 1;
+}
+
+/* Find the period-2 interior of a 2x upscale, if there is one. */
+static void
+find_per2(struct taps *tp, int64_t in)
+{
+	int64_t ref = in / 2, i;
+	int p, t;
+
+	for (p = 0; p < 2; p++)
+		for (t = 0; t < tp->nt; t++) {
+			int64_t k = (2 * ref + p) * tp->nt + t;
+
+			tp->off[p][t] = tp->idx[k] - ref;
+			tp->pw[p][t] = tp->w[k];
+		}
+	for (i = ref; i > 0 && per2_match(tp, i - 1); i--)
+		;
+	tp->ilo = i;
+	for (i = ref + 1; i < in && per2_match(tp, i); i++)
+		;
+	tp->ihi = i;
+	tp->per2 = tp->ihi - tp->ilo >= 8;
+}
 
 static int
 make_taps(const struct rgeo *r, int ax, struct taps *tp)
@@ -1020,17 +1097,9 @@ make_taps(const struct rgeo *r, int ax, struct taps *tp)
 			if (w[t] != 0.0f && (id[t] != o || w[t] != 1.0f))
 				tp->ident = 0;
 	}
-	if (in <= INT32_MAX) {
-		tp->pi = malloc((size_t)(out * nt + 1) * sizeof(int32_t));
-		tp->pw = malloc((size_t)(out * nt + 1) * sizeof(float));
-		if (tp->pi == NULL || tp->pw == NULL)
-			return -1;
-		for (o = 0; o < out; o++)
-			for (t = 0; t < nt; t++) {
-				tp->pi[t * out + o] = (int32_t)tp->idx[o * nt + t];
-				tp->pw[t * out + o] = tp->w[o * nt + t];
-			}
-	}
+	if (out == 2 * in && in >= 8 && r->mode != M_NEAREST &&
+	    r->ctm != C_CROP)
+		find_per2(tp, in);
 	return 0;
 }
 
@@ -1040,8 +1109,6 @@ free_taps(struct taps *tp)
 	free(tp->idx);
 	free(tp->w);
 	free(tp->ex);
-	free(tp->pi);
-	free(tp->pw);
 }
 
 /*
@@ -1097,6 +1164,7 @@ resize_scratch(aoe_graph *g, aoe_node *n, const struct rgeo *r, size_t es)
 	struct taps tp[AOE_MAXDIM];
 	int ax[AOE_MAXDIM], np, i, rc = 0;
 
+	n->scratch = 0;
 	if (resize_plan(r, tp, ax, &np) < 0)
 		rc = aoe_err(AOE_ENOMEM, "%s '%s': out of memory", n->op_type,
 		    n->name);
@@ -1157,7 +1225,25 @@ pass_f32(const struct taps *tp, const float *x, float *y, int64_t outer,
 	}
 }
 
-/* Along the last axis with inner == 1: a gather per row. */
+/* Output o of one row, from the tap table. */
+static inline float
+tap_one(const struct taps *tp, const float *xr, int64_t o)
+{
+	const int64_t *id = tp->idx + o * tp->nt;
+	const float *w = tp->w + o * tp->nt;
+	float s = w[0] * xr[id[0]];
+	int t;
+
+	for (t = 1; t < tp->nt; t++)
+		s += w[t] * xr[id[t]];
+	return s;
+}
+
+/*
+ * Along the last axis with inner == 1: a gather per row, except that the
+ * interior of a 2x upscale is computed as two shifted vector streams
+ * (even and odd outputs) and interleaved.
+ */
 static void
 pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
     int64_t in, int64_t out, float extrap, int nthreads, int64_t grain)
@@ -1169,39 +1255,41 @@ pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
 	for (b = 0; b < outer; b++) {
 		const float *xr = x + b * in;
 		float *yr = y + b * out;
-		int64_t o, t;
+		int64_t o = 0, i;
 
-		o = 0;
 #ifdef HAVE_AVX2
-		if (tp->pi != NULL)
-			for (; o + 8 <= out; o += 8) {
-				__m256 acc = _mm256_setzero_ps();
+		if (tp->per2) {
+			for (; o < 2 * tp->ilo; o++)
+				yr[o] = tap_one(tp, xr, o);
+			for (i = tp->ilo; i + 8 <= tp->ihi; i += 8) {
+				__m256 e, d, lo, hi;
+				int t;
 
-				for (t = 0; t < tp->nt; t++) {
-					__m256i iv = _mm256_loadu_si256(
-					    (const __m256i *)(tp->pi + t * out + o));
-					__m256 g = _mm256_i32gather_ps(xr, iv, 4);
-
-					acc = _mm256_fmadd_ps(_mm256_loadu_ps(tp->pw +
-					    t * out + o), g, acc);
+				e = _mm256_mul_ps(V1(tp->pw[0][0]),
+				    _mm256_loadu_ps(xr + i + tp->off[0][0]));
+				d = _mm256_mul_ps(V1(tp->pw[1][0]),
+				    _mm256_loadu_ps(xr + i + tp->off[1][0]));
+				for (t = 1; t < tp->nt; t++) {
+					e = _mm256_fmadd_ps(V1(tp->pw[0][t]),
+					    _mm256_loadu_ps(xr + i +
+					    tp->off[0][t]), e);
+					d = _mm256_fmadd_ps(V1(tp->pw[1][t]),
+					    _mm256_loadu_ps(xr + i +
+					    tp->off[1][t]), d);
 				}
-				_mm256_storeu_ps(yr + o, acc);
+				lo = _mm256_unpacklo_ps(e, d);
+				hi = _mm256_unpackhi_ps(e, d);
+				_mm256_storeu_ps(yr + 2 * i,
+				    _mm256_permute2f128_ps(lo, hi, 0x20));
+				_mm256_storeu_ps(yr + 2 * i + 8,
+				    _mm256_permute2f128_ps(lo, hi, 0x31));
 			}
-#endif
-		if (tp->nt == 2) {
-			for (; o < out; o++)
-				yr[o] = tp->w[2 * o] * xr[tp->idx[2 * o]] +
-				    tp->w[2 * o + 1] * xr[tp->idx[2 * o + 1]];
-		} else {
-			for (; o < out; o++) {
-				float s = 0.0f;
-
-				for (t = 0; t < tp->nt; t++)
-					s += tp->w[o * tp->nt + t] *
-					    xr[tp->idx[o * tp->nt + t]];
-				yr[o] = s;
-			}
+			o = 2 * i;
 		}
+#endif
+		(void)i;
+		for (; o < out; o++)
+			yr[o] = tap_one(tp, xr, o);
 		for (o = 0; o < out; o++)
 			if (tp->ex[o])
 				yr[o] = extrap;

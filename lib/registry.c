@@ -1,6 +1,8 @@
 /*
  * registry.c - the table of operators, gathered from each kernel family.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aoe.h"
@@ -10,7 +12,7 @@ static const aoe_op *const families[] = {
 	aoe_ops_pool, aoe_ops_shape,
 };
 
-#define MAXOPS 128
+#define MAXOPS 256
 static const aoe_op *all[MAXOPS + 1];
 static int nall = -1;
 
@@ -27,6 +29,12 @@ aoe_op_list(void)
 		for (o = families[f]; o->op_type != NULL; o++)
 			if (nall < MAXOPS)
 				all[nall++] = o;
+			else {
+				/* A build error, not a user's: say so loudly. */
+				fprintf(stderr, "libaoe: more than %d operators; "
+				    "raise MAXOPS in registry.c\n", MAXOPS);
+				abort();
+			}
 	all[nall] = NULL;
 	return all;
 }
