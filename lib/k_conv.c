@@ -26,39 +26,8 @@
 #include <string.h>
 
 #include "aoe.h"
+#include "kernel.h"
 
-/*
- * The extended GEMM of k_gemm.c (this declaration repeats the one there;
- * keep the two in step).
- */
-typedef struct aoe_gemm_ex aoe_gemm_ex;
-typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
-    int64_t j0, int64_t nc, int nr, float *dst);
-struct aoe_gemm_ex {
-	int transa, transb;
-	int64_t m, n, k;
-	float alpha, beta;
-	const float *a;
-	int64_t lda;
-	const float *b;
-	int64_t ldb;
-	float *c;
-	int64_t ldc;
-	const float *bias;
-	aoe_packb_fn packb;
-	const void *ctx;
-	const float *apack;
-	const float *bpack;
-	int64_t apack_id;
-	int64_t bpack_id;
-};
-int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
-size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
-    const aoe_sched *s);
-void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
-    const float *src, int64_t ld, float *dst, const aoe_sched *s);
-float *aoe_sgemm_tlbuf(int which, size_t nfloats);
-int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
 
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE };
 

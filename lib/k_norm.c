@@ -37,6 +37,7 @@
 #endif
 
 #include "aoe.h"
+#include "kernel.h"
 
 #define DEF_PAR 32768
 #define DEF_TILE 256
@@ -123,40 +124,6 @@ prod(const int64_t *d, int lo, int hi)
 #ifdef HAVE_AVX2
 #define V1(x) _mm256_set1_ps(x)
 
-static inline __m256
-v_exp(__m256 x)
-{
-	__m256 fx, r, p, y, big, tiny;
-	__m256i e, e2;
-
-	big = _mm256_cmp_ps(x, V1(88.72283935546875f), _CMP_GT_OQ);
-	tiny = _mm256_cmp_ps(x, V1(-87.33654f), _CMP_LT_OQ);
-	x = _mm256_min_ps(V1(88.72283935546875f), x);
-	x = _mm256_max_ps(V1(-87.33654f), x);
-	fx = _mm256_round_ps(_mm256_mul_ps(x, V1(1.44269504088896341f)),
-	    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	r = _mm256_fnmadd_ps(fx, V1(0.693359375f), x);
-	r = _mm256_fnmadd_ps(fx, V1(-2.12194440e-4f), r);
-	p = V1(1.9875691500E-4f);
-	p = _mm256_fmadd_ps(p, r, V1(1.3981999507E-3f));
-	p = _mm256_fmadd_ps(p, r, V1(8.3334519073E-3f));
-	p = _mm256_fmadd_ps(p, r, V1(4.1665795894E-2f));
-	p = _mm256_fmadd_ps(p, r, V1(1.6666665459E-1f));
-	p = _mm256_fmadd_ps(p, r, V1(5.0000001201E-1f));
-	y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-	y = _mm256_add_ps(y, V1(1.0f));
-	e = _mm256_cvtps_epi32(fx);
-	e2 = _mm256_srai_epi32(e, 1);
-	e = _mm256_sub_epi32(e, e2);
-	e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
-	e2 = _mm256_slli_epi32(_mm256_add_epi32(e2, _mm256_set1_epi32(127)),
-	    23);
-	y = _mm256_mul_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)),
-	    _mm256_castsi256_ps(e2));
-	y = _mm256_blendv_ps(y, V1(INFINITY), big);
-	y = _mm256_andnot_ps(tiny, y);
-	return y;
-}
 #endif
 
 /* o[i] = exp(x[i] - m); returns the sum of the o[i]. */

@@ -1,0 +1,92 @@
+/*
+ * kernel.h - declarations shared by the kernel files of libaoe only.
+ * Not installed; the public interface is aoe.h.
+ */
+#ifndef AOE_KERNEL_H
+#define AOE_KERNEL_H
+
+#include <math.h>
+#include <stdint.h>
+
+/*
+ * The extended GEMM of k_gemm.c, which Conv and ConvTranspose use: a bias
+ * per row of C, a caller-supplied B packer (implicit im2col), and operands
+ * packed ahead of time.
+ */
+typedef struct aoe_gemm_ex aoe_gemm_ex;
+typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
+    int64_t j0, int64_t nc, int nr, float *dst);
+struct aoe_gemm_ex {
+	int transa, transb;
+	int64_t m, n, k;
+	float alpha, beta;
+	const float *a;
+	int64_t lda;
+	const float *b;		/* unused when packb is set */
+	int64_t ldb;
+	float *c;
+	int64_t ldc;
+	const float *bias;	/* bias[i] added to row i of C, or NULL */
+	aoe_packb_fn packb;	/* packs B(p0.., j0..) into nr-wide strips */
+	const void *ctx;	/* for packb */
+	const float *apack;	/* A packed by aoe_sgemm_pack, or NULL */
+	const float *bpack;	/* B packed by aoe_sgemm_pack, or NULL */
+	int64_t apack_id;	/* their aoe_sgemm_pack_id() */
+	int64_t bpack_id;
+};
+int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
+size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
+    const aoe_sched *s);
+void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
+    const float *src, int64_t ld, float *dst, const aoe_sched *s);
+float *aoe_sgemm_tlbuf(int which, size_t nfloats);
+int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+/*
+ * exp of eight floats (Cephes expf, about 1 ulp); results below FLT_MIN
+ * flush to 0, above FLT_MAX become infinity, NaN propagates.
+ */
+static inline __m256
+v_exp(__m256 x)
+{
+	__m256 fx, r, p, y, big, tiny;
+	__m256i e, e2;
+
+	big = _mm256_cmp_ps(x, _mm256_set1_ps(88.72283935546875f), _CMP_GT_OQ);
+	tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
+	x = _mm256_min_ps(_mm256_set1_ps(88.72283935546875f), x);
+	x = _mm256_max_ps(_mm256_set1_ps(-87.33654f), x);
+	fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+	    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+	p = _mm256_set1_ps(1.9875691500E-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+	y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+	y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+	/*
+	 * 2^n as 2^(n/2) * 2^(n - n/2): both halves stay normal for n in
+	 * [-126, 128].
+	 */
+	e = _mm256_cvtps_epi32(fx);
+	e2 = _mm256_srai_epi32(e, 1);
+	e = _mm256_sub_epi32(e, e2);
+	e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+	e2 = _mm256_slli_epi32(_mm256_add_epi32(e2, _mm256_set1_epi32(127)),
+	    23);
+	y = _mm256_mul_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)),
+	    _mm256_castsi256_ps(e2));
+	y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), big);
+	y = _mm256_andnot_ps(tiny, y);
+	return y;
+}
+#endif
+
+#endif
