@@ -20,7 +20,7 @@ SAN ?=
 XCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -fopenmp $(ARCHFLAGS) -Ilib -Ibuild $(SAN)
 LDFLAGS ?=
-LDLIBS = -lprotobuf-c -lcjson -lm
+LDLIBS = -lprotobuf-c -lcjson -larchive -lm
 PROTOC_C ?= protoc-c
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
@@ -34,8 +34,9 @@ LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:.c=.o) build/onnx.pb-c.o
 LIBHDR = lib/aoe.h build/onnx.pb-c.h
 
-TOOLS = tools/aoe-run
-TESTBIN = tests/onnx-node tests/unit-graph tests/mkexample
+TOOLS = $(patsubst %.c,%,$(wildcard tools/aoe-*.c))
+SCRIPTS = $(wildcard pipelines/aoe*)
+TESTBIN = $(patsubst %.c,%,$(wildcard tests/*.c))
 EXAMPLE = share/aoe/models/example.onnx
 MAN1 = $(wildcard man/man1/*.1)
 MAN5 = $(wildcard man/man5/*.5)
@@ -105,13 +106,15 @@ install: all
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(SHAREDIR)/models
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
+	for s in $(SCRIPTS); do install -m 755 $$s $(DESTDIR)$(BINDIR); done
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(EXAMPLE) $(DESTDIR)$(SHAREDIR)/models
 
 uninstall:
-	for t in $(TOOLS); do rm -f $(DESTDIR)$(BINDIR)/$${t#tools/}; done
+	for t in $(TOOLS) $(SCRIPTS); do \
+	    rm -f $(DESTDIR)$(BINDIR)/$${t##*/}; done
 	for m in $(MAN1) $(MAN5) $(MAN7); do \
 	    rm -f $(DESTDIR)$(MANDIR)/$${m#man/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)

@@ -408,6 +408,12 @@ void aoe_profile_print(const aoe_graph *g, FILE *fp);
  */
 int aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
 
+/* @bank: declarations of the knowledge bank (lib/bank.c) go here. */
+
+/* @space: declarations of the kernel search spaces (lib/space.c). */
+
+/* @capture: declarations of capture and checks (lib/capture.c). */
+
 /*
  * The shared input loop (as mblaze's): call fn for each operand, or for
  * "-" (stdin) when there are none.  Returns the worst status fn returned.
