@@ -281,7 +281,16 @@ tensor_from_json(const cJSON *o, aoe_tensor *t, const char *where)
 			return aoe_err(AOE_EDATA, "%s: constant '%s' needs "
 			    "\"b64\" or \"file\" and \"tensor\"", where,
 			    t->name);
-		t->src_file = aoe_xstrdup(f->valuestring);
+		/* A relative file is relative to the graph file's directory. */
+		if (f->valuestring[0] != '/' && where[0] != '\0' &&
+		    strcmp(where, "-") != 0 && strrchr(where, '/') != NULL) {
+			size_t dl = (size_t)(strrchr(where, '/') - where);
+			t->src_file = aoe_xmalloc(dl + strlen(f->valuestring) +
+			    2);
+			sprintf(t->src_file, "%.*s/%s", (int)dl, where,
+			    f->valuestring);
+		} else
+			t->src_file = aoe_xstrdup(f->valuestring);
 		t->src_name = aoe_xstrdup(n->valuestring);
 		t->data = NULL;
 	}

@@ -265,11 +265,16 @@ static int
 graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 {
 	const Onnx__GraphProto *gp = mp->graph;
-	char *pathcopy = aoe_xstrdup(path), *dir;
+	char *pathcopy = aoe_xstrdup(path), *dir, *abspath;
 	size_t i, j;
 	int rc = 0, ti;
 
 	dir = dirname(pathcopy);
+	/*
+	 * Constants refer to the model by its absolute path, so that an
+	 * aoe-graph written anywhere still finds them.
+	 */
+	abspath = realpath(path, NULL);
 	for (i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
 		if ((os->domain == NULL || *os->domain == '\0' ||
@@ -294,7 +299,7 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 		}
 		if ((rc = tensor_from_proto(tp, t, dir)) < 0)
 			goto out;
-		t->src_file = aoe_xstrdup(path);
+		t->src_file = aoe_xstrdup(abspath ? abspath : path);
 		t->src_name = aoe_xstrdup(tp->name);
 	}
 	/* Inputs that are also initializers are constants, not inputs. */
@@ -370,6 +375,7 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 				goto out;
 	}
 out:
+	free(abspath);
 	free(pathcopy);
 	return rc;
 }
