@@ -1,0 +1,577 @@
+/*
+ * aoe-report - turn tuning records into AOE result files and a summary.
+ *
+ * Records are JSON Lines (see aoe-bank(5)): one per operator case from
+ * aoe-opat, one per subgraph from aoe-sgat, and optionally one "model"
+ * record from aoe-sgat with the whole model's baseline and result times.
+ * aoe-report writes aoe_result_opat_<timestamp>_pid<pid>.json and/or
+ * aoe_result_sgat_<timestamp>_pid<pid>.json into the work directory, in
+ * the schema of aoe-result(5), and prints a table on stdout.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "aoe.h"
+
+static const char usage_text[] =
+    "usage: aoe-report [-hqV] [--output-dir dir] [--plot file]\n"
+    "                  [--tuning-name name] [record-file ...]\n";
+
+static void
+usage(int status)
+{
+	fputs(usage_text, status ? stderr : stdout);
+	exit(status);
+}
+
+/* The records read, split by job type. */
+typedef struct recs {
+	cJSON *opat;		/* array of operator-case records */
+	cJSON *sgat;		/* array of subgraph records */
+	cJSON *model;		/* the last "model" record, or NULL */
+	double tuning_s;	/* sum of tuning_time_s */
+	int bad;		/* records refused */
+} recs;
+
+static int
+num(const cJSON *o, const char *name, double *v)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (!cJSON_IsNumber(x) || x->valuedouble != x->valuedouble)
+		return -1;
+	*v = x->valuedouble;
+	return 0;
+}
+
+static const char *
+str(const cJSON *o, const char *name)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static const char *outcomes[] = { "add", "update", "reserved",
+	"unsatisfied", "failed", NULL };
+
+/* Check one record and file it; returns 0 or a message in why. */
+static int
+take(recs *r, cJSON *o, char *why, size_t n)
+{
+	const char *kind = str(o, "kind"), *out = str(o, "outcome");
+	double b, a, t;
+	int i;
+
+	if (!cJSON_IsObject(o)) {
+		snprintf(why, n, "not a JSON object");
+		return -1;
+	}
+	if (kind && strcmp(kind, "model") == 0) {
+		if (num(o, "baseline_us", &b) < 0 || num(o, "result_us", &a) <
+		    0 || b <= 0 || a <= 0) {
+			snprintf(why, n, "model record needs positive "
+			    "baseline_us and result_us");
+			return -1;
+		}
+		cJSON_Delete(r->model);
+		r->model = o;
+		return 0;
+	}
+	if (kind && strcmp(kind, "opat") != 0 && strcmp(kind, "sgat") != 0) {
+		snprintf(why, n, "unknown kind '%s'", kind);
+		return -1;
+	}
+	for (i = 0; outcomes[i]; i++)
+		if (out && strcmp(out, outcomes[i]) == 0)
+			break;
+	if (outcomes[i] == NULL) {
+		snprintf(why, n, "\"outcome\" must be add, update, reserved, "
+		    "unsatisfied or failed");
+		return -1;
+	}
+	if (strcmp(out, "failed") != 0 && (num(o, "before_us", &b) < 0 ||
+	    num(o, "after_us", &a) < 0 || b < 0 || a < 0)) {
+		snprintf(why, n, "\"before_us\" and \"after_us\" must be "
+		    "non-negative numbers");
+		return -1;
+	}
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "key")) &&
+	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "key")) &&
+	    str(o, "repo_key") == NULL) {
+		snprintf(why, n, "no \"key\" or \"repo_key\"");
+		return -1;
+	}
+	if (num(o, "tuning_time_s", &t) == 0 && t > 0)
+		r->tuning_s += t;
+	if ((kind && strcmp(kind, "sgat") == 0) || str(o, "repo_key"))
+		cJSON_AddItemToArray(r->sgat, o);
+	else
+		cJSON_AddItemToArray(r->opat, o);
+	return 0;
+}
+
+static int
+read_records(const char *path, void *arg)
+{
+	recs *r = arg;
+	uint8_t *buf;
+	size_t len;
+	char *line, *save = NULL, why[256];
+	int rc, lineno = 0, status = 0;
+
+	if ((rc = aoe_read_file(path, &buf, &len)) < 0) {
+		aoe_warnx("%s", aoe_errmsg());
+		return aoe_exit_status(rc);
+	}
+	buf = aoe_xrealloc(buf, len + 1);
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len) != NULL) {
+		aoe_warnx("%s: binary data, not JSON Lines", path);
+		free(buf);
+		r->bad++;
+		return AOE_EXIT_DATA;
+	}
+	for (line = strtok_r((char *)buf, "\n", &save); line;
+	    line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o;
+
+		lineno++;
+		if (strspn(line, " \t\r") == strlen(line))
+			continue;
+		if ((o = cJSON_Parse(line)) == NULL) {
+			aoe_warnx("%s:%d: malformed JSON", path, lineno);
+			r->bad++;
+			status = AOE_EXIT_DATA;
+			continue;
+		}
+		if (take(r, o, why, sizeof(why)) < 0) {
+			aoe_warnx("%s:%d: bad record: %s", path, lineno, why);
+			cJSON_Delete(o);
+			r->bad++;
+			status = AOE_EXIT_DATA;
+		}
+	}
+	free(buf);
+	return status;
+}
+
+/* "26.12%": (before - after) / before, two decimals. */
+static void
+gain(double before, double after, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.2f%%", before > 0 ? (before - after) / before *
+	    100.0 : 0.0);
+}
+
+/* The first op name a record covers (or its key). */
+static const char *
+first_name(const cJSON *o, char *buf, size_t n)
+{
+	const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "names");
+	const cJSON *key = cJSON_GetObjectItemCaseSensitive(o, "key");
+
+	if (cJSON_IsArray(names) && cJSON_IsString(names->child))
+		return names->child->valuestring;
+	if (cJSON_IsString(names))
+		return names->valuestring;
+	if (cJSON_IsString(key))
+		return key->valuestring;
+	if (cJSON_IsNumber(key)) {
+		snprintf(buf, n, "%.0f", key->valuedouble);
+		return buf;
+	}
+	return str(o, "repo_key") ? str(o, "repo_key") : "?";
+}
+
+static cJSON *
+summary(const cJSON *arr)
+{
+	const cJSON *o;
+	int add = 0, upd = 0, res = 0, uns = 0;
+	cJSON *s = cJSON_CreateObject();
+
+	cJSON_ArrayForEach(o, arr) {
+		const char *out = str(o, "outcome");
+		if (strcmp(out, "add") == 0)
+			add++;
+		else if (strcmp(out, "update") == 0)
+			upd++;
+		else if (strcmp(out, "reserved") == 0)
+			res++;
+		else
+			uns++;		/* unsatisfied and failed */
+	}
+	cJSON_AddNumberToObject(s, "repo_add_num", add);
+	cJSON_AddNumberToObject(s, "repo_hit_num", res + upd);
+	cJSON_AddNumberToObject(s, "repo_reserved_num", res);
+	cJSON_AddNumberToObject(s, "repo_unsatisfied_num", uns);
+	cJSON_AddNumberToObject(s, "repo_update_num", upd);
+	cJSON_AddNumberToObject(s, "total_num", add + res + upd + uns);
+	return s;
+}
+
+/* Operator (us) or subgraph (ms) entry for repo_modified_*. */
+static cJSON *
+entry(const cJSON *o, int sgat)
+{
+	cJSON *e = cJSON_CreateObject();
+	double b = 0, a = 0;
+	char g[32], kb[32];
+
+	num(o, "before_us", &b);
+	num(o, "after_us", &a);
+	gain(b, a, g, sizeof(g));
+	if (sgat) {
+		cJSON_AddStringToObject(e, "repo_key", str(o, "repo_key") ?
+		    str(o, "repo_key") : first_name(o, kb, sizeof(kb)));
+		cJSON_AddNumberToObject(e, "performance_before_tune(ms)",
+		    b / 1000.0);
+		cJSON_AddNumberToObject(e, "performance_after_tune(ms)",
+		    a / 1000.0);
+	} else {
+		const cJSON *names = cJSON_GetObjectItemCaseSensitive(o,
+		    "names");
+		cJSON_AddStringToObject(e, "op_name", first_name(o, kb,
+		    sizeof(kb)));
+		cJSON_AddStringToObject(e, "op_type", str(o, "op_type") ?
+		    str(o, "op_type") : "");
+		cJSON_AddNumberToObject(e, "performance_before_tune(us)", b);
+		cJSON_AddNumberToObject(e, "performance_after_tune(us)", a);
+		if (cJSON_IsArray(names))
+			cJSON_AddItemToObject(e, "op_names",
+			    cJSON_Duplicate(names, 1));
+	}
+	cJSON_AddStringToObject(e, "performance_improvement", g);
+	return e;
+}
+
+static cJSON *
+job_object(const recs *r, int sgat)
+{
+	const cJSON *arr = sgat ? r->sgat : r->opat, *o;
+	cJSON *j = cJSON_CreateObject(), *mod, *add, *upd, *failed = NULL;
+	int nfail = 0;
+	char g[32], kb[32];
+
+	cJSON_ArrayForEach(o, arr)
+		if (strcmp(str(o, "outcome"), "failed") == 0)
+			nfail++;
+	if (sgat) {
+		double b = 0, a = 0;
+		if (r->model) {
+			num(r->model, "baseline_us", &b);
+			num(r->model, "result_us", &a);
+		}
+		gain(b, a, g, sizeof(g));
+		cJSON_AddNumberToObject(j, "model_baseline_performance(ms)",
+		    b / 1000.0);
+		cJSON_AddNumberToObject(j, "model_result_performance(ms)",
+		    a / 1000.0);
+		cJSON_AddStringToObject(j, "model_performance_improvement", g);
+	} else
+		cJSON_AddStringToObject(j, "opat_tune_result", nfail ?
+		    "tune failed" : "tune success");
+	mod = cJSON_AddObjectToObject(j, sgat ? "repo_modified_subgraphs" :
+	    "repo_modified_operators");
+	add = cJSON_AddArrayToObject(mod, sgat ? "add_repo_subgraphs" :
+	    "add_repo_operators");
+	upd = cJSON_AddArrayToObject(mod, sgat ? "update_repo_subgraphs" :
+	    "update_repo_operators");
+	cJSON_ArrayForEach(o, arr) {
+		const char *out = str(o, "outcome");
+		if (strcmp(out, "add") == 0)
+			cJSON_AddItemToArray(add, entry(o, sgat));
+		else if (strcmp(out, "update") == 0)
+			cJSON_AddItemToArray(upd, entry(o, sgat));
+		else if (strcmp(out, "failed") == 0) {
+			if (failed == NULL)
+				failed = cJSON_CreateArray();
+			cJSON_AddItemToArray(failed, cJSON_CreateString(
+			    first_name(o, kb, sizeof(kb))));
+		}
+	}
+	cJSON_AddItemToObject(j, "repo_summary", summary(arr));
+	if (failed)
+		cJSON_AddItemToObject(j, sgat ? "tune_failed_subgraphs" :
+		    "tune_failed_operators", failed);
+	return j;
+}
+
+/* Timestamp as AOE writes it: YYYYmmddHHMMSSmmm. */
+static void
+stamp(char *buf, size_t n)
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	localtime_r(&tv.tv_sec, &tm);
+	snprintf(buf, n, "%04d%02d%02d%02d%02d%02d%03d",
+	    (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100,
+	    tm.tm_mday % 100, tm.tm_hour % 100, tm.tm_min % 100,
+	    tm.tm_sec % 100, (int)(tv.tv_usec / 1000) % 1000);
+}
+
+/* Write the result file atomically; prints its path on stdout's end. */
+static int
+write_result(const char *dir, const recs *r, int sgat, const char *name,
+    char *path, size_t pn)
+{
+	cJSON *root = cJSON_CreateObject(), *task, *basic, *b;
+	char ts[64], key[96], tmp[4200];
+	char *text;
+	FILE *fp;
+	int fd;
+
+	stamp(ts, sizeof(ts));
+	snprintf(key, sizeof(key), "report_%s_%ld", ts, (long)gettid());
+	task = cJSON_AddArrayToObject(root, key);
+	basic = cJSON_CreateObject();
+	b = cJSON_AddObjectToObject(basic, "basic");
+	cJSON_AddStringToObject(b, "tuning_name", name);
+	cJSON_AddNumberToObject(b, "tuning_time(s)",
+	    (double)(long long)(r->tuning_s * 1000 + 0.5) / 1000.0);
+	cJSON_AddItemToArray(task, basic);
+	b = cJSON_CreateObject();
+	cJSON_AddItemToObject(b, sgat ? "SGAT" : "OPAT", job_object(r, sgat));
+	cJSON_AddItemToArray(task, b);
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	snprintf(path, pn, "%s/aoe_result_%s_%s_pid%ld.json", dir,
+	    sgat ? "sgat" : "opat", ts, (long)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0 ||
+	    (fp = fdopen(fd, "w")) == NULL) {
+		free(text);
+		return aoe_err(AOE_EIO, "cannot create '%s': %s", tmp,
+		    strerror(errno));
+	}
+	if (fputs(text, fp) == EOF || fputc('\n', fp) == EOF ||
+	    fflush(fp) != 0 || fsync(fd) != 0) {
+		fclose(fp);
+		unlink(tmp);
+		free(text);
+		return aoe_err(AOE_EIO, "cannot write '%s': %s", tmp,
+		    strerror(errno));
+	}
+	free(text);
+	if (fclose(fp) != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
+		    strerror(errno));
+	}
+	return 0;
+}
+
+static void
+print_table(const recs *r)
+{
+	const cJSON *arrs[2] = { r->opat, r->sgat }, *o;
+	char g[32], kb[32];
+	int i;
+
+	printf("%-40s %-20s %12s %12s %9s  %s\n", "op", "type", "before_us",
+	    "after_us", "gain", "outcome");
+	for (i = 0; i < 2; i++)
+		cJSON_ArrayForEach(o, arrs[i]) {
+			double b = 0, a = 0;
+			num(o, "before_us", &b);
+			num(o, "after_us", &a);
+			gain(b, a, g, sizeof(g));
+			printf("%-40s %-20s %12.1f %12.1f %9s  %s\n",
+			    first_name(o, kb, sizeof(kb)), i ? "subgraph" :
+			    str(o, "op_type") ? str(o, "op_type") : "?", b, a,
+			    g, str(o, "outcome"));
+		}
+}
+
+/*
+ * Draw the per-case before/after bars (and, when records carry a
+ * "history" of [trial, best_us] pairs, the best-so-far curves) with
+ * gnuplot, into an SVG or PNG by the file's suffix.
+ */
+static int
+plot(const recs *r, const char *file)
+{
+	const char *sfx = strrchr(file, '.'), *term;
+	char dat[] = "/tmp/aoe-plot-XXXXXX", hist[] = "/tmp/aoe-hist-XXXXXX";
+	char kb[32];
+	const cJSON *arrs[2] = { r->opat, r->sgat }, *o;
+	FILE *fp, *hp, *gp;
+	int fd, hd, i, nhist = 0, rc = 0, st;
+
+	if (sfx && strcmp(sfx, ".svg") == 0)
+		term = "svg size 1000,700 dynamic";
+	else if (sfx && strcmp(sfx, ".png") == 0)
+		term = "pngcairo size 1000,700";
+	else
+		return aoe_err(AOE_EUNSUP, "--plot '%s': the file must end in "
+		    ".svg or .png", file);
+	if ((fd = mkstemp(dat)) < 0 || (hd = mkstemp(hist)) < 0)
+		return aoe_err(AOE_EIO, "cannot create a temporary file: %s",
+		    strerror(errno));
+	fp = fdopen(fd, "w");
+	hp = fdopen(hd, "w");
+	for (i = 0; i < 2; i++)
+		cJSON_ArrayForEach(o, arrs[i]) {
+			const cJSON *h = cJSON_GetObjectItemCaseSensitive(o,
+			    "history"), *p;
+			double b = 0, a = 0;
+			const char *nm = first_name(o, kb, sizeof(kb));
+			num(o, "before_us", &b);
+			num(o, "after_us", &a);
+			fprintf(fp, "\"%.30s\" %g %g\n", nm, b, a);
+			if (!cJSON_IsArray(h))
+				continue;
+			fprintf(hp, "\"%.30s\"\n", nm);
+			cJSON_ArrayForEach(p, h)
+				if (cJSON_GetArraySize(p) == 2)
+					fprintf(hp, "%g %g\n",
+					    cJSON_GetArrayItem(p, 0)->valuedouble,
+					    cJSON_GetArrayItem(p, 1)->valuedouble);
+			fprintf(hp, "\n\n");
+			nhist++;
+		}
+	fclose(fp);
+	fclose(hp);
+	if ((gp = popen("gnuplot", "w")) == NULL) {
+		rc = aoe_err(AOE_EIO, "cannot run gnuplot: %s",
+		    strerror(errno));
+		goto out;
+	}
+	fprintf(gp, "set terminal %s\nset output '%s'\n", term, file);
+	if (nhist)
+		fprintf(gp, "set multiplot layout 2,1\n");
+	fprintf(gp, "set title 'aoe tuning: time per case before and after'\n"
+	    "set style data histograms\nset style histogram clustered\n"
+	    "set style fill solid 0.8\nset ylabel 'microseconds'\n"
+	    "set xtics rotate by -45 font ',8'\nset key top right\n"
+	    "plot '%s' using 2:xtic(1) title 'before', '' using 3 "
+	    "title 'after'\n", dat);
+	if (nhist)
+		fprintf(gp, "unset xtics\nset xtics\nset style data lines\n"
+		    "set title 'best time found so far'\nset xlabel 'trial'\n"
+		    "plot for [i=0:%d] '%s' index i using 1:2 with linespoints "
+		    "title columnheader(1)\nunset multiplot\n", nhist - 1,
+		    hist);
+	st = pclose(gp);
+	if (st != 0)
+		rc = aoe_err(AOE_EIO, "gnuplot failed to draw '%s'", file);
+out:
+	unlink(dat);
+	unlink(hist);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "plot", required_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "tuning-name", required_argument, NULL, 'n' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	recs r;
+	const char *dir = NULL, *plotfile = NULL, *name = "aoe";
+	char path[4096];
+	struct stat st;
+	int c, quiet = 0, status, rc;
+
+	aoe_setprogname(argv[0]);
+	while ((c = getopt_long(argc, argv, "hn:o:p:qV", longopts, NULL)) !=
+	    -1) {
+		switch (c) {
+		case 'h':
+			usage(AOE_EXIT_OK);
+			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 'o':
+			dir = optarg;
+			break;
+		case 'p':
+			plotfile = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'V':
+			printf("aoe-report %s\n", AOE_VERSION);
+			return AOE_EXIT_OK;
+		default:
+			usage(AOE_EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (dir == NULL)
+		dir = getenv("AOE_WORK_PATH");
+	if (dir == NULL || *dir == '\0')
+		dir = ".";
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		aoe_warnx("work directory '%s': %s", dir, errno ? strerror(errno) :
+		    "not a directory");
+		return AOE_EXIT_IO;
+	}
+	memset(&r, 0, sizeof(r));
+	r.opat = cJSON_CreateArray();
+	r.sgat = cJSON_CreateArray();
+	status = aoe_each_operand(argc, argv, read_records, &r);
+	if (status != 0) {
+		/* Report nothing from a partly bad input: results stay true. */
+		aoe_warnx("%d bad record%s; no result file written", r.bad,
+		    r.bad == 1 ? "" : "s");
+		goto out;
+	}
+	if (cJSON_GetArraySize(r.opat) == 0 &&
+	    cJSON_GetArraySize(r.sgat) == 0) {
+		aoe_warnx("no tuning records");
+		status = AOE_EXIT_DATA;
+		goto out;
+	}
+	if (plotfile && (rc = plot(&r, plotfile)) < 0) {
+		aoe_warnx("%s", aoe_errmsg());
+		status = aoe_exit_status(rc);
+		goto out;
+	}
+	if (!quiet)
+		print_table(&r);
+	if (cJSON_GetArraySize(r.opat)) {
+		if ((rc = write_result(dir, &r, 0, name, path,
+		    sizeof(path))) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			status = aoe_exit_status(rc);
+			goto out;
+		}
+		fprintf(stderr, "%s: wrote %s\n", aoe_progname(), path);
+	}
+	if (cJSON_GetArraySize(r.sgat)) {
+		if ((rc = write_result(dir, &r, 1, name, path,
+		    sizeof(path))) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			status = aoe_exit_status(rc);
+			goto out;
+		}
+		fprintf(stderr, "%s: wrote %s\n", aoe_progname(), path);
+	}
+out:
+	cJSON_Delete(r.opat);
+	cJSON_Delete(r.sgat);
+	cJSON_Delete(r.model);
+	return status;
+}
