@@ -8,7 +8,9 @@
 # Models are names in ${AOE_CACHE:-$HOME/.cache/aoe}/models (see
 # fetch-models.sh); the default is all of them.  Runners are interleaved
 # and each figure is the median of REPEATS medians of RUNS runs.  Output:
-# one line per model and thread count, then PASS/FAIL for the outputs.
+# one line per model and thread count, then PASS/FAIL for the outputs; on
+# FAIL also the error between ONNX Runtime with and without its graph
+# optimisations, which shows how much of the difference is float noise.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -104,7 +106,15 @@ for m in "$@"; do
 		[0-9]*) awk "BEGIN { exit !($e <= 1e-4) }" || verdict=FAIL ;;
 		*) verdict=FAIL ;;
 		esac
-		[ $verdict = PASS ] || status=1
+		if [ $verdict = FAIL ]; then
+			# How far ONNX Runtime is from itself without its graph
+			# optimisations: the yardstick for near-zero outputs.
+			node "$here/ort-run.js" -t $t -w 0 -r 1 -O disabled \
+			    -o "$tmp/ortd" "$f" "$spec=$tmp/in.bin" >/dev/null
+			verdict="FAIL (ort vs ort -O disabled: $(relerr "$tmp/ort" "$tmp/ortd"))"
+			rm -rf "$tmp/ortd"
+			status=1
+		fi
 		printf '%-20s %3s %10s %10s %7s  %s (rel L2 %s)\n' "$m" $t "$o" "$a" \
 		    "$(awk "BEGIN { printf \"%.2f\", $a / $o }")" $verdict "$e"
 		rm -rf "$tmp/ort" "$tmp/aoe"
