@@ -111,6 +111,12 @@ install: all
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(EXAMPLE) $(DESTDIR)$(SHAREDIR)/models
+	install -m 644 share/aoe/aoe.mk $(DESTDIR)$(SHAREDIR)
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 share/aoe/completions/aoe.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/aoe
+	for t in $(TOOLS) $(SCRIPTS); do n=$${t##*/}; [ $$n = aoe ] || \
+	    ln -sf aoe $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$$n; done
 
 uninstall:
 	for t in $(TOOLS) $(SCRIPTS); do \
@@ -118,6 +124,8 @@ uninstall:
 	for m in $(MAN1) $(MAN5) $(MAN7); do \
 	    rm -f $(DESTDIR)$(MANDIR)/$${m#man/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)
+	for t in aoe $(TOOLS) $(SCRIPTS); do \
+	    rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$${t##*/}; done
 
 clean:
 	rm -rf build lib/*.o lib/libaoe.a $(TOOLS) $(TESTBIN) $(EXAMPLE)
