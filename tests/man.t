@@ -4,20 +4,21 @@
 . "$(dirname "$0")/tap.sh"
 cd "$top" || exit 1
 pages=$(ls man/man1/*.1 man/man5/*.5 man/man7/*.7)
-tools=$(ls tools/*.c | sed 's,tools/,,; s,\.c$,,')
+tools=$(ls tools/*.c pipelines/* | sed 's,\.c$,,')
 plan $(($(echo "$pages" | wc -w) + 2 * $(echo "$tools" | wc -w)))
 for p in $pages; do
 	run mandoc -Tlint -W warning "$p"
 	ok $status "mandoc -Tlint $p"
 done
-for t in $tools; do
+for path in $tools; do
+	t=${path##*/}
 	[ -f "man/man1/$t.1" ]
 	ok $? "$t has a man page"
 	# Each long option in --help appears in the SYNOPSIS, and back.
-	"tools/$t" --help | grep -o -- '--[a-z-]*' | sort -u > "$T/help"
+	"$path" --help 2>&1 | grep -o -- '--[a-z_-]*' | sort -u > "$T/help"
 	mandoc -Tutf8 "man/man1/$t.1" 2>/dev/null | col -b |
 	    sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' |
-	    grep -o -- '--[a-z-]*' | sort -u > "$T/syn"
+	    grep -o -- '--[a-z_-]*' | sort -u > "$T/syn"
 	cmp -s "$T/help" "$T/syn"
 	ok $? "$t --help and the SYNOPSIS list the same options"
 done
