@@ -53,28 +53,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 }
 
 # Relative L2 error of every output file in dir a against dir b.
-relerr() {
-	python3 - "$1" "$2" <<'PY'
-import glob, math, os, struct, sys
-worst = 0.0
-files = sorted(glob.glob(os.path.join(sys.argv[2], "*.bin")))
-if not files:
-    print("nan"); sys.exit()
-for f in files:
-    g = os.path.join(sys.argv[1], os.path.basename(f))
-    if not os.path.exists(g):
-        print("missing:" + os.path.basename(f)); sys.exit()
-    a = open(g, "rb").read(); b = open(f, "rb").read()
-    if len(a) != len(b):
-        print("size:" + os.path.basename(f)); sys.exit()
-    x = struct.unpack("<%df" % (len(a) // 4), a)
-    y = struct.unpack("<%df" % (len(b) // 4), b)
-    num = sum((p - q) ** 2 for p, q in zip(x, y))
-    den = sum(q * q for q in y) or 1e-30
-    worst = max(worst, math.sqrt(num / den))
-print("%.2e" % worst)
-PY
-}
+relerr() { "$here/relerr.py" "$1" "$2"; }
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
