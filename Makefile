@@ -18,7 +18,8 @@ CFLAGS ?= -O3 -g
 ARCHFLAGS ?= -march=x86-64-v3
 SAN ?=
 XCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	-Wno-sign-compare -fopenmp $(ARCHFLAGS) -Ilib -Ibuild $(SAN)
+	-Wno-sign-compare -fopenmp $(ARCHFLAGS) -Ilib -Ibuild $(SAN) \
+	-DAOE_SHAREDIR='"$(SHAREDIR)"'
 LDFLAGS ?=
 LDLIBS = -lprotobuf-c -lcjson -larchive -lm
 PROTOC_C ?= protoc-c
@@ -104,13 +105,14 @@ example: all
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
-	    $(DESTDIR)$(SHAREDIR)/models
+	    $(DESTDIR)$(SHAREDIR)/models $(DESTDIR)$(SHAREDIR)/bank
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
 	for s in $(SCRIPTS); do install -m 755 $$s $(DESTDIR)$(BINDIR); done
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 $(EXAMPLE) $(DESTDIR)$(SHAREDIR)/models
+	cp -R share/aoe/bank/. $(DESTDIR)$(SHAREDIR)/bank
 	install -m 644 share/aoe/aoe.mk $(DESTDIR)$(SHAREDIR)
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 644 share/aoe/completions/aoe.bash \

@@ -410,9 +410,212 @@ int aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
 
 /* @bank: declarations of the knowledge bank (lib/bank.c) go here. */
 
+/*
+ * The canonical signature of an operator case at a thread count (see
+ * aoe-bank(5)): op type, input and output dtypes and static shapes, which
+ * inputs are constants, all attributes sorted by name; no names.  Returns
+ * 0, or a negative error (no static shape, buf too small).
+ */
+int aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
+    char *buf, size_t len);
+/* The key of a signature: FNV-1a 64, fixed forever. */
+uint64_t aoe_op_key(const char *sig);
+/* This host's soc_version, e.g. "GenuineIntel_f6_m85_x86-64-v4". */
+const char *aoe_soc_version(void);
+/*
+ * The custom bank directory: operators $TUNE_BANK_PATH/<soc> (graphs:
+ * $TUNE_BANK_PATH), else under $HOME/Ascend/latest/data/aoe/custom/.
+ * soc NULL means this host's.  -AOE_EIO if TUNE_BANK_PATH is not an
+ * existing writable directory.
+ */
+int aoe_bank_dir(int graphs, const char *soc, char *buf, size_t len);
+/* The built-in banks: $AOE_BUILTIN_BANK or PREFIX/share/aoe/bank. */
+const char *aoe_bank_builtin_dir(void);
+/*
+ * Look a node up at a thread count: custom bank, then built-in.  1 and
+ * s filled on a hit (*from "custom" or "built-in"), else 0 (*from "miss"
+ * or "collision").  The banks are read once per process.
+ */
+int aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
+    aoe_sched *s, const char **from);
+/* Use these bank files instead of the defaults (NULL, NULL: defaults). */
+void aoe_bank_use(const char *custom_file, const char *builtin_file);
+/* The thread count aoe_bank_lookup() assumes for nodes without one. */
+void aoe_bank_set_threads(int n);
+/* Entries indexed for lookup (loads the banks). */
+size_t aoe_bank_loaded_entries(void);
+
+enum { AOE_MERGE_FASTEST, AOE_MERGE_NEWEST, AOE_MERGE_OURS,
+	AOE_MERGE_THEIRS };
+typedef struct aoe_bank_opts {
+	const char *bank;	/* --bank: directory or file; NULL: default */
+	const char *soc;	/* --soc-version; NULL: this host's */
+	int graphs;		/* --graphs: the subgraph bank */
+	int policy;		/* --policy, AOE_MERGE_* */
+	const char *output;	/* --output */
+	int jsonl;		/* --jsonl */
+	int dry_run;		/* --dry-run */
+	int quiet;		/* --quiet */
+	int64_t max_size;	/* --max-size: import limit per member */
+	const char *op_type;	/* --op-type */
+	double older_than_days;	/* --older-than; < 0 unset */
+	const char *tool_version;	/* --tool-version */
+	int no_gain;		/* --no-gain */
+	int threads;		/* --threads (lookup) */
+} aoe_bank_opts;
+void aoe_bank_opts_init(aoe_bank_opts *o);
+/*
+ * The aoe-bank commands.  Each returns 0, 1 for a negative answer (diff:
+ * the banks differ; show: a key is missing), or a negative error.
+ */
+int aoe_bank_commit(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_merge(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_diff(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_export(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_verify(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_prune(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_show(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_list(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_stats(const aoe_bank_opts *o, int argc, char **argv);
+int aoe_bank_lookup_graphs(const aoe_bank_opts *o, int argc, char **argv);
+
 /* @space: declarations of the kernel search spaces (lib/space.c). */
 
+/*
+ * A knob of a search space: its legal values are either the list vals[]
+ * (nvals > 0, ascending) or lo, lo+step, ... up to hi (nvals == 0).  def
+ * is the value the default heuristic picks for this node.
+ */
+#define AOE_KNOB_MAXVALS 32
+typedef struct aoe_knob {
+	char name[AOE_KNOB_NAME];
+	int nvals;
+	int64_t vals[AOE_KNOB_MAXVALS];
+	int64_t lo, hi, step;
+	int64_t def;
+	const char *doc;	/* one line: what the knob does */
+} aoe_knob;
+
+/*
+ * The search space of one node: its knobs, a check of the constraints
+ * between them, and the default schedule.  The points are the cartesian
+ * product of the knobs' values; those the constraints reject are illegal.
+ */
+typedef struct aoe_space aoe_space;
+struct aoe_space {
+	const aoe_graph *g;
+	const aoe_node *n;
+	char op_type[64];
+	char family[16];	/* "gemm", "conv", "elem", ... */
+	int nknobs;
+	aoe_knob knobs[AOE_SCHED_MAX];
+	/* Constraints between knobs: 0 if s is legal, else -1 with why. */
+	int (*check)(const aoe_space *sp, const aoe_sched *s, char *why,
+	    size_t len);
+	const char *constraints;	/* the constraints, in words */
+	aoe_sched def;		/* the default heuristic schedule */
+	int64_t fact[8];	/* facts of the node the check needs */
+};
+
+/* The space of a prepared (or inferred) node; 0 or a negative error. */
+int aoe_space_for(const aoe_graph *g, const aoe_node *n, aoe_space *sp);
+/* Add a knob with a list of values or a range (used by the families). */
+int aoe_space_add(aoe_space *sp, const char *name, int nvals,
+    const int64_t *vals, const char *doc);
+int aoe_space_add_range(aoe_space *sp, const char *name, int64_t lo,
+    int64_t hi, int64_t step, const char *doc);
+/* Number of values of a knob, the i-th, and the index of v (-1: none). */
+int64_t aoe_knob_count(const aoe_knob *k);
+int64_t aoe_knob_value(const aoe_knob *k, int64_t i);
+int64_t aoe_knob_index(const aoe_knob *k, int64_t v);
+/* Points in the space, legal or not (saturates at UINT64_MAX). */
+uint64_t aoe_space_size(const aoe_space *sp);
+/*
+ * 0 if s is legal: every knob it sets is one of the space's, with a
+ * legal value, and the constraints hold (absent knobs take the default).
+ * Else -AOE_EDATA, with the reason in why (aoe_errmsg() is untouched).
+ */
+int aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
+    size_t len);
+/*
+ * The point of index idx (mixed radix over the knobs, the first knob
+ * fastest): 1 if it is legal, 0 if not, -AOE_EDATA past the end.
+ */
+int aoe_space_point(const aoe_space *sp, uint64_t idx, aoe_sched *s);
+/* A uniformly random legal point (seed is advanced); 0 or -AOE_EDATA. */
+int aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s);
+/* from with one knob changed to another legal value; 0 or -AOE_EDATA. */
+int aoe_space_mutate(const aoe_space *sp, uint64_t *seed,
+    const aoe_sched *from, aoe_sched *to);
+/* Print the space as one JSON object (see aoe-space(1)). */
+int aoe_space_print_json(const aoe_space *sp, FILE *fp);
+/* Validate s, make it the node's schedule and prepare the node again. */
+int aoe_space_apply(aoe_graph *g, aoe_node *n, const aoe_sched *s);
+
 /* @capture: declarations of capture and checks (lib/capture.c). */
+
+/*
+ * A 64-bit hash of the canonical (prepared, static) graph: its live nodes
+ * with their names, op types, attributes and tensors (names, dtypes,
+ * shapes), and a checksum of every constant's data; not the path the
+ * model was loaded from.  Names are included on purpose: the hash
+ * identifies one compile, so that identical compiles dedup to one file.
+ */
+int aoe_graph_hash(const aoe_graph *g, uint64_t *h);
+/* Write g as aoe-graph(5) to path atomically (temp file, fsync, rename). */
+int aoe_graph_write(const aoe_graph *g, const char *path);
+/*
+ * Called by aoe_graph_prepare() when AOE_MODE is set: writes the graph
+ * to $AOE_CAPTURE_DIR, or tunes it inline with aoe-opat or aoe-sgat
+ * (see aoe-capture(1)).  Refuses AOE_MODE=4.
+ */
+int aoe_capture_hook(aoe_graph *g);
+
+/* The preconditions of a tuning run (lib/check.c, aoe-check(1)). */
+enum { AOE_CHECK_OK = 0, AOE_CHECK_WARN, AOE_CHECK_FAIL };
+#define AOE_CHECK_MAX 16
+typedef struct aoe_check_opts {
+	int job_type;		/* 1 subgraph, 2 operator tuning */
+	int processes;		/* tuning processes on this host */
+	int tuning_parallel;	/* TUNING_PARALLEL_NUM, 1-64 */
+	int te_parallel;	/* TE_PARALLEL_COMPILER, 1-32 */
+	int run_loop;		/* RUN_LOOP, 1-2048 */
+	double min_disk_gb;	/* free space needed in $HOME */
+	const char *graph;	/* a model to check, or NULL */
+	const char *lock_path;	/* the device lock, NULL for the default */
+	char work_path[1024];	/* WORK_PATH */
+	char ini[1024];		/* the aoe.ini read, or "" */
+} aoe_check_opts;
+typedef struct aoe_check_item {
+	char check[16];
+	int status;		/* AOE_CHECK_OK, _WARN or _FAIL */
+	char measured[64];
+	char limit[64];
+	char note[512];
+} aoe_check_item;
+typedef struct aoe_check_result {
+	int n, nwarn, nfail;
+	aoe_check_item item[AOE_CHECK_MAX];
+} aoe_check_result;
+/*
+ * Defaults, then aoe.ini ($AOE_INI or ./aoe.ini) and the environment
+ * (TUNING_PARALLEL_NUM, TE_PARALLEL_COMPILER, AOE_MIN_DISK_GB); a value
+ * out of range is -AOE_EDATA.
+ */
+int aoe_check_opts_init(aoe_check_opts *o);
+/* Run every check; returns 0 (see r->nfail), or an error for bad input. */
+int aoe_check_run(const aoe_check_opts *o, aoe_check_result *r);
+/* The device lock's path: $AOE_DEVICE_LOCK, else /tmp/aoe-device.lock. */
+const char *aoe_device_lock_path(void);
+/*
+ * Take the device lock (flock) and write the owner ("user=U pid=P") in
+ * it; returns the descriptor to keep open, or -AOE_EIO naming the
+ * owner when another process holds it.
+ */
+int aoe_device_lock(const char *path);
+/* Release a lock taken by aoe_device_lock(). */
+void aoe_device_unlock(int fd);
 
 /*
  * The shared input loop (as mblaze's): call fn for each operand, or for

@@ -455,6 +455,9 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 	if ((rc = infer_all(g)) < 0)
 		return rc;
 	prune(g);
+	/* Bank entries are per thread count: look up the one we run with. */
+	if (o->use_bank)
+		aoe_bank_set_threads(o->nthreads);
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *n = &g->nodes[g->order[i]];
 		if (n->dead)
@@ -476,6 +479,8 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 	if ((rc = plan_memory(g, o->static_memory)) < 0)
 		return rc;
 	g->prepared = 1;
+	if (getenv("AOE_MODE") != NULL && (rc = aoe_capture_hook(g)) < 0)
+		return rc;
 	return 0;
 }
 
@@ -535,14 +540,4 @@ aoe_profile_print(const aoe_graph *g, FILE *fp)
 	}
 	fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%%\n", "total", "", "",
 	    total, 100.0);
-}
-
-/*
- * The bank arrives with aoe-bank (DESIGN.md); until then no lookup hits
- * and every node runs its kernel's default schedule.
- */
-int
-aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
-{
-	return 0;
 }

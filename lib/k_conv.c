@@ -1495,3 +1495,113 @@ const aoe_op aoe_ops_conv[] = {
 	    convt_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
+
+/*
+ * The search space (see aoe_space_for() in space.c): the algorithm, the
+ * parallel split, the im2col or col2im tile, weight prepacking and the
+ * GEMM's blocking.  fact[0] is 1 for the depthwise algorithm's node
+ * (whose other knobs are then unused and held at their defaults).
+ */
+static int
+conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
+{
+	int64_t algo = aoe_sched_get(s, "algo", ALGO_AUTO);
+	int i;
+
+	if (algo == ALGO_DEPTHWISE) {
+		for (i = 0; i < sp->nknobs; i++)
+			if (strcmp(sp->knobs[i].name, "algo") != 0 &&
+			    aoe_sched_get(s, sp->knobs[i].name,
+			    sp->knobs[i].def) != sp->knobs[i].def) {
+				snprintf(why, len, "algo=4 (depthwise) reads "
+				    "no '%s': it must keep its default",
+				    sp->knobs[i].name);
+				return -1;
+			}
+		return 0;
+	}
+	if (aoe_space_gemm_check(sp, s, why, len) < 0)
+		return -1;
+	if (sp->fact[1] == 0 && algo != ALGO_IM2COL &&
+	    aoe_sched_get(s, "tile", 0) != 0) {
+		snprintf(why, len, "tile applies to algo=3 (explicit im2col) "
+		    "only");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && algo == ALGO_IM2COL &&
+	    aoe_sched_get(s, "batch_par", -1) != -1) {
+		snprintf(why, len, "algo=3 runs images one at a time: "
+		    "batch_par must be -1");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && algo == ALGO_IMPLICIT &&
+	    aoe_sched_get(s, "packb", -1) != -1) {
+		snprintf(why, len, "algo=2 packs B itself: packb must be -1");
+		return -1;
+	}
+	return 0;
+}
+
+int
+aoe_space_conv(aoe_space *sp)
+{
+	static const int64_t onoff[] = { 0, 1 }, bpar[] = { -1, 0, 1 };
+	static const int64_t tiles[] = { 256, 1024, 4096, 16384, 65536 };
+	const aoe_node *n = sp->n;
+	const aoe_tensor *w = aoe_in(sp->g, n, 1);
+	int64_t algos[4], tv[8], m, nn, kk, ext;
+	int convt = strcmp(n->op_type, "ConvTranspose") == 0;
+	int na = 0, nt = 0, rc, cw, i;
+	conv_geom cg;
+
+	if ((rc = conv_geom_of(sp->g, n, convt, &cg)) < 0)
+		return rc;
+	if (convt) {
+		m = cg.mg * cg.ksz;
+		nn = cg.insz;
+		kk = cg.cg;
+	} else {
+		m = cg.mg;
+		nn = cg.outsz;
+		kk = cg.cg * cg.ksz;
+		if (is_pointwise(&cg))
+			algos[na++] = ALGO_1X1;
+		algos[na++] = ALGO_IMPLICIT;
+		algos[na++] = ALGO_IM2COL;
+		if (cg.cg == 1)
+			algos[na++] = ALGO_DEPTHWISE;
+		if (aoe_space_add(sp, "algo", na, algos, "1 direct GEMM (1x1), "
+		    "2 implicit im2col, 3 explicit im2col, 4 depthwise") < 0)
+			return -AOE_EINTERNAL;
+		sp->fact[0] = conv_default_algo(&cg) == ALGO_DEPTHWISE;
+	}
+	if (aoe_space_add(sp, "batch_par", 3, bpar, "-1 auto, 1 threads "
+	    "over images and groups, 0 threads inside each GEMM") < 0)
+		return -AOE_EINTERNAL;
+	if ((rc = aoe_space_gemm_knobs(sp, m, nn, kk)) < 0)
+		return rc;
+	cw = w != NULL && w->kind == AOE_T_CONST && (convt ? m : cg.mg) >= 2;
+	if (aoe_space_add(sp, "prepack", cw ? 2 : 1, cw ? onoff : onoff + 1,
+	    "pack constant weights once, in prepare") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, 1);
+	ext = convt ? cg.insz : cg.outsz;
+	tv[nt++] = 0;
+	for (i = 0; i < 5; i++) {
+		tv[nt++] = tiles[i];
+		if (tiles[i] >= ext)
+			break;
+	}
+	if (aoe_space_add(sp, "tile", nt, tv, convt ? "input positions per "
+	    "col2im tile (0: largest that fits)" : "output positions per "
+	    "im2col tile, algo=3 (0: largest that fits)") < 0)
+		return -AOE_EINTERNAL;
+	sp->fact[1] = convt;
+	sp->check = conv_check;
+	sp->constraints = convt ? "(mr,nr) in {(6,16),(4,24)}; mc % mr == 0; "
+	    "nc % nr == 0" : "(mr,nr) in {(6,16),(4,24)}; mc % mr == 0; "
+	    "nc % nr == 0; algo=4 holds every other knob at its default; "
+	    "tile != 0 only with algo=3; batch_par == -1 with algo=3; "
+	    "packb == -1 with algo=2";
+	return 0;
+}

@@ -1614,3 +1614,22 @@ const aoe_op aoe_ops_elem[] = {
 	{ "Where", bin_infer, bin_run, NULL, elem_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
+
+/* The search space (see aoe_space_for() in space.c and the top). */
+int
+aoe_space_elem(aoe_space *sp)
+{
+	const aoe_op *op = aoe_op_find(sp->n->op_type);
+	int unary = op != NULL && op->run != bin_run;
+
+	if (aoe_space_add_pow2(sp, "par", 1, 4096, 1048576, DEF_PAR, 1,
+	    "elements per thread (0: one thread)") < 0 ||
+	    aoe_space_add_pow2(sp, "tile", 0, 1024, 65536, DEF_TILE, unary,
+	    "elements per call of the inner loop (unary ops)") < 0)
+		return -AOE_EINTERNAL;
+	if (aoe_sched_get(&sp->def, "vec", -1) != -1 &&
+	    aoe_space_add_pow2(sp, "vec", 1, 1, 1, DEF_VEC, 1,
+	    "1 AVX2 polynomial kernels, 0 C library loops") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}

@@ -1321,3 +1321,137 @@ const aoe_op aoe_ops_gemm[] = {
 	    gemm_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
+
+/*
+ * The search space (see aoe_space_for() in space.c).  Blocking values
+ * beyond the first that covers the whole extent act alike, so they are
+ * left out; the default is always in.
+ */
+static int
+knob_upto(aoe_space *sp, const char *name, const int64_t *vals, int nv,
+    int64_t extent, int64_t def, const char *doc)
+{
+	int64_t v[AOE_KNOB_MAXVALS];
+	int i, c = 0;
+
+	for (i = 0; i < nv; i++) {
+		v[c++] = vals[i];
+		if (vals[i] >= extent)
+			break;
+	}
+	v[c++] = def;
+	if (aoe_space_add(sp, name, c, v, doc) < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, def);
+	return 0;
+}
+
+int
+aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k)
+{
+	static const int64_t mrs[] = { 4, 6 }, nrs[] = { 16, 24 };
+	static const int64_t mcs[] = { 48, 72, 96, 144, 192, 288, 384, 576 };
+	static const int64_t kcs[] = { 64, 128, 192, 256, 384, 512, 768,
+	    1024 };
+	static const int64_t ncs[] = { 192, 384, 768, 1536, 3072, 6144 };
+	static const int64_t pars[] = { 0, 1, 2 }, packbs[] = { -1, 0, 1 };
+	int one = m <= 1 || n <= 1;
+
+	/* A matrix-vector product reads no knob: one point. */
+	if (aoe_space_add(sp, "mr", one ? 1 : 2, one ? mrs + 1 : mrs,
+	    "micro-kernel rows (with nr: 6x16 or 4x24)") < 0 ||
+	    aoe_space_add(sp, "nr", one ? 1 : 2, nrs,
+	    "micro-kernel columns") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, 16);
+	if (knob_upto(sp, "mc", mcs, one ? 0 : 8, m, 144,
+	    "rows of A per packed block (L2)") < 0 ||
+	    knob_upto(sp, "kc", kcs, one ? 0 : 8, k, 384,
+	    "depth of a packed block (L1/L2)") < 0 ||
+	    knob_upto(sp, "nc", ncs, one ? 0 : 6, n, 3072,
+	    "columns of B per packed panel (L3)") < 0)
+		return -AOE_EINTERNAL;
+	if (aoe_space_add(sp, "par", one ? 1 : 3, pars,
+	    "thread split: 0 auto grid, 1 rows, 2 columns") < 0 ||
+	    aoe_space_add(sp, "packb", one ? 1 : 3, packbs,
+	    "B packing: -1 auto, 0 read in place when k-major, 1 pack") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}
+
+int
+aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s, char *why,
+    size_t len)
+{
+	int64_t mr = aoe_sched_get(s, "mr", 6), nr = aoe_sched_get(s, "nr", 16);
+
+	if (!((mr == 6 && nr == 16) || (mr == 4 && nr == 24))) {
+		snprintf(why, len, "micro-kernel %lldx%lld does not exist "
+		    "(6x16 or 4x24)", (long long)mr, (long long)nr);
+		return -1;
+	}
+	if (aoe_sched_get(s, "mc", 144) % mr != 0 ||
+	    aoe_sched_get(s, "nc", 3072) % nr != 0) {
+		snprintf(why, len, "mc must be a multiple of mr and nc of nr");
+		return -1;
+	}
+	return 0;
+}
+
+/* fact[0]: B is packed once in prepare, so packb cannot matter. */
+static int
+gemm_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
+{
+	if (aoe_space_gemm_check(sp, s, why, len) < 0)
+		return -1;
+	if (sp->fact[0] && aoe_sched_get(s, "prepack", 1) == 1 &&
+	    aoe_sched_get(s, "packb", -1) != -1) {
+		snprintf(why, len, "packb must be -1 when a constant B is "
+		    "prepacked");
+		return -1;
+	}
+	return 0;
+}
+
+int
+aoe_space_gemm(aoe_space *sp)
+{
+	static const int64_t onoff[] = { 0, 1 }, bpar[] = { -1, 0, 1 };
+	const aoe_graph *g = sp->g;
+	const aoe_node *n = sp->n;
+	const aoe_tensor *b = aoe_in(g, n, 1);
+	int64_t m, k, nn;
+	mm_shape ms;
+	int rc, cb, batched = 0;
+
+	if (strcmp(n->op_type, "Gemm") == 0) {
+		if ((rc = gemm_dims(g, n, &m, &k, &nn)) < 0)
+			return rc;
+	} else {
+		if ((rc = mm_shape_of(g, n, &ms, NULL, NULL)) < 0)
+			return rc;
+		m = ms.m;
+		k = ms.k;
+		nn = ms.n;
+		if (ms.b_single && ms.a_full)
+			m *= ms.nbatch;
+		else
+			batched = ms.nbatch > 1;
+	}
+	if ((rc = aoe_space_gemm_knobs(sp, m, nn, k)) < 0)
+		return rc;
+	cb = b != NULL && b->kind == AOE_T_CONST && m > 1 && nn > 1 &&
+	    !batched;
+	if (aoe_space_add(sp, "prepack", cb ? 2 : 1, cb ? onoff : onoff + 1,
+	    "pack a constant B once, in prepare") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, 1);
+	if (batched && aoe_space_add(sp, "batch_par", 3, bpar,
+	    "-1 auto, 1 threads over the batch, 0 inside each product") < 0)
+		return -AOE_EINTERNAL;
+	sp->fact[0] = cb;
+	sp->check = gemm_check;
+	sp->constraints = "(mr,nr) in {(6,16),(4,24)}; mc % mr == 0; "
+	    "nc % nr == 0; packb == -1 when a constant B is prepacked";
+	return 0;
+}

@@ -1346,3 +1346,21 @@ const aoe_op aoe_ops_norm[] = {
 	{ "ReduceLogSumExp", red_infer, red_run, NULL, norm_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
+
+/* The search space (see aoe_space_for() in space.c and the top). */
+int
+aoe_space_norm(aoe_space *sp)
+{
+	if (aoe_space_add_pow2(sp, "par", 1, 4096, 1048576, DEF_PAR, 1,
+	    "elements per thread (0: one thread)") < 0)
+		return -AOE_EINTERNAL;
+	if (aoe_sched_get(&sp->def, "tile", -1) != -1 &&
+	    aoe_space_add_pow2(sp, "tile", 0, 32, MAX_TILE, DEF_TILE, 1,
+	    "columns processed together when the axis is not innermost") < 0)
+		return -AOE_EINTERNAL;
+	if (aoe_sched_get(&sp->def, "vec", -1) != -1 &&
+	    aoe_space_add_pow2(sp, "vec", 1, 1, 1, DEF_VEC, 1,
+	    "1 AVX2 polynomial exp, 0 the C library's expf") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}

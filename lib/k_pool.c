@@ -43,6 +43,7 @@
 #endif
 
 #include "aoe.h"
+#include "kernel.h"
 
 #define DEF_PAR 16384
 #define DEF_VEC 1
@@ -1481,3 +1482,19 @@ const aoe_op aoe_ops_pool[] = {
 	{ "Upsample", resize_infer, resize_run, NULL, pool_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
+
+/* The search space (see aoe_space_for() in space.c and the top). */
+int
+aoe_space_pool(aoe_space *sp)
+{
+	if (aoe_space_add_pow2(sp, "par", 1, 4096, 1048576, DEF_PAR, 1,
+	    "elements per thread (0: one thread)") < 0)
+		return -AOE_EINTERNAL;
+	if (aoe_sched_get(&sp->def, "vec", -1) != -1 &&
+	    (aoe_space_add_pow2(sp, "vec", 1, 1, 1, DEF_VEC, 1,
+	    "1 separable vector kernel, 0 the general N-D path") < 0 ||
+	    aoe_space_add_pow2(sp, "tile", 1, 4, 64, DEF_TILE, 1,
+	    "output rows per block of a plane (0: whole plane)") < 0))
+		return -AOE_EINTERNAL;
+	return 0;
+}

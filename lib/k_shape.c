@@ -25,6 +25,7 @@
 #endif
 
 #include "aoe.h"
+#include "kernel.h"
 
 #define GRAIN_DEF	(64 * 1024)
 #define TILE_DEF	64
@@ -2470,3 +2471,19 @@ const aoe_op aoe_ops_shape[] = {
 	{ "Range", range_infer, range_run, NULL, NULL },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
+
+/* The search space (see aoe_space_for() in space.c and the top). */
+int
+aoe_space_shape(aoe_space *sp)
+{
+	if (aoe_space_add_pow2(sp, "par", 1, 1, 1, 1, 1,
+	    "1 copies may use threads, 0 never") < 0 ||
+	    aoe_space_add_pow2(sp, "grain", 0, 4096, 1048576, GRAIN_DEF, 1,
+	    "bytes a thread must get before a copy is split") < 0)
+		return -AOE_EINTERNAL;
+	if (aoe_sched_get(&sp->def, "tile", -1) != -1 &&
+	    aoe_space_add_pow2(sp, "tile", 0, 8, 256, TILE_DEF, 1,
+	    "edge of the square tiles a transposition walks") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}

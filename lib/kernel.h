@@ -42,6 +42,32 @@ void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
 float *aoe_sgemm_tlbuf(int which, size_t nfloats);
 int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
 
+/*
+ * The search spaces of the families (each beside its kernels), which
+ * lib/space.c dispatches to: fill sp's knobs, check and constraints;
+ * sp->g, sp->n, sp->op_type and sp->def are set on entry.
+ */
+int aoe_space_gemm(aoe_space *sp);
+int aoe_space_conv(aoe_space *sp);
+int aoe_space_elem(aoe_space *sp);
+int aoe_space_norm(aoe_space *sp);
+int aoe_space_pool(aoe_space *sp);
+int aoe_space_shape(aoe_space *sp);
+/*
+ * Add a knob whose values are 0 (when zero) and the powers of two from lo
+ * to hi, or just its default when live is 0 (the kernel does not read
+ * it for this node).  The default is def, and always legal.
+ */
+int aoe_space_add_pow2(aoe_space *sp, const char *name, int zero,
+    int64_t lo, int64_t hi, int64_t def, int live, const char *doc);
+/* Set the default of the knob added last (when default_sched omits it). */
+#define AOE_SPACE_DEF(sp, v) ((sp)->knobs[(sp)->nknobs - 1].def = (v))
+/* The GEMM knobs (mr nr mc kc nc par packb) for an m x n x k product. */
+int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
+/* The GEMM knobs' constraints; 0 or -1 with why. */
+int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
+    char *why, size_t len);
+
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 

@@ -1,0 +1,347 @@
+#!/bin/sh
+# aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
+# stats, lookup; crashes, concurrency and every kind of bad input.
+. "$(dirname "$0")/tap.sh"
+plan 82
+cd "$top" || exit 1
+ex=$top/share/aoe/models/example.onnx
+export AOE_SOC_VERSION=socA
+export TUNE_BANK_PATH=$T/tb
+unset AOE_BUILTIN_BANK REPEAT_TUNE
+mkdir -p "$TUNE_BANK_PATH"
+bank=$TUNE_BANK_PATH/socA/ops.jsonl
+
+# same FILE1 FILE2: the bank did not change.
+same() { cmp -s "$1" "$2"; }
+
+# --- commit ---------------------------------------------------------------
+bankgen records 50 0 socA > "$T/r1"
+run aoe-bank commit "$T/r1"
+[ $status -eq 0 ] && [ "$(wc -l < "$bank")" -eq 50 ]
+ok $? "commit adds 50 records"
+run aoe-bank verify
+ok $status "verify accepts the committed bank"
+grep -q 'ok, 50 entries, soc_version socA' "$T/out"
+ok $? "verify reports the count and soc_version"
+cp "$bank" "$T/b50"
+bankgen records 10 0 socA 0.9 update > "$T/slow"
+run aoe-bank commit "$T/slow"
+[ $status -eq 0 ] && same "$bank" "$T/b50"
+ok $? "an update that is not faster is not admitted"
+bankgen records 10 0 socA 0.3 update > "$T/fast"
+run aoe-bank -q commit < "$T/fast"
+[ $status -eq 0 ] && [ "$(grep -c '"time_us":3[0-9]' "$bank")" -eq 10 ]
+ok $? "an update that is faster replaces the entry (records on stdin)"
+bankgen records 5 100 socA 0.5 unsatisfied > "$T/uns"
+bankgen records 5 200 socA 0.5 reserved >> "$T/uns"
+cp "$bank" "$T/b50f"
+run aoe-bank commit "$T/uns"
+[ $status -eq 0 ] && same "$bank" "$T/b50f" && grep -q '10 records skipped' "$T/err"
+ok $? "unsatisfied and reserved records are not committed"
+
+# --- four concurrent commits lose nothing --------------------------------
+for i in 0 1 2 3; do bankgen records 300 $((1000 + i * 300)) socA > "$T/c$i"; done
+for i in 0 1 2 3; do aoe-bank -q commit "$T/c$i" & done
+wait
+run aoe-bank verify
+[ $status -eq 0 ] && [ "$(wc -l < "$bank")" -eq 1250 ]
+ok $? "four concurrent commits lose no entry (1250 entries)"
+
+# --- bad input leaves the bank as it was ---------------------------------
+cp "$bank" "$T/before"
+head -c 100 "$T/r1" > "$T/trunc"
+fails_with 3 "trunc:1: truncated line" "a truncated record" aoe-bank commit "$T/trunc"
+same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+{ head -3 "$T/r1"; echo '{"key": '; } > "$T/malf"
+fails_with 3 "malf:4: malformed JSON" "a malformed record" aoe-bank commit "$T/malf"
+same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+bankgen records 3 5000 socB > "$T/wrongsoc"
+fails_with 3 "soc_version 'socB' is not the bank's 'socA'" "a record of another soc_version" aoe-bank commit "$T/wrongsoc"
+same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+sed 's/"signature":"op=/"signature":"op=X/' "$T/r1" | head -2 > "$T/badkey"
+fails_with 3 "does not match its signature" "a key that is not its signature's" aoe-bank commit "$T/badkey"
+sed 's/"outcome":"add"/"outcome":"maybe"/' "$T/r1" | head -1 > "$T/badout"
+fails_with 3 "unknown outcome 'maybe'" "an unknown outcome" aoe-bank commit "$T/badout"
+same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+fails_with 5 "TUNE_BANK_PATH '$T/nope' is not an existing writable directory" \
+    "TUNE_BANK_PATH that does not exist" env TUNE_BANK_PATH="$T/nope" aoe-bank commit "$T/r1"
+
+# A read-only bank directory (a read-only bind mount, as root ignores modes).
+mkdir -p "$T/ro"
+if [ "$(id -u)" -ne 0 ]; then
+	cp -R "$TUNE_BANK_PATH/socA" "$T/ro/" && chmod -R a-w "$T/ro"; romnt=0
+elif mount --bind "$TUNE_BANK_PATH" "$T/ro" 2>/dev/null &&
+    mount -o remount,bind,ro "$T/ro" 2>/dev/null; then
+	romnt=1
+else
+	romnt=; mountpoint -q "$T/ro" && umount "$T/ro"
+fi
+if [ -n "$romnt" ]; then
+	run aoe-bank -b "$T/ro/socA" commit "$T/c0"
+	[ $status -eq 5 ] && grep -q "Read-only file system\|Permission denied" "$T/err" &&
+	    same "$bank" "$T/before"
+	ok $? "a read-only bank directory: a clear error, nothing changed"
+	[ "$romnt" = 1 ] && umount "$T/ro"
+else
+	echo "ok $((tap_n += 1)) # skip cannot make a read-only directory"
+fi
+# A full disk: a small tmpfs.
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=256k tmpfs "$T/full" 2>/dev/null; then
+	bankgen records 100 0 socA > "$T/full/small" && aoe-bank -q -b "$T/full/b" commit "$T/full/small"
+	cp "$T/full/b/ops.jsonl" "$T/fullbefore"
+	bankgen records 2000 9000 socA > "$T/big"
+	run aoe-bank -b "$T/full/b" commit "$T/big"
+	[ $status -eq 5 ] && grep -q "No space left" "$T/err" &&
+	    same "$T/full/b/ops.jsonl" "$T/fullbefore" &&
+	    [ -z "$(ls -A "$T/full/b" | grep -v '^ops.jsonl$\|^.lock$')" ]
+	ok $? "a full disk: a clear error, the bank unchanged, no temporary file left"
+	umount "$T/full"
+else
+	echo "ok $((tap_n += 1)) # skip cannot mount a tmpfs"
+fi
+
+# --- kill -9 during commit and merge --------------------------------------
+bankgen records 20000 20000 socA 0.4 > "$T/many"
+cp -R "$TUNE_BANK_PATH/socA" "$T/k0"
+aoe-bank -q -b "$T/k0" commit "$T/many"
+cp "$T/k0/ops.jsonl" "$T/knew"
+kfail=0
+for d in 0.02 0.1 0.2 0.3 0.4; do
+	rm -rf "$T/k1"; cp -R "$T/k0" "$T/k1"; cp "$T/before" "$T/k1/ops.jsonl"
+	aoe-bank -q -b "$T/k1" commit "$T/many" & pid=$!
+	sleep $d; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+	aoe-bank -q verify "$T/k1" >/dev/null 2>&1 || kfail=1
+	same "$T/k1/ops.jsonl" "$T/before" || same "$T/k1/ops.jsonl" "$T/knew" || kfail=1
+done
+ok $kfail "kill -9 during commit leaves the old or the new bank, and it verifies"
+bankgen bank 20000 40000 socA 0.2 > "$T/other"
+rm -rf "$T/m0"; cp -R "$T/k0" "$T/m0"; cp "$T/before" "$T/m0/ops.jsonl"
+aoe-bank -q -b "$T/m0" merge "$T/other"
+cp "$T/m0/ops.jsonl" "$T/mnew"
+kfail=0
+for d in 0.02 0.1 0.2 0.3 0.4; do
+	cp "$T/before" "$T/m0/ops.jsonl"
+	aoe-bank -q -b "$T/m0" merge "$T/other" & pid=$!
+	sleep $d; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+	aoe-bank -q verify "$T/m0" >/dev/null 2>&1 || kfail=1
+	same "$T/m0/ops.jsonl" "$T/before" || same "$T/m0/ops.jsonl" "$T/mnew" || kfail=1
+done
+ok $kfail "kill -9 during merge leaves the old or the new bank, and it verifies"
+
+# --- verify ---------------------------------------------------------------
+bankgen bank 20 0 socA > "$T/v"
+{ sed -n 2p "$T/v"; sed -n 1p "$T/v"; sed -n '3,$p' "$T/v"; } > "$T/unsorted"
+run aoe-bank verify "$T/unsorted"
+[ $status -eq 3 ] && grep -q 'unsorted:2: not sorted' "$T/err"
+ok $? "verify finds an unsorted file"
+{ cat "$T/v"; tail -1 "$T/v"; } > "$T/dup"
+run aoe-bank verify "$T/dup"
+[ $status -eq 3 ] && grep -q 'dup:21: duplicate key' "$T/err"
+ok $? "verify finds a duplicate key"
+sed '5s/"signature":"op=/"signature":"op=Y/' "$T/v" > "$T/coll"
+run aoe-bank verify "$T/coll"
+[ $status -eq 3 ] && grep -q 'coll:5: key [0-9]* does not match its signature' "$T/err"
+ok $? "verify finds a key that does not match its signature"
+run aoe-bank --soc-version socB verify "$T/v"
+[ $status -eq 3 ] && grep -q "soc_version 'socA' is not the bank's 'socB'" "$T/err"
+ok $? "verify finds a wrong soc_version"
+{ head -3 "$T/v"; sed -n 4p "$T/v" | head -c 50; } > "$T/vtrunc"
+run aoe-bank verify "$T/vtrunc"
+[ $status -eq 3 ] && grep -q 'vtrunc:4: truncated line' "$T/err"
+ok $? "verify finds a truncated last line"
+sed '7s/"time_us":[0-9.]*/"time_us":"fast"/' "$T/v" > "$T/vbad"
+run aoe-bank verify "$T/vbad"
+[ $status -eq 3 ] && grep -q 'vbad:7: "time_us" is not a number' "$T/err"
+ok $? "verify finds a malformed field"
+fails_with 5 "cannot open '$T/none'" "verify of a missing file" aoe-bank verify "$T/none"
+
+# --- diff -----------------------------------------------------------------
+bankgen bank 10 0 socA 0.5 > "$T/d1"
+bankgen bank 10 5 socA 0.4 > "$T/d2"
+run aoe-bank diff "$T/d1" "$T/d1"
+[ $status -eq 0 ] && [ ! -s "$T/out" ]
+ok $? "diff of equal banks: exit 0, no output"
+run aoe-bank diff "$T/d1" "$T/d2"
+[ $status -eq 1 ] && [ "$(grep -c '^added ' "$T/out")" -eq 5 ] &&
+    [ "$(grep -c '^removed ' "$T/out")" -eq 5 ] &&
+    [ "$(grep -c '^changed .* -> .*(-20.00%)' "$T/out")" -eq 5 ]
+ok $? "diff lists added, removed and changed entries with time deltas; exit 1"
+run aoe-bank diff --jsonl "$T/d1" "$T/d2"
+[ $status -eq 1 ] && python3 -c '
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1])]
+assert len(c) == 15 and sum(x["change"] == "changed" and x["delta_us"] < 0 for x in c) == 5
+' "$T/out"
+ok $? "diff --jsonl"
+run aoe-bank diff "$T/v" "$T/unsorted"
+[ $status -eq 3 ] && grep -q 'unsorted:2: not sorted' "$T/err"
+ok $? "diff of an unsorted file is an error (exit 3)"
+
+# --- merge ----------------------------------------------------------------
+run aoe-bank merge -o "$T/m" "$T/d1" "$T/d2"
+[ $status -eq 0 ] && [ "$(wc -l < "$T/m")" -eq 15 ] && aoe-bank -q verify "$T/m" >/dev/null &&
+    [ "$(grep -c '"time_us":[0-9]*\.*[0-9]*,' "$T/m")" -eq 15 ]
+ok $? "merge of two banks (fastest)"
+k=$(sed -n 's/.*"key":"\([0-9]*\)".*/\1/p' "$T/d2" | while read -r x; do grep -q "\"$x\"" "$T/d1" && echo "$x"; done | head -1)
+t() { grep "\"key\":\"$k\"" "$1" | sed 's/.*"time_us":\([0-9.]*\).*/\1/'; }
+aoe-bank -q merge -o "$T/mf" "$T/d1" "$T/d2"; aoe-bank -q merge -o "$T/mo" -p ours "$T/d2" "$T/d1"
+aoe-bank -q merge -o "$T/mt" --policy theirs "$T/d1" "$T/d2"
+[ "$(t "$T/mf")" = "$(t "$T/d2")" ] && [ "$(t "$T/mo")" = "$(t "$T/d2")" ] && [ "$(t "$T/mt")" = "$(t "$T/d2")" ]
+ok $? "merge policies fastest, ours, theirs pick the expected entry"
+sed 's/2026-01-01T00:00:00Z/2027-01-01T00:00:00Z/' "$T/d1" > "$T/d1new"
+aoe-bank -q merge -o "$T/mn" --policy newest "$T/d2" "$T/d1new"
+[ "$(t "$T/mn")" = "$(t "$T/d1")" ]
+ok $? "merge policy newest"
+bankgen bank 5 0 socB > "$T/sb"
+fails_with 3 "soc_version 'socB' is not the bank's 'socA'" "merge refuses banks of two soc_versions" \
+    aoe-bank merge -o "$T/mx" "$T/d1" "$T/sb"
+[ ! -e "$T/mx" ] && [ -z "$(ls -a "$T" | grep '^\.mx\.')" ]
+ok $? "... and writes nothing"
+cp "$bank" "$T/before"
+fails_with 3 "not sorted" "merge of an unsorted bank into the bank" aoe-bank merge "$T/unsorted"
+same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+
+# --- export / import ------------------------------------------------------
+for s in tar tar.gz tar.xz tar.zst; do
+	run aoe-bank export -o "$T/x.$s"
+	[ $status -eq 0 ] && tar tf "$T/x.$s" 2>/dev/null | grep -q '^ops.jsonl$' ||
+	    { [ "$s" = tar.zst ] && tar --zstd -tf "$T/x.$s" | grep -q '^ops.jsonl$'; }
+	ok $? "export writes a .$s archive"
+done
+mkdir -p "$T/tb2"
+run env TUNE_BANK_PATH="$T/tb2" aoe-bank import --dry-run "$T/x.tar.gz"
+[ $status -eq 0 ] && [ ! -e "$T/tb2/socA" ] && [ -z "$(ls -A "$T/tb2")" ]
+ok $? "import --dry-run writes nothing"
+run env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/x.tar.xz"
+[ $status -eq 0 ] && same "$T/tb2/socA/ops.jsonl" "$bank"
+ok $? "import restores the bank exactly"
+run env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/x.tar.zst"
+[ $status -eq 0 ] && same "$T/tb2/socA/ops.jsonl" "$bank"
+ok $? "importing it again changes nothing"
+fails_with 4 "the bank is for soc_version 'socA', not 'socB'; name it with --soc-version socA" \
+    "import refuses a bank of another soc_version" env AOE_SOC_VERSION=socB TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/x.tar"
+[ ! -e "$T/tb2/socB" ]; ok $? "... and writes nothing"
+run env AOE_SOC_VERSION=socB TUNE_BANK_PATH="$T/tb2" aoe-bank --soc-version socA import "$T/x.tar"
+ok $status "... unless asked for by name"
+
+# Hostile archives, made with Python's tarfile.
+cp "$T/tb2/socA/ops.jsonl" "$T/before2"
+python3 - "$T" <<'PY'
+import io, sys, tarfile
+d = sys.argv[1]
+def mk(name, *members):
+    with tarfile.open(d + "/" + name, "w:gz") as t:
+        for ti, data in members:
+            t.addfile(ti, io.BytesIO(data) if data is not None else None)
+def reg(n, data=b"x\n"):
+    ti = tarfile.TarInfo(n); ti.size = len(data); return (ti, data)
+def special(n, kind, target=""):
+    ti = tarfile.TarInfo(n); ti.type = kind; ti.linkname = target; return (ti, None)
+mk("dotdot.tgz", reg("manifest.json", b"{}"), reg("../evil"))
+mk("abs.tgz", reg("/tmp/evil"))
+mk("sym.tgz", special("ops.jsonl", tarfile.SYMTYPE, "/etc/passwd"))
+mk("hard.tgz", reg("manifest.json", b"{}"), special("ops.jsonl", tarfile.LNKTYPE, "manifest.json"))
+mk("dev.tgz", special("ops.jsonl", tarfile.CHRTYPE))
+mk("fifo.tgz", special("ops.jsonl", tarfile.FIFOTYPE))
+mk("other.tgz", reg("README"))
+mk("noman.tgz", reg("ops.jsonl"))
+PY
+for c in "dotdot.tgz|contains '..'; refused" "abs.tgz|has an absolute path; refused" \
+    "sym.tgz|is a link; refused" "hard.tgz|is a link; refused" "dev.tgz|is a device or fifo; refused" \
+    "fifo.tgz|is a device or fifo; refused" "other.tgz|unexpected entry 'README'" \
+    "noman.tgz|no manifest.json"; do
+	a=${c%%|*} m=${c#*|}
+	fails_with 3 "$m" "import refuses $a" env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/$a"
+done
+fails_with 6 "over the limit of 1000; refused" "import refuses an entry over --max-size" \
+    env TUNE_BANK_PATH="$T/tb2" aoe-bank import --max-size 1000 "$T/x.tar.gz"
+same "$T/tb2/socA/ops.jsonl" "$T/before2" && [ -z "$(ls -A "$T/tb2" | grep -v '^socA$')" ]
+ok $? "... the bank is unchanged and no temporary file is left"
+# A tampered archive: the checksum no longer matches.
+mkdir -p "$T/tam" && tar xzf "$T/x.tar.gz" -C "$T/tam" && sed -i '1s/"time_us":[0-9.]*/"time_us":1/' "$T/tam/ops.jsonl" &&
+    tar czf "$T/tam.tar.gz" -C "$T/tam" manifest.json ops.jsonl
+fails_with 3 "does not match the manifest's checksum" "import refuses a tampered archive" \
+    env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/tam.tar.gz"
+printf 'not an archive' > "$T/junk.tar.gz"
+run env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/junk.tar.gz"
+[ $status -eq 3 ] && same "$T/tb2/socA/ops.jsonl" "$T/before2"
+ok $? "import refuses a file that is not an archive"
+fails_with 4 "must end in .tar" "export to an unknown suffix" aoe-bank export -o "$T/x.zip"
+
+# --- prune ----------------------------------------------------------------
+bankgen bank 12 0 socA 0.5 > "$T/p"
+sed -i '1,2s/"baseline_us":\([0-9.]*\)/"baseline_us":1/' "$T/p"
+sed -i '3s/0.1.0/0.0.9/; 4s/2026-01-01/2001-01-01/' "$T/p"
+cp "$T/p" "$T/p0"
+run aoe-bank -b "$T/p" prune --dry-run --no-gain
+[ $status -eq 0 ] && [ "$(wc -l < "$T/out")" -eq 2 ] && same "$T/p" "$T/p0"
+ok $? "prune --dry-run lists what it would remove and changes nothing"
+run aoe-bank -b "$T/p" prune --no-gain
+[ $status -eq 0 ] && [ "$(wc -l < "$T/p")" -eq 10 ]
+ok $? "prune --no-gain drops entries that do not beat the baseline"
+aoe-bank -q -b "$T/p" prune --tool-version 0.0.9 && aoe-bank -q -b "$T/p" prune --older-than 3650
+[ "$(wc -l < "$T/p")" -eq 8 ]
+ok $? "prune by tool version and by age"
+n=$(grep -c '"op_type":"Conv"' "$T/p")
+aoe-bank -q -b "$T/p" prune --op-type Conv
+[ "$(wc -l < "$T/p")" -eq $((8 - n)) ] && ! grep -q '"op_type":"Conv"' "$T/p" && aoe-bank -q verify "$T/p" >/dev/null
+ok $? "prune by op type"
+fails_with 3 "prune needs" "prune without a criterion" aoe-bank prune
+
+# --- show, list, stats, lookup --------------------------------------------
+k1=$(sed -n '1s/.*"key":"\([0-9]*\)".*/\1/p' "$T/d1")
+run aoe-bank -b "$T/d1" show "$k1"
+[ $status -eq 0 ] && same "$T/out" "$(printf '%s' "$T/d1")" 2>/dev/null || [ "$(cat "$T/out")" = "$(head -1 "$T/d1")" ]
+ok $? "show prints the entry"
+run aoe-bank -b "$T/d1" show 123
+[ $status -eq 1 ] && [ ! -s "$T/out" ]
+ok $? "show of a missing key: exit 1"
+run aoe-bank list "$T/d1"
+[ $status -eq 0 ] && [ "$(wc -l < "$T/out")" -eq 10 ] && grep -q "^$k1 [A-Za-z]* [0-9.]* [0-9.]* 50.00%$" "$T/out"
+ok $? "list"
+run aoe-bank list --jsonl --op-type Conv "$T/d1"
+[ $status -eq 0 ] && [ "$(wc -l < "$T/out")" -eq "$(grep -c '"op_type":"Conv"' "$T/d1")" ]
+ok $? "list --jsonl --op-type"
+run aoe-bank stats "$T/d1"
+[ $status -eq 0 ] && grep -q '^entries 10$' "$T/out" && grep -q '^soc_version socA$' "$T/out"
+ok $? "stats"
+run aoe-bank lookup --jsonl --threads 1 "$ex"
+[ $status -eq 0 ] && grep -q '"from":"miss"' "$T/out" && ! grep -q '"from":"custom"' "$T/out"
+ok $? "lookup: no hit before a commit"
+head -1 "$T/out" | python3 -c '
+import json, sys
+l = json.loads(sys.stdin.readline())
+print(json.dumps({"key": l["key"], "op_type": l["op_type"], "names": [l["node"]], "before_us": 10,
+    "after_us": 5, "schedule": {"mr": 4}, "outcome": "add", "signature": l["signature"],
+    "soc_version": "socA"}))' > "$T/hit"
+aoe-bank -q commit "$T/hit"
+run aoe-bank lookup --threads 1 "$ex"
+[ $status -eq 0 ] && [ "$(grep -c ' custom$' "$T/out")" -eq 1 ] && grep -q '1 of [0-9]* ops hit' "$T/err"
+ok $? "lookup: the committed case hits the custom bank"
+mkdir -p "$T/bi/socA" && cp "$bank" "$T/bi/socA/ops.jsonl"
+run env AOE_BUILTIN_BANK="$T/bi" TUNE_BANK_PATH="$T/tb2" aoe-bank lookup --threads 1 "$ex"
+[ $status -eq 0 ] && [ "$(grep -c ' built-in$' "$T/out")" -eq 1 ]
+ok $? "lookup: the built-in bank is read after the custom one"
+run env AOE_BANK_THREADS= aoe-run --runs 1 --threads 1 "$ex"
+ok $status "aoe-run runs with the bank"
+run aoe-bank lookup --threads 2 "$ex"
+! grep -q ' custom$' "$T/out"
+ok $? "lookup: another thread count is another case"
+
+# --- usage ------------------------------------------------------------------
+run aoe-bank
+[ $status -eq 2 ] && grep -q '^usage: aoe-bank' "$T/err"
+ok $? "no command is a usage error"
+run aoe-bank frobnicate
+[ $status -eq 2 ] && grep -q "unknown command 'frobnicate'" "$T/err"
+ok $? "an unknown command is a usage error"
+run aoe-bank diff "$T/d1"
+[ $status -eq 2 ]; ok $? "diff with one bank is a usage error"
+run aoe-bank merge --policy slowest "$T/d1"
+[ $status -eq 2 ] && grep -q "policy 'slowest'" "$T/err"
+ok $? "an unknown policy is a usage error"
+run aoe-bank --help
+[ $status -eq 0 ] && grep -q '^usage: aoe-bank' "$T/out"
+ok $? "--help"
+done_testing

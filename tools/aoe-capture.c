@@ -1,0 +1,379 @@
+/*
+ * aoe-capture - capture the static graphs that tuning works on.
+ *
+ * Given a model, it binds the input shapes, prepares the graph (shape
+ * inference and constant folding) and writes the static aoe-graph(5).
+ * Given "-- COMMAND", it runs any program that uses libaoe with AOE_MODE
+ * and AOE_CAPTURE_DIR set; libaoe writes every distinct graph the
+ * program compiles into the capture directory, and aoe-capture lists
+ * them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aoe.h"
+
+extern char **environ;
+
+static const char usage_text[] =
+    "usage: aoe-capture [-hV] [--input-shape spec] [--output file] model\n"
+    "       aoe-capture [--dir dir] [--job-type 1|2] [--null] -- command "
+    "[arg ...]\n";
+
+static void
+usage(int status)
+{
+	fputs(usage_text, status ? stderr : stdout);
+	exit(status);
+}
+
+/*
+ * One operator case, for the summary: the key of its canonical signature
+ * (aoe_op_signature, as the bank keys it), or, for a signature too long
+ * for the buffer, a hash of the op type, the input and output dtypes and
+ * shapes, and the attributes.
+ */
+typedef struct opcase {
+	const char *op_type;
+	uint64_t sig;
+} opcase;
+
+static uint64_t
+mix(uint64_t h, uint64_t w)
+{
+	h ^= w;
+	h *= 0x9E3779B97F4A7C15ULL;
+	return h ^ h >> 29;
+}
+
+static uint64_t
+mixstr(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = mix(h, (unsigned char)*s);
+	return mix(h, 0);
+}
+
+static uint64_t
+tensor_sig(uint64_t h, const aoe_tensor *t)
+{
+	int d;
+
+	if (t == NULL)
+		return mix(h, 0x9d);
+	h = mix(h, (uint64_t)t->dtype);
+	h = mix(h, (uint64_t)(int64_t)t->ndim);
+	for (d = 0; d < t->ndim; d++)
+		h = mix(h, (uint64_t)t->dims[d]);
+	return h;
+}
+
+static uint64_t
+node_sig(const aoe_graph *g, const aoe_node *n)
+{
+	uint64_t h = mixstr(1469598103934665603ULL, n->op_type);
+	char sig[8192];
+	int i, j;
+
+	if (aoe_op_signature(g, n, 1, sig, sizeof(sig)) == 0)
+		return aoe_op_key(sig);
+
+	for (i = 0; i < n->nin; i++)
+		h = tensor_sig(h, aoe_in(g, n, i));
+	for (i = 0; i < n->nout; i++)
+		h = tensor_sig(h, aoe_out(g, n, i));
+	for (i = 0; i < n->nattr; i++) {
+		const aoe_attr *a = &n->attrs[i];
+		h = mixstr(h, a->name);
+		h = mix(h, (uint64_t)a->type);
+		h = mix(h, (uint64_t)a->i);
+		h = mix(h, (uint64_t)(int64_t)(a->f * 1e6));
+		h = mixstr(h, a->s);
+		for (j = 0; j < a->n; j++) {
+			if (a->ints)
+				h = mix(h, (uint64_t)a->ints[j]);
+			if (a->floats)
+				h = mix(h, (uint64_t)(int64_t)(a->floats[j] *
+				    1e6));
+			if (a->strings)
+				h = mixstr(h, a->strings[j]);
+		}
+	}
+	return h;
+}
+
+static int
+cmp_case(const void *a, const void *b)
+{
+	const opcase *x = a, *y = b;
+	int c = strcmp(x->op_type, y->op_type);
+
+	if (c)
+		return c;
+	return x->sig < y->sig ? -1 : x->sig > y->sig;
+}
+
+/* Print, per op type, the nodes and their distinct cases on stderr. */
+static void
+summary(const aoe_graph *g)
+{
+	opcase *c = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*c));
+	int n = 0, i, j, nodes, cases, tn = 0, tc = 0;
+
+	for (i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].dead)
+			continue;
+		c[n].op_type = g->nodes[i].op_type;
+		c[n++].sig = node_sig(g, &g->nodes[i]);
+	}
+	qsort(c, (size_t)n, sizeof(*c), cmp_case);
+	fprintf(stderr, "%-24s %6s %6s\n", "op_type", "nodes", "cases");
+	for (i = 0; i < n; i = j) {
+		nodes = cases = 0;
+		for (j = i; j < n && strcmp(c[j].op_type, c[i].op_type) == 0;
+		    j++) {
+			nodes++;
+			if (j == i || c[j].sig != c[j - 1].sig)
+				cases++;
+		}
+		fprintf(stderr, "%-24s %6d %6d\n", c[i].op_type, nodes,
+		    cases);
+		tn += nodes;
+		tc += cases;
+	}
+	fprintf(stderr, "%-24s %6d %6d\n", "total", tn, tc);
+	free(c);
+}
+
+static int
+capture_model(const char *model, const char *shapes, const char *out)
+{
+	aoe_run_opts o;
+	aoe_graph *g = NULL;
+	int rc;
+
+	/* Our own compile is not a workload's: never hand it on. */
+	unsetenv("AOE_MODE");
+	aoe_run_opts_init(&o);
+	o.use_bank = 0;
+	o.static_memory = 0;
+	o.profile = 0;
+	if ((rc = aoe_model_load(model, &g)) < 0)
+		goto out;
+	if (shapes && (rc = aoe_bind_shapes(g, shapes)) < 0)
+		goto out;
+	if ((rc = aoe_graph_prepare(g, &o)) < 0)
+		goto out;
+	if (out == NULL || strcmp(out, "-") == 0) {
+		if ((rc = aoe_json_save(g, stdout)) == 0 &&
+		    fflush(stdout) != 0)
+			rc = aoe_err(AOE_EIO, "write error on standard "
+			    "output: %s", strerror(errno));
+	} else
+		rc = aoe_graph_write(g, out);
+	if (rc == 0)
+		summary(g);
+out:
+	aoe_graph_free(g);
+	return rc;
+}
+
+/*
+ * Run the command with AOE_MODE and AOE_CAPTURE_DIR set, then list the
+ * graphs it handed over (DIR/.captured, appended by libaoe), each once.
+ */
+static int
+capture_command(char **cmd, const char *dir, int mode, int zero)
+{
+	char list[PATH_MAX + 16], abs[PATH_MAX], m[2] = { (char)('0' + mode),
+	    '\0' };
+	posix_spawn_file_actions_t fa;
+	char *buf = NULL, *line, *save = NULL, **seen = NULL;
+	size_t len = 0;
+	int fd, st, rc, nseen = 0, i, status;
+	pid_t pid;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		aoe_warnx("cannot create '%s': %s", dir, strerror(errno));
+		return AOE_EXIT_IO;
+	}
+	/* The command may change directory: give it an absolute path. */
+	if (realpath(dir, abs) == NULL) {
+		aoe_warnx("cannot resolve '%s': %s", dir, strerror(errno));
+		return AOE_EXIT_IO;
+	}
+	snprintf(list, sizeof(list), "%s/.captured", abs);
+	if ((fd = open(list, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0644)) < 0) {
+		aoe_warnx("cannot create '%s': %s", list, strerror(errno));
+		return AOE_EXIT_IO;
+	}
+	close(fd);
+	if (setenv("AOE_MODE", m, 1) < 0 ||
+	    setenv("AOE_CAPTURE_DIR", abs, 1) < 0) {
+		aoe_warnx("setenv: %s", strerror(errno));
+		return AOE_EXIT_NOMEM;
+	}
+	/* Our standard output is the list: the command's goes to stderr. */
+	fflush(NULL);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+	rc = posix_spawnp(&pid, cmd[0], &fa, NULL, cmd, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0) {
+		aoe_warnx("cannot run '%s': %s", cmd[0], strerror(rc));
+		unlink(list);
+		return AOE_EXIT_IO;
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			aoe_warnx("waitpid: %s", strerror(errno));
+			return AOE_EXIT_IO;
+		}
+	status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+	if ((rc = aoe_read_file(list, (uint8_t **)&buf, &len)) < 0) {
+		aoe_warnx("%s", aoe_errmsg());
+		return AOE_EXIT_IO;
+	}
+	unlink(list);
+	buf = aoe_xrealloc(buf, len + 1);
+	buf[len] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line;
+	    line = strtok_r(NULL, "\n", &save)) {
+		for (i = 0; i < nseen && strcmp(seen[i], line) != 0; i++)
+			;
+		if (i < nseen)
+			continue;
+		seen = aoe_xrealloc(seen, (size_t)(nseen + 1) *
+		    sizeof(*seen));
+		seen[nseen++] = line;
+		printf("%s/%s%c", dir, line, zero ? '\0' : '\n');
+	}
+	free(seen);
+	free(buf);
+	if (fflush(stdout) != 0) {
+		aoe_warnx("write error on standard output: %s",
+		    strerror(errno));
+		return AOE_EXIT_IO;
+	}
+	if (status != 0) {
+		if (WIFSIGNALED(st))
+			aoe_warnx("'%s' was killed by signal %d", cmd[0],
+			    WTERMSIG(st));
+		return status;
+	}
+	if (nseen == 0) {
+		aoe_warnx("'%s' compiled no graph with libaoe: nothing "
+		    "captured", cmd[0]);
+		return AOE_EXIT_FALSE;
+	}
+	fprintf(stderr, "%s: %d graph%s captured in %s\n", aoe_progname(),
+	    nseen, nseen == 1 ? "" : "s", dir);
+	return AOE_EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "input-shape", required_argument, NULL, 's' },
+		{ "job-type", required_argument, NULL, 'j' },
+		{ "null", no_argument, NULL, 'z' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *shapes = NULL, *out = NULL, *dir = NULL, **cmd = NULL;
+	int c, mode = 0, zero = 0, optc, rc;
+	long long v;
+
+	aoe_setprogname(argv[0]);
+	/* Options end at "--"; what follows is the command. */
+	for (optc = 1; optc < argc && strcmp(argv[optc], "--") != 0; optc++)
+		;
+	if (optc < argc)
+		cmd = argv + optc + 1;
+	while ((c = getopt_long(optc, argv, "d:hj:o:s:Vz", longopts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dir = optarg;
+			break;
+		case 'h':
+			usage(AOE_EXIT_OK);
+			break;
+		case 'j':
+			if (strcmp(optarg, "4") == 0) {
+				aoe_warnx("--job-type 4 (gradient split "
+				    "tuning) is not supported by aoe");
+				return AOE_EXIT_UNSUP;
+			}
+			if (aoe_strtonum(optarg, 1, 2, &v) < 0) {
+				aoe_warnx("--job-type '%s' is not valid: use "
+				    "1 (subgraph) or 2 (operator tuning)",
+				    optarg);
+				return AOE_EXIT_USAGE;
+			}
+			mode = (int)v;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			if (shapes) {
+				size_t l = strlen(shapes) + strlen(optarg) + 2;
+				shapes = aoe_xrealloc(shapes, l);
+				strcat(shapes, ";");
+				strcat(shapes, optarg);
+			} else
+				shapes = aoe_xstrdup(optarg);
+			break;
+		case 'V':
+			printf("aoe-capture %s\n", AOE_VERSION);
+			return AOE_EXIT_OK;
+		case 'z':
+			zero = 1;
+			break;
+		default:
+			usage(AOE_EXIT_USAGE);
+		}
+	}
+	if (cmd) {
+		if (optind != optc || cmd[0] == NULL) {
+			aoe_warnx("expected: -- command [arg ...]");
+			usage(AOE_EXIT_USAGE);
+		}
+		if (shapes || out) {
+			aoe_warnx("--input-shape and --output apply to a "
+			    "model, not to a command");
+			usage(AOE_EXIT_USAGE);
+		}
+		return capture_command(cmd, dir ? dir : "aoe_capture",
+		    mode ? mode : 2, zero);
+	}
+	if (optind + 1 != optc)
+		usage(AOE_EXIT_USAGE);
+	if (dir || mode || zero) {
+		aoe_warnx("--dir, --job-type and --null apply to a command "
+		    "after --, not to a model");
+		usage(AOE_EXIT_USAGE);
+	}
+	rc = capture_model(argv[optind], shapes, out);
+	free(shapes);
+	if (rc < 0) {
+		aoe_warnx("%s", aoe_errmsg());
+		return aoe_exit_status(rc);
+	}
+	return AOE_EXIT_OK;
+}
