@@ -1,6 +1,7 @@
 # aoe.mk - Makefile recipes to tune a project's models with aoe.
 #
-# Include it and list the models with their input shapes:
+# Include it and list the models with their input shapes (AOE_DIR, if you
+# change it, must be set before the include):
 #
 #	include /usr/local/share/aoe/aoe.mk
 #	AOE_MODELS = det.onnx rec.onnx
@@ -37,7 +38,9 @@ $(AOE_DIR)/%.tuned: $(AOE_DIR)/%.graph.json
 	$(AOE_REPORT) -q -o $(AOE_DIR) --tuning-name $* $(AOE_DIR)/$*.records.jsonl
 	@touch $@
 
-aoe-tune: $(patsubst %.onnx,$(AOE_DIR)/%.tuned,$(AOE_MODELS))
+# Second expansion, so that AOE_MODELS may be set after the include.
+.SECONDEXPANSION:
+aoe-tune: $$(patsubst %.onnx,$$(AOE_DIR)/%.tuned,$$(AOE_MODELS))
 
 aoe-clean:
 	rm -rf $(AOE_DIR)

@@ -1,0 +1,185 @@
+/*
+ * opat.h - operator tuning (aoe-opat): private to lib/opat.c,
+ * lib/search.c, lib/measure.c and tools/aoe-opat.c; not part of the
+ * public header.
+ */
+#ifndef AOE_OPAT_H
+#define AOE_OPAT_H
+
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+#include "aoe.h"
+
+/* Search strategies. */
+enum { OPAT_AUTO, OPAT_EXHAUSTIVE, OPAT_RANDOM, OPAT_EVOLUTION };
+
+/* Status of one measured candidate (the timing's "status"). */
+enum { OPAT_OK, OPAT_WRONG, OPAT_CRASH, OPAT_TIMEOUT, OPAT_ABORT,
+	OPAT_INVALID, OPAT_NSTATUS };
+
+const char *opat_status_name(int st);
+int opat_status_from_name(const char *s);
+const char *opat_strategy_name(int s);
+
+/* One measurement. */
+typedef struct opat_timing {
+	int status;
+	double us;		/* median of the repeats, per run */
+	double mean_us, min_us;
+	double spread;		/* relative standard deviation of repeats */
+	double cost_s;		/* wall time the measurement took */
+	int runs, inner;	/* repeats, and runs per timed repeat */
+	char reason[256];
+} opat_timing;
+
+/*
+ * The search over one space.  Candidates are proposed in batches and fed
+ * back with their times (a failed candidate costs infinity).
+ */
+typedef struct opat_search {
+	int strategy;
+	const aoe_space *sp;
+	uint64_t seed;
+	int n, cap;		/* points proposed so far */
+	aoe_sched *pts;
+	double *cost;		/* us, or -1 while unknown, or HUGE_VAL */
+	char **canon;
+	uint64_t next_idx;	/* exhaustive: next index to try */
+	int done;
+} opat_search;
+
+void opat_search_init(opat_search *s, int strategy, const aoe_space *sp,
+    uint64_t seed);
+void opat_search_free(opat_search *s);
+/* Note a point already measured (the default, say) without proposing it. */
+void opat_search_add(opat_search *s, const aoe_sched *p, double us);
+/* Propose up to max new points into out; 0 when the space is exhausted. */
+int opat_search_next(opat_search *s, int max, aoe_sched *out);
+/* Feed the time of a proposed point (HUGE_VAL when it failed). */
+void opat_search_feed(opat_search *s, const aoe_sched *p, double us);
+/* Legal points of the space, counting up to limit (then limit). */
+uint64_t opat_space_legal(const aoe_space *sp, uint64_t limit);
+/*
+ * The canonical text of a schedule in a space: every knob (absent ones at
+ * their default), sorted by name, "a=1,b=2".
+ */
+void opat_canon(const aoe_space *sp, const aoe_sched *s, char *buf,
+    size_t len);
+/* A schedule as a flat JSON object, and back (0 or -AOE_EDATA). */
+cJSON *opat_sched_json(const aoe_sched *s);
+int opat_sched_from_json(const cJSON *o, aoe_sched *s);
+
+/*
+ * Measuring: a node of a prepared graph, timed in child processes.
+ */
+typedef struct opat_meas_opts {
+	int nthreads;
+	int run_loop;		/* RUN_LOOP */
+	int parallel;		/* TE_PARALLEL_COMPILER: children at once */
+	double timeout_s;	/* per candidate */
+	const char *lock_path;	/* the measure lock */
+	uint64_t seed;
+} opat_meas_opts;
+
+const char *opat_lock_path(void);
+/*
+ * Measure n schedules of node ni of g: each in its own child process,
+ * checked against the default schedule's result on fresh random inputs,
+ * then timed under the host's exclusive lock.  seeds[i] picks candidate
+ * i's inputs.  Fills t[0..n).  Returns 0, or an error of the harness.
+ */
+int opat_measure(aoe_graph *g, int ni, const aoe_sched *s,
+    const uint64_t *seeds, int n, const opat_meas_opts *o, opat_timing *t);
+
+/* 64-bit FNV-1a of a string, mixed with h. */
+uint64_t opat_hash(uint64_t h, const char *s);
+
+/*
+ * A tuning run.
+ */
+typedef struct opat_opts {
+	int threads;
+	int run_loop;		/* RUN_LOOP */
+	int te_parallel;	/* TE_PARALLEL_COMPILER */
+	int tuning_parallel;	/* TUNING_PARALLEL_NUM: candidates a batch */
+	int repeat_tune;	/* REPEAT_TUNE */
+	int strategy;
+	long long budget_trials;	/* per case */
+	double budget_seconds;	/* per case */
+	double total_seconds;	/* whole run, shared by time; 0: none */
+	long long total_trials;	/* whole run, shared by time; 0: none */
+	long long min_trials;	/* floor of a case's share */
+	uint64_t seed;
+	double timeout_s;
+	double noise_floor;	/* smallest margin that counts as a win */
+	int commit;
+	int use_bank;
+	int progress;
+	const char *journal;
+	const char *replay;
+	char **ops_names, **ops_types;
+	int nops_names, nops_types;
+} opat_opts;
+
+typedef struct opat_map opat_map;
+
+typedef struct opat_graph {
+	char *path;		/* absolute */
+	char *shape;		/* --input-shape, or "" */
+	aoe_graph *g;
+} opat_graph;
+
+typedef struct opat_case {
+	uint64_t key;
+	char keystr[32];
+	char *sig;
+	char op_type[64];
+	char **names;
+	int nnames;
+	int gi, node;		/* the graph and node measured */
+	int seq;		/* order of discovery */
+	int hit;		/* the bank has an entry */
+	char hit_from[16];
+	aoe_sched base_s;	/* the baseline: default or bank entry */
+	opat_timing base;
+	double share;		/* baseline time x names */
+	double spent;		/* seconds charged to the case */
+	opat_map *rmap;		/* replay timings by canonical schedule */
+} opat_case;
+
+struct selcase;
+
+typedef struct opat_run {
+	opat_opts o;
+	FILE *out;		/* records, candidates, timings */
+	FILE *tfp;		/* --timings, or NULL */
+	opat_graph *graphs;
+	int ngraphs;
+	opat_case *cases;
+	int ncases;
+	double total_share;
+	FILE *jfp;
+	char jid[32];
+	opat_map *jtim, *jrec, *replay;
+	struct selcase *sel;
+	int nsel;
+	int ndone, nfailed;
+	double t0, best_gain;
+} opat_run;
+
+void opat_opts_init(opat_opts *o);
+int opat_strategy_from_name(const char *s);
+int opat_add_graph(opat_run *r, const char *path, const char *shape,
+    char **only, int nonly);
+int opat_add_tasks(opat_run *r, const char *path);
+int opat_is_tasks(const char *path);
+int opat_load_replay(opat_run *r, const char *path);
+int opat_tune(opat_run *r);
+int opat_list(opat_run *r);
+int opat_generate(opat_run *r);
+int opat_measure_stream(opat_run *r, int argc, char **argv);
+int opat_select_stream(opat_run *r, int argc, char **argv);
+void opat_run_free(opat_run *r);
+
+#endif

@@ -1,0 +1,121 @@
+#!/bin/sh
+# The front end end to end on the bundled example, both job types, with
+# each result file checked against aoe-result(5); aoe-verify; aoe.mk
+# re-tuning only what changed; and the front end's failure paths.
+. "$(dirname "$0")/tap.sh"
+plan 21
+PATH=$top/pipelines:$PATH
+ex=$top/share/aoe/models/example.onnx
+schema=$top/tests/result-schema.py
+export TUNE_BANK_PATH="$T/bank" AOE_DEVICE_LOCK="$T/device.lock"
+export AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
+export AOE_TUNE_FLAGS="--budget-trials 4 --seed 1"
+mkdir -p "$T/bank" "$T/res"
+
+run aoe --model "$ex" --job_type 2 --output "$T/res" --progress_bar off
+ok $status "aoe --job_type 2 runs capture, check, tune, commit and report"
+f=$(ls "$T"/res/aoe_result_opat_*_pid*.json 2>/dev/null)
+[ -n "$f" ] && python3 "$schema" $f
+ok $? "the OPAT result file follows the schema and its invariants"
+python3 - $f "$T/res/aoe_work/example_opat/records.jsonl" <<'PY'
+import json, sys
+o = list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]
+s = o["repo_summary"]
+recs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+names = [n for r in recs for n in r["names"]]
+# Every tunable operator in exactly one case, every case counted once
+# (aoe-opat leaves out operators whose space has a single point).
+sys.exit(0 if s["total_num"] == len(recs) and s["repo_hit_num"] == 0
+    and len(names) == len(set(names)) and len(names) >= 12
+    and {"stem.conv", "b1.conv", "b2.dw", "b2.pw"} <= set(names) else 1)
+PY
+ok $? "each tunable operator in one case, each case counted once"
+[ -s "$T/res/aoe_work/example_opat/graph.json" ] &&
+    [ -s "$T/res/aoe_work/example_opat/records.jsonl" ]
+ok $? "the work directory keeps the graph and the records"
+
+# A second run finds the committed entries: hits, reserved.
+added=$(python3 -c 'import json,sys; o=list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]; print(o["repo_summary"]["repo_add_num"])' $f)
+rm -f "$T"/res/aoe_result_*
+run aoe --model "$ex" --job_type 2 --output "$T/res" --progress_bar off
+f2=$(ls "$T"/res/aoe_result_opat_*.json 2>/dev/null)
+[ $status -eq 0 ] && python3 "$schema" $f2 && python3 - $f2 $added <<'PY'
+import json, sys
+s = list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]["repo_summary"]
+sys.exit(0 if s["repo_reserved_num"] == int(sys.argv[2]) and s["repo_hit_num"] == int(sys.argv[2]) else 1)
+PY
+ok $? "a second run reserves what the first added ($added)"
+
+rm -f "$T"/res/aoe_result_*
+if [ -x "$top/tools/aoe-sgat" ]; then
+	run aoe --model "$ex" --job_type 1 --output "$T/res" --progress_bar off
+	f=$(ls "$T"/res/aoe_result_sgat_*_pid*.json 2>/dev/null)
+	[ $status -eq 0 ] && [ -n "$f" ] && python3 "$schema" $f
+	ok $? "aoe --job_type 1 writes an SGAT result file that follows the schema"
+else
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # skip aoe-sgat is not built"
+fi
+
+run aoe-verify --runs 3 --repeats 1 "$ex"
+[ $status -eq 0 ] && grep -q '^model=.* without_bank_ms=[0-9.]* with_bank_ms=[0-9.]* improvement=-\{0,1\}[0-9.]*%$' "$T/out"
+ok $? "aoe-verify prints latency without and with the bank"
+
+# aoe.mk: a model whose captured graph did not change is not tuned again.
+mkdir "$T/proj"
+cp "$ex" "$T/proj/example.onnx"
+cat > "$T/proj/Makefile" <<MK
+include $top/share/aoe/aoe.mk
+AOE_MODELS = example.onnx
+AOE_TUNE_FLAGS = --no-check --budget-trials 2
+tune: aoe-tune
+MK
+(cd "$T/proj" && PATH=$top/tools:$PATH make -s tune) >"$T/mk1" 2>&1
+ok $? "aoe.mk tunes a model"
+[ -f "$T/proj/aoe_work/example.tuned" ] && ls "$T"/proj/aoe_work/aoe_result_opat_*.json >/dev/null 2>&1
+ok $? "and reports it"
+n1=$(ls "$T"/proj/aoe_work/aoe_result_opat_*.json | wc -l)
+(cd "$T/proj" && PATH=$top/tools:$PATH make -s tune) >"$T/mk2" 2>&1
+n2=$(ls "$T"/proj/aoe_work/aoe_result_opat_*.json | wc -l)
+[ "$n1" -eq "$n2" ] && ! grep -q 'changed, will tune' "$T/mk2"
+ok $? "an unchanged model is not tuned again"
+cp "$top/tests/fixtures/small.json" "$T/proj/small.json"
+sed -i 's#"../../share/aoe/models/example.onnx"#"'"$ex"'"#' "$T/proj/small.json"
+(cd "$T/proj" && PATH=$top/tools:$PATH aoe-capture -o example.onnx.tmp small.json >/dev/null 2>&1)
+# A different model under the same name: its graph changes, so it is tuned.
+mkexample -d "$T/proj/example.onnx"
+(cd "$T/proj" && PATH=$top/tools:$PATH make -s tune AOE_SHAPE_example=image:2,3,64,64) >"$T/mk3" 2>&1
+n3=$(ls "$T"/proj/aoe_work/aoe_result_opat_*.json | wc -l)
+[ "$n3" -gt "$n2" ] && grep -q 'changed, will tune' "$T/mk3"
+ok $? "a changed model is tuned again"
+
+# Failure paths: a clear message naming the problem or the failed step.
+run aoe --job_type 2
+[ $status -eq 2 ] && grep -q -- '--model is required' "$T/err"
+ok $? "no --model"
+run aoe --model "$ex"
+[ $status -eq 2 ] && grep -q -- '--job_type is required' "$T/err"
+ok $? "no --job_type"
+fails_with 2 "job_type 4 (gradient split tuning) is not supported" "job_type 4 is refused" aoe --model "$ex" --job_type 4
+fails_with 2 "'7' is not 1 (subgraph) or 2 (operator)" "an unknown job_type" aoe --model "$ex" --job_type 7
+fails_with 2 "framework '3' is not supported" "a framework other than ONNX" aoe --model "$ex" -j 2 --framework 3
+fails_with 5 "cannot open '$T/none.onnx'" "a missing model" aoe --model "$T/none.onnx" -j 2
+fails_with 3 "no interrupted run" "--reload with nothing to resume" aoe --model "$ex" -j 2 --reload --output "$T/fresh"
+mkexample -d "$T/dyn.onnx"
+run aoe --model "$T/dyn.onnx" -j 2 --output "$T/res" --progress_bar off
+[ $status -eq 3 ] && grep -q "dynamic shape" "$T/err" && grep -q '^aoe: capture failed (exit 3)' "$T/err"
+ok $? "a failing step stops the run and is named"
+echo '{"tune_ops_type": ["Conv"]}' > "$T/ops.json"
+rm -f "$T"/res/aoe_result_*
+run aoe --model "$ex" -j 2 --output "$T/res" --progress_bar off --tune_ops_file "$T/ops.json"
+f=$(ls "$T"/res/aoe_result_opat_*.json 2>/dev/null)
+[ $status -eq 0 ] && python3 "$schema" $f && python3 - $f <<'PY'
+import json, sys
+s = list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]["repo_summary"]
+sys.exit(0 if s["total_num"] == 4 else 1)
+PY
+ok $? "--tune_ops_file restricts tuning to the Conv cases"
+run aoe --model "$ex" --job_type 2 --bogus
+[ $status -eq 2 ] && grep -q "unknown option '--bogus'" "$T/err"
+ok $? "an unknown option"
+done_testing

@@ -1,0 +1,197 @@
+#!/bin/sh
+# aoe-opat: the driver on the example (real measurement in children),
+# grouping, records and the bank, injected faults, kill -9 and resume,
+# replay, the stages, and measuring on two "hosts" through GNU parallel.
+. "$(dirname "$0")/tap.sh"
+plan 36
+ex=$top/share/aoe/models/example.onnx
+dup=$top/tests/fixtures/opat-dup.json
+cd "$top" || exit 1
+export TUNE_BANK_PATH="$T/bank"
+mkdir -p "$T/bank"
+unset REPEAT_TUNE AOE_INJECT_FAULT AOE_OPAT_KILL_AT
+# Short measurements: the tests check behaviour, never speed.
+export RUN_LOOP=3
+O="--no-check --no-progress --threads 2 --timeout 10"
+
+# Records: one per case, valid fields, and the bank holds the wins.
+cat >"$T/check.py" <<'PY'
+import json, sys
+ok = {"add", "update", "reserved", "unsatisfied", "failed"}
+recs = [json.loads(l) for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+assert len(recs) == n, (len(recs), n)
+for r in recs:
+    assert r["kind"] == "opat" and r["outcome"] in ok and r["names"], r
+    assert str(int(r["key"])) == r["key"] and r["signature"].startswith("op=")
+    if r["outcome"] != "failed":
+        assert r["before_us"] > 0 and r["after_us"] > 0 and isinstance(r["schedule"], dict)
+PY
+run aoe-opat $O --budget-trials 4 --commit -o "$T/r1.jsonl" "$ex"
+ok $status "tunes the example with real measurements"
+ncases=$(aoe-opat --list "$ex" | wc -l)
+python3 "$T/check.py" "$T/r1.jsonl" "$ncases"
+ok $? "one valid tuning record per case ($ncases cases)"
+python3 - "$T/r1.jsonl" $(ls "$T"/bank/*/ops.jsonl 2>/dev/null) <<'PY'
+import json, sys
+wins = {r["key"] for r in map(json.loads, open(sys.argv[1])) if r["outcome"] in ("add", "update")}
+bank = {json.loads(l)["key"] for l in open(sys.argv[2])} if len(sys.argv) > 2 else set()
+sys.exit(0 if wins == bank else 1)
+PY
+ok $? "--commit writes exactly the add and update cases to the bank"
+(cd "$T" && aoe-report "$T/r1.jsonl" >/dev/null 2>&1)
+ok $? "aoe-report reads the records"
+
+run aoe-opat $O --budget-trials 4 "$ex"
+python3 - "$T/r1.jsonl" "$T/out" <<'PY'
+import json, sys
+a = {r["key"]: r["outcome"] for r in map(json.loads, open(sys.argv[1]))}
+b = {r["key"]: r for r in map(json.loads, open(sys.argv[2]))}
+sys.exit(0 if all((b[k]["outcome"] == "reserved" and b[k]["trials"] == 0) ==
+    (o in ("add", "update")) for k, o in a.items()) else 1)
+PY
+ok $? "a second run keeps bank hits untouched (reserved, no trials)"
+REPEAT_TUNE=True run aoe-opat $O --budget-trials 4 "$ex"
+python3 -c "
+import json, sys
+sys.exit(0 if all(r['trials'] > 0 for r in map(json.loads, open('$T/out'))) else 1)"
+ok $? "REPEAT_TUNE=True tunes the hits again"
+
+run aoe-opat --list "$dup"
+[ $(wc -l <"$T/out") -eq 2 ] && grep -q '"names":\["relu1","relu2","relu3"\]' "$T/out"
+ok $? "ops with one signature are one case covering all their names"
+echo '{"tune_ops_name":["sig"],"tune_ops_type":["Relu"]}' >"$T/ops.json"
+run aoe-opat --list --tune-ops-file "$T/ops.json" "$dup"
+[ $(wc -l <"$T/out") -eq 2 ]
+ok $? "--tune-ops-file selects by name and type (union)"
+echo '{"tune_ops_name":["sig"]}' >"$T/ops1.json"
+run aoe-opat --list --tune-ops-file "$T/ops1.json" "$dup"
+[ $(wc -l <"$T/out") -eq 1 ] && grep -q '"Sigmoid"' "$T/out"
+ok $? "--tune-ops-file with names only"
+
+# Injected faults: caught, the op fails, the run completes, no bank entry.
+echo '{"tune_ops_name":["b2.pw","stem.relu"]}' >"$T/fops.json"
+for f in crash hang wrong nan abort; do
+	rm -rf "$T/fbank" && mkdir "$T/fbank"
+	TUNE_BANK_PATH=$T/fbank AOE_INJECT_FAULT=$f:Conv run aoe-opat $O \
+	    --timeout 1 --budget-trials 3 --commit --tune-ops-file "$T/fops.json" "$ex"
+	case $f in hang) st=timeout ;; nan) st=wrong ;; *) st=$f ;; esac
+	[ $status -eq 0 ] && python3 - "$T/out" "$st" $(ls "$T"/fbank/*/ops.jsonl 2>/dev/null) <<'PY'
+import json, sys
+recs = {r["names"][0]: r for r in map(json.loads, open(sys.argv[1]))}
+pw, relu = recs["b2.pw"], recs["stem.relu"]
+bank = [json.loads(l)["op_type"] for l in open(sys.argv[3])] if len(sys.argv) > 3 else []
+sys.exit(0 if pw["outcome"] == "failed" and sys.argv[2] in pw["failed"] and
+    relu["outcome"] != "failed" and "Conv" not in bank else 1)
+PY
+	ok $? "fault '$f' in the measuring child: op failed ($st), run completes, bank untouched"
+done
+
+# A timing set to replay (recorded once, real measurements).
+run aoe-opat $O --no-bank --strategy random --budget-trials 12 --timings "$T/t.jsonl" "$ex"
+ok $status "--timings records every measurement"
+for s in exhaustive random evolution auto; do
+	aoe-opat $O --no-bank --replay "$T/t.jsonl" --strategy $s --budget-trials 12 "$ex" >"$T/p1" 2>/dev/null &&
+	aoe-opat $O --no-bank --replay "$T/t.jsonl" --strategy $s --budget-trials 12 "$ex" >"$T/p2" 2>/dev/null &&
+	cmp -s "$T/p1" "$T/p2" && python3 "$T/check.py" "$T/p1" "$ncases"
+	ok $? "--replay with strategy $s is deterministic"
+done
+
+# kill -9 at random points, then resume: same records, same bank.
+strip='import json,sys
+for l in open(sys.argv[1]):
+    o = json.loads(l); o.pop("measured_at", None); print(json.dumps(o, sort_keys=True))'
+R="$O --no-bank --replay $T/t.jsonl --strategy evolution --budget-trials 12 --commit"
+rm -rf "$T/kb0" && mkdir "$T/kb0"
+TUNE_BANK_PATH=$T/kb0 aoe-opat $R --journal "$T/j0" "$ex" >"$T/k0" 2>/dev/null
+python3 -c "$strip" "$T"/kb0/*/ops.jsonl >"$T/kb0.txt"
+lines=$(wc -l <"$T/j0")
+for i in 1 2 3; do
+	k=$(awk -v s="$$$i" -v n="$lines" 'BEGIN { srand(s); print 1 + int(rand() * (n - 1)) }')
+	rm -rf "$T/kb" "$T/j" && mkdir "$T/kb"
+	TUNE_BANK_PATH=$T/kb AOE_OPAT_KILL_AT=$k aoe-opat $R --journal "$T/j" "$ex" >/dev/null 2>&1
+	killed=$?
+	TUNE_BANK_PATH=$T/kb aoe-opat $R --journal "$T/j" "$ex" >"$T/k1" 2>/dev/null
+	python3 -c "$strip" "$T"/kb/*/ops.jsonl >"$T/kb.txt" 2>/dev/null
+	[ $killed -eq 137 ] && cmp -s "$T/k0" "$T/k1" && cmp -s "$T/kb0.txt" "$T/kb.txt"
+	ok $? "kill -9 after journal line $k of $lines, resume: same records and bank"
+done
+# A real run killed from outside, then resumed: nothing measured twice.
+aoe-opat $O --no-bank --budget-trials 6 --journal "$T/jr" "$ex" >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+run aoe-opat $O --no-bank --budget-trials 6 --journal "$T/jr" "$ex"
+dups=$(grep '"j":"timing"' "$T/jr" | python3 -c '
+import json, sys
+seen = [(o["key"], o["tag"], o["canon"]) for o in map(json.loads, sys.stdin)]
+print(len(seen) - len(set(seen)))')
+[ $status -eq 0 ] && [ "$dups" -eq 0 ] && python3 "$T/check.py" "$T/out" "$ncases"
+ok $? "a real run killed with kill -9 resumes without measuring again"
+run aoe-opat $O --no-bank --budget-trials 7 --journal "$T/jr" "$ex"
+[ $status -eq 3 ] && grep -q 'other arguments' "$T/err"
+ok $? "a journal of another run is refused"
+
+# Stages: generate | measure | select, and two hosts through GNU parallel.
+aoe-opat --generate --budget-trials 3 --tune-ops-file "$T/fops.json" "$ex" >"$T/cand"
+[ $(wc -l <"$T/cand") -eq 6 ] && grep -q '"id":0' "$T/cand"
+ok $? "--generate writes candidate sets with the default as id 0"
+aoe-opat --measure --threads 2 <"$T/cand" >"$T/tim" &&
+    [ $(grep -c '"status":"ok"' "$T/tim") -eq 6 ]
+ok $? "--measure writes a timing per candidate"
+rm -rf "$T/sbank" && mkdir "$T/sbank"
+TUNE_BANK_PATH=$T/sbank run aoe-opat --select --commit "$T/tim"
+[ $status -eq 0 ] && [ $(wc -l <"$T/out") -eq 2 ] && python3 "$T/check.py" "$T/out" 2
+ok $? "--select writes a record per case"
+cat >"$T/ssh" <<'SH'
+#!/bin/sh
+# A stand-in for ssh: note the host, run the command here.
+while [ $# -gt 0 ]; do
+	case $1 in
+	-[lpoiF]) shift 2 ;;
+	-*) shift ;;
+	*) echo "$1" >>"$SSHLOG"; shift; break ;;
+	esac
+done
+[ "${1-}" = "--" ] && shift
+exec sh -c "$*"
+SH
+chmod +x "$T/ssh"
+printf '1/hostA\n1/hostB\n' >"$T/hosts"
+if command -v parallel >/dev/null; then
+	SSHLOG=$T/sshlog parallel --ssh "$T/ssh" --sshloginfile "$T/hosts" \
+	    --env PATH --env SSHLOG --pipe -N 1 aoe-opat --measure --threads 2 \
+	    <"$T/cand" >"$T/mtim" 2>"$T/perr"
+	[ $(grep -c '"status":"ok"' "$T/mtim") -eq 6 ] &&
+	    [ $(sort -u "$T/sshlog" | wc -l) -eq 2 ] &&
+	    aoe-opat --select "$T/mtim" | python3 "$T/check.py" /dev/stdin 2
+	ok $? "measuring on two hosts with parallel --sshloginfile"
+else
+	ok 0 "# SKIP GNU parallel is not installed"
+fi
+aoe-opat --list "$ex" | head -2 >"$T/tasks"
+run aoe-opat $O --no-bank --budget-trials 3 <"$T/tasks"
+[ $status -eq 0 ] && python3 "$T/check.py" "$T/out" 2
+ok $? "op tasks on stdin"
+run aoe-opat --space stem.conv "$ex"
+[ $status -eq 0 ] && grep -q '"op_type":"Conv"' "$T/out"
+ok $? "--space prints a node's search space"
+
+# Failure paths.
+fails_with 2 'strategy' "an unknown --strategy is a usage error" aoe-opat --strategy magic "$ex"
+fails_with 2 'budget-trials' "a bad --budget-trials is a usage error" aoe-opat --budget-trials x "$ex"
+echo '{"tune_ops_name": 3}' >"$T/bad.json"
+fails_with 3 'tune_ops_name' "a malformed --tune-ops-file is bad data" aoe-opat $O --tune-ops-file "$T/bad.json" "$ex"
+echo 'not json' >"$T/badt"
+echo keep >"$T/keep"
+run aoe-opat $O --replay "$T/badt" -o "$T/keep" "$ex"
+[ $status -eq 3 ] && [ "$(cat "$T/keep")" = keep ]
+ok $? "a malformed replay set is bad data and leaves -o untouched"
+run aoe-opat $O --list "$T/missing.onnx" "$dup"
+[ $status -eq 5 ] && [ $(wc -l <"$T/out") -eq 2 ] && grep -q missing "$T/err"
+ok $? "a missing graph is reported, the others are still listed"
+run aoe-opat --help
+[ $status -eq 0 ] && grep -q '^usage: aoe-opat' "$T/out"
+ok $? "--help prints usage on stdout"
+done_testing

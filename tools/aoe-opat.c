@@ -1,0 +1,465 @@
+/*
+ * aoe-opat - operator tuning: measure real candidate schedules of each
+ * distinct operator case safely and write tuning records (and, with
+ * --commit, the bank).
+ *
+ * The driver runs the whole loop; --list, --generate, --measure and
+ * --select expose its stages as JSON Lines filters that compose in pipes
+ * and under GNU parallel (see aoe-opat(1)).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opat.h"
+
+static const char usage_text[] =
+    "usage: aoe-opat [-hV] [--budget-seconds s] [--budget-trials n] [--commit]\n"
+    "                [--input-shape spec] [--journal file] [--no-bank]\n"
+    "                [--no-check] [--progress | --no-progress] [-o file]\n"
+    "                [--replay timings] [--seed n] [--strategy name]\n"
+    "                [--threads n] [--timeout s] [--timings file]\n"
+    "                [--total-seconds s] [--total-trials n]\n"
+    "                [--tune-ops-file file] [graph | tasks ...]\n"
+    "       aoe-opat --list | --generate [options] [graph ...]\n"
+    "       aoe-opat --measure [options] [candidates ...]\n"
+    "       aoe-opat --select [--commit] [-o file] [timings ...]\n"
+    "       aoe-opat --space node [--input-shape spec] graph\n";
+
+enum { M_TUNE, M_LIST, M_GENERATE, M_MEASURE, M_SELECT, M_SPACE };
+
+static void
+usage(int status)
+{
+	fputs(usage_text, status ? stderr : stdout);
+	exit(status);
+}
+
+static long long
+num_arg(const char *opt, const char *s, long long min, long long max)
+{
+	long long v;
+
+	if (aoe_strtonum(s, min, max, &v) < 0) {
+		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
+		    errno == ERANGE ? "out of range" : "not a number", min,
+		    max);
+		exit(AOE_EXIT_USAGE);
+	}
+	return v;
+}
+
+static int
+env_num(const char *name, long long min, long long max, int *out)
+{
+	const char *v = getenv(name);
+	long long x;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (aoe_strtonum(v, min, max, &x) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s' is not a number from %lld "
+		    "to %lld", name, v, min, max);
+	*out = (int)x;
+	return 1;
+}
+
+/* AOE's --tune_ops_file: tune_ops_name and tune_ops_type lists. */
+static int
+read_ops_file(const char *path, opat_opts *o)
+{
+	uint8_t *data;
+	size_t len;
+	cJSON *j, *it;
+	const char *lists[2] = { "tune_ops_name", "tune_ops_type" };
+	int rc, i, any = 0;
+
+	if ((rc = aoe_read_file(path, &data, &len)) < 0)
+		return rc;
+	data = aoe_xrealloc(data, len + 1);
+	data[len] = '\0';
+	j = cJSON_Parse((char *)data);
+	free(data);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return aoe_err(AOE_EDATA, "%s: not a JSON object", path);
+	}
+	for (i = 0; i < 2; i++) {
+		const cJSON *l = cJSON_GetObjectItemCaseSensitive(j, lists[i]);
+		char ***v = i ? &o->ops_types : &o->ops_names;
+		int *n = i ? &o->nops_types : &o->nops_names;
+		if (l == NULL)
+			continue;
+		if (!cJSON_IsArray(l)) {
+			cJSON_Delete(j);
+			return aoe_err(AOE_EDATA, "%s: \"%s\" is not an array "
+			    "of strings", path, lists[i]);
+		}
+		cJSON_ArrayForEach(it, l) {
+			if (!cJSON_IsString(it)) {
+				cJSON_Delete(j);
+				return aoe_err(AOE_EDATA, "%s: \"%s\" is not an "
+				    "array of strings", path, lists[i]);
+			}
+			*v = aoe_xrealloc(*v, (*n + 1) * sizeof(char *));
+			(*v)[(*n)++] = aoe_xstrdup(it->valuestring);
+			any = 1;
+		}
+	}
+	cJSON_Delete(j);
+	if (!any)
+		return aoe_err(AOE_EDATA, "%s: neither tune_ops_name nor "
+		    "tune_ops_type lists an operator", path);
+	return 0;
+}
+
+/* The preconditions (aoe-check); 0, or 1 after printing the failures. */
+static int
+run_checks(const aoe_check_opts *co)
+{
+	aoe_check_result cr;
+	int i, rc;
+
+	if ((rc = aoe_check_run(co, &cr)) < 0)
+		return rc;
+	for (i = 0; i < cr.n; i++)
+		if (cr.item[i].status == AOE_CHECK_FAIL)
+			aoe_warnx("not ready: %s: %s", cr.item[i].check,
+			    cr.item[i].note);
+	return cr.nfail ? 1 : 0;
+}
+
+/* Copy stdin to a temporary file, so that it can be loaded by path. */
+static char *
+stdin_file(void)
+{
+	char tmpl[] = "/tmp/aoe-opat-stdin.XXXXXX", buf[65536];
+	size_t n;
+	int fd;
+	FILE *fp;
+
+	if ((fd = mkstemp(tmpl)) < 0 || (fp = fdopen(fd, "w")) == NULL)
+		return NULL;
+	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
+		fwrite(buf, 1, n, fp);
+	if (fclose(fp) != 0) {
+		unlink(tmpl);
+		return NULL;
+	}
+	return aoe_xstrdup(tmpl);
+}
+
+static int
+print_space(opat_run *r, const char *graph, const char *node,
+    const char *shape)
+{
+	char *only[1];
+	aoe_space sp;
+	aoe_graph *g;
+	int i, rc;
+
+	only[0] = (char *)node;
+	if ((rc = opat_add_graph(r, graph, shape, only, 1)) < 0)
+		return rc;
+	g = r->graphs[0].g;
+	for (i = 0; i < g->norder; i++)
+		if (strcmp(g->nodes[g->order[i]].name, node) == 0)
+			break;
+	if (i == g->norder)
+		return aoe_err(AOE_EDATA, "%s: no live node '%s'", graph, node);
+	if ((rc = aoe_space_for(g, &g->nodes[g->order[i]], &sp)) < 0)
+		return rc;
+	return aoe_space_print_json(&sp, r->out);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "budget-seconds", required_argument, NULL, 'b' },
+		{ "budget-trials", required_argument, NULL, 'n' },
+		{ "commit", no_argument, NULL, 'c' },
+		{ "generate", no_argument, NULL, 'G' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "input-shape", required_argument, NULL, 's' },
+		{ "journal", required_argument, NULL, 'j' },
+		{ "list", no_argument, NULL, 'L' },
+		{ "measure", no_argument, NULL, 'M' },
+		{ "no-bank", no_argument, NULL, 'B' },
+		{ "no-check", no_argument, NULL, 'C' },
+		{ "no-progress", no_argument, NULL, 'q' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "replay", required_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "select", no_argument, NULL, 'E' },
+		{ "space", required_argument, NULL, 'P' },
+		{ "strategy", required_argument, NULL, 'y' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "timings", required_argument, NULL, 'i' },
+		{ "total-seconds", required_argument, NULL, 'a' },
+		{ "total-trials", required_argument, NULL, 'A' },
+		{ "tune-ops-file", required_argument, NULL, 'f' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	opat_run r;
+	aoe_check_opts co;
+	const char *output = NULL, *timings = NULL, *opsfile = NULL;
+	const char *space_node = NULL, *v;
+	char *shapes = NULL, *tmpout = NULL, *stdin_copy = NULL;
+	int mode = M_TUNE, check = 1, progress = -1, c, i, rc = 0, worst = 0;
+	int n;
+
+	aoe_setprogname(argv[0]);
+	memset(&r, 0, sizeof(r));
+	opat_opts_init(&r.o);
+	r.o.use_bank = 1;
+	while ((c = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			r.o.total_seconds = (double)num_arg("total-seconds",
+			    optarg, 0, 100000000);
+			break;
+		case 'A':
+			r.o.total_trials = num_arg("total-trials", optarg, 0,
+			    1000000000);
+			break;
+		case 'b':
+			r.o.budget_seconds = (double)num_arg("budget-seconds",
+			    optarg, 1, 100000000);
+			break;
+		case 'B':
+			r.o.use_bank = 0;
+			break;
+		case 'c':
+			r.o.commit = 1;
+			break;
+		case 'C':
+			check = 0;
+			break;
+		case 'E':
+			mode = M_SELECT;
+			break;
+		case 'f':
+			opsfile = optarg;
+			break;
+		case 'G':
+			mode = M_GENERATE;
+			break;
+		case 'h':
+			usage(AOE_EXIT_OK);
+			break;
+		case 'i':
+			timings = optarg;
+			break;
+		case 'j':
+			r.o.journal = optarg;
+			break;
+		case 'L':
+			mode = M_LIST;
+			break;
+		case 'M':
+			mode = M_MEASURE;
+			break;
+		case 'n':
+			r.o.budget_trials = num_arg("budget-trials", optarg, 1,
+			    100000000);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'p':
+			progress = 1;
+			break;
+		case 'P':
+			mode = M_SPACE;
+			space_node = optarg;
+			break;
+		case 'q':
+			progress = 0;
+			break;
+		case 'r':
+			r.o.replay = optarg;
+			break;
+		case 's':
+			if (shapes) {
+				size_t l = strlen(shapes) + strlen(optarg) + 2;
+				shapes = aoe_xrealloc(shapes, l);
+				strcat(shapes, ";");
+				strcat(shapes, optarg);
+			} else
+				shapes = aoe_xstrdup(optarg);
+			break;
+		case 'S':
+			r.o.seed = (uint64_t)num_arg("seed", optarg, 0,
+			    INT64_MAX);
+			break;
+		case 't':
+			r.o.threads = (int)num_arg("threads", optarg, 1, 1024);
+			break;
+		case 'T':
+			r.o.timeout_s = (double)num_arg("timeout", optarg, 1,
+			    86400);
+			break;
+		case 'V':
+			printf("aoe-opat %s\n", AOE_VERSION);
+			return AOE_EXIT_OK;
+		case 'y':
+			if ((r.o.strategy = opat_strategy_from_name(optarg)) <
+			    0) {
+				aoe_warnx("--strategy '%s': use exhaustive, "
+				    "random, evolution or auto", optarg);
+				exit(AOE_EXIT_USAGE);
+			}
+			break;
+		default:
+			usage(AOE_EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if ((mode == M_SPACE && argc != 1) || (r.o.replay && mode != M_TUNE))
+		usage(AOE_EXIT_USAGE);
+
+	/* A tuner must not capture or tune the graphs it loads itself. */
+	unsetenv("AOE_MODE");
+	/* Settings: aoe.ini, then the environment. */
+	if ((rc = aoe_check_opts_init(&co)) < 0)
+		goto fail;
+	r.o.run_loop = co.run_loop;
+	r.o.tuning_parallel = co.tuning_parallel;
+	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	r.o.te_parallel = co.te_parallel < n ? co.te_parallel : n > 0 ? n : 1;
+	if ((rc = env_num("RUN_LOOP", 1, 2048, &r.o.run_loop)) < 0 ||
+	    (rc = env_num("TE_PARALLEL_COMPILER", 1, 32,
+	    &r.o.te_parallel)) < 0)
+		goto fail;
+	v = getenv("REPEAT_TUNE");
+	r.o.repeat_tune = v && (strcasecmp(v, "true") == 0 ||
+	    strcmp(v, "1") == 0);
+	if (opsfile && (rc = read_ops_file(opsfile, &r.o)) < 0)
+		goto fail;
+	r.o.progress = progress >= 0 ? progress : isatty(2);
+	if (mode != M_TUNE)
+		r.o.progress = 0;
+
+	if (output && strcmp(output, "-") != 0) {
+		size_t l = strlen(output) + 32;
+		tmpout = aoe_xmalloc(l);
+		snprintf(tmpout, l, "%s.tmp%ld", output, (long)getpid());
+		if ((r.out = fopen(tmpout, "w")) == NULL) {
+			rc = aoe_err(AOE_EIO, "cannot create '%s': %s", tmpout,
+			    strerror(errno));
+			free(tmpout);
+			tmpout = NULL;
+			goto fail;
+		}
+	} else
+		r.out = stdout;
+	if (timings && (r.tfp = fopen(timings, "a")) == NULL) {
+		rc = aoe_err(AOE_EIO, "cannot open '%s': %s", timings,
+		    strerror(errno));
+		goto fail;
+	}
+
+	if (mode == M_MEASURE) {
+		worst = opat_measure_stream(&r, argc, argv);
+		rc = 0;
+		goto done;
+	}
+	if (mode == M_SELECT) {
+		worst = opat_select_stream(&r, argc, argv);
+		rc = 0;
+		goto done;
+	}
+	if (mode == M_SPACE) {
+		rc = print_space(&r, argv[0], space_node, shapes);
+		goto done;
+	}
+	if (mode == M_TUNE && check && (rc = run_checks(&co)) != 0) {
+		if (rc > 0) {
+			if (tmpout)
+				unlink(tmpout);
+			return AOE_EXIT_FALSE;
+		}
+		goto fail;
+	}
+	for (i = 0; i < (argc ? argc : 1); i++) {
+		const char *path = argc ? argv[i] : "-";
+		if (strcmp(path, "-") == 0) {
+			if (stdin_copy == NULL && (stdin_copy = stdin_file()) ==
+			    NULL) {
+				rc = aoe_err(AOE_EIO, "cannot copy stdin: %s",
+				    strerror(errno));
+				goto fail;
+			}
+			path = stdin_copy;
+		}
+		if (opat_is_tasks(path))
+			rc = opat_add_tasks(&r, path);
+		else
+			rc = opat_add_graph(&r, path, shapes, NULL, 0);
+		if (rc < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			if (rc < worst)
+				worst = rc;
+		}
+	}
+	rc = 0;
+	if (r.ncases == 0 && worst == 0)
+		aoe_warnx("no tunable operators%s", opsfile ? " selected" : "");
+	if (mode == M_LIST)
+		rc = opat_list(&r);
+	else if (mode == M_GENERATE)
+		rc = opat_generate(&r);
+	else {
+		if (r.o.replay && (rc = opat_load_replay(&r, r.o.replay)) < 0)
+			goto fail;
+		rc = opat_tune(&r);
+		if (rc == 0 && r.nfailed)
+			aoe_warnx("%d of %d cases failed (see their records)",
+			    r.nfailed, r.ncases);
+	}
+done:
+	if (rc < 0)
+		goto fail;
+	if (rc == 0 && worst < 0)
+		rc = worst;
+	if (r.out != stdout) {
+		if (fflush(r.out) != 0 || fsync(fileno(r.out)) != 0 ||
+		    fclose(r.out) != 0 || rename(tmpout, output) != 0) {
+			rc = aoe_err(AOE_EIO, "cannot write '%s': %s", output,
+			    strerror(errno));
+			r.out = stdout;
+			goto fail;
+		}
+		r.out = stdout;
+	} else if (fflush(stdout) != 0) {
+		rc = aoe_err(AOE_EIO, "write error: %s", strerror(errno));
+		goto fail;
+	}
+	if (r.tfp)
+		fclose(r.tfp);
+	if (stdin_copy)
+		unlink(stdin_copy);
+	opat_run_free(&r);
+	free(stdin_copy);
+	free(shapes);
+	free(tmpout);
+	return rc < 0 ? aoe_exit_status(rc) : rc > 0 ? AOE_EXIT_FALSE :
+	    AOE_EXIT_OK;
+fail:
+	if (rc < 0 && rc != worst)
+		aoe_warnx("%s", aoe_errmsg());
+	if (r.out && r.out != stdout) {
+		fclose(r.out);
+		unlink(tmpout);
+	}
+	if (stdin_copy)
+		unlink(stdin_copy);
+	return aoe_exit_status(rc);
+}
