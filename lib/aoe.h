@@ -398,6 +398,11 @@ int aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o);
 char *aoe_graph_unsupported(const aoe_graph *g);
 /* Run the prepared graph once.  Inputs must have their data set. */
 int aoe_graph_run(aoe_graph *g, const aoe_run_opts *o);
+/*
+ * Threads a node runs with: its own count (a subgraph decision) or the
+ * session's, capped by its schedule's "nthreads" knob when that is set.
+ */
+int aoe_node_threads(const aoe_node *n, int session);
 /* Print the per-node profile gathered while profiling. */
 void aoe_profile_print(const aoe_graph *g, FILE *fp);
 

@@ -501,7 +501,7 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 		aoe_node *n = &g->nodes[g->order[i]];
 		k.g = g;
 		k.n = n;
-		k.nthreads = n->nthreads > 0 ? n->nthreads : nthreads;
+		k.nthreads = aoe_node_threads(n, nthreads);
 		k.sched = &n->sched;
 		k.scratch = g->scratch;
 		if (o->profile)
@@ -514,6 +514,17 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 		}
 	}
 	return 0;
+}
+
+int
+aoe_node_threads(const aoe_node *n, int session)
+{
+	int t = n->nthreads > 0 ? n->nthreads : session;
+	int64_t knob = aoe_sched_get(&n->sched, "nthreads", 0);
+
+	if (knob > 0 && knob < t)
+		t = (int)knob;
+	return t > 0 ? t : 1;
 }
 
 void

@@ -109,7 +109,7 @@ node_run(aoe_graph *g, aoe_node *n, int nthreads)
 	memset(&k, 0, sizeof(k));
 	k.g = g;
 	k.n = n;
-	k.nthreads = n->nthreads > 0 ? n->nthreads : nthreads;
+	k.nthreads = aoe_node_threads(n, nthreads);
 	k.sched = &n->sched;
 	k.scratch = g->scratch;
 	return n->op->run(&k);

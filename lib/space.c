@@ -66,6 +66,17 @@ aoe_space_for(const aoe_graph *g, const aoe_node *n, aoe_space *sp)
 		op->default_sched(g, n, &sp->def);
 	if ((rc = f->space(sp)) < 0)
 		return rc;
+	/*
+	 * Every op may also run on one thread instead of all of the run's:
+	 * small ops often win, since a parallel region costs microseconds
+	 * and far more when another process holds the other core.
+	 */
+	if (sp->nknobs > 0) {
+		static const int64_t tv[2] = { 0, 1 };
+		if ((rc = aoe_space_add(sp, "nthreads", 2, tv, "threads for "
+		    "this op: 0 all of the run's, 1 one")) < 0)
+			return rc;
+	}
 	/* Knobs take the default's value; the default must be legal. */
 	for (i = 0; i < sp->nknobs; i++)
 		sp->knobs[i].def = aoe_sched_get(&sp->def, sp->knobs[i].name,

@@ -26,7 +26,7 @@ ok $? "--json prints one object with knobs, constraints and default"
 
 run aoe-space --count "$ex"
 [ "$status" -eq 0 ] && [ "$(wc -l <"$T/out")" -eq 14 ] &&
-    grep -q "^head.fc	Gemm	1$" "$T/out"
+    grep -q "^head.fc	Gemm	2$" "$T/out"
 ok $? "--count prints a line per live node"
 
 run aoe-space --op-type Relu --count "$ex"
