@@ -629,4 +629,42 @@ void aoe_device_unlock(int fd);
 int aoe_each_operand(int argc, char **argv, int (*fn)(const char *, void *),
     void *arg);
 
+/* @sgat: declarations of subgraph tuning (lib/fuse.c, lib/sgat.c). */
+
+/*
+ * Subgraphs are chains between branch points of a prepared graph.  part
+ * (g->nnodes ints) gets each live node's subgraph id (-1: none) and
+ * *nparts their count; aoe_sgat_members() lists a subgraph's nodes in
+ * order.  The canonical signature (malloc'ed) is the chain's operator
+ * signatures at nthreads; its repo_key is aoe_op_key() of it.
+ */
+int aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts);
+int aoe_sgat_members(const aoe_graph *g, const int *part, int id,
+    int *nodes);
+int aoe_sgat_signature(const aoe_graph *g, const int *nodes, int n,
+    int nthreads, char **sig);
+/* The chain as a graph of its own (constants copied). */
+int aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
+    aoe_graph **sub);
+/* How many BN folds and activation fusions decisions d make there. */
+int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
+    const aoe_sched *d, int *nbn, int *nact);
+/*
+ * Decisions (knobs fuse_bn, fuse_act, threads) applied by
+ * aoe_graph_prepare(): from the subgraph bank (AOE_FUSE_BANK, the
+ * default; AOE_FUSE=all or none in the environment override it), none,
+ * both fusions everywhere, or d everywhere (AOE_FUSE_FORCE).  Returns
+ * 1 when the graph changed (it must be ordered and inferred again).
+ */
+enum { AOE_FUSE_BANK, AOE_FUSE_OFF, AOE_FUSE_ALL, AOE_FUSE_FORCE };
+void aoe_fuse_set(int mode, const aoe_sched *d);
+int aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o);
+/* Decisions by signature, consulted before the subgraph bank. */
+void aoe_fuse_table_add(const char *sig, const aoe_sched *d);
+void aoe_fuse_table_clear(void);
+/* Read this subgraph bank file instead (NULL: the default; re-read). */
+void aoe_fuse_bank_use(const char *file);
+/* The subgraph bank's decisions for a signature: 1 and d, else 0. */
+int aoe_fuse_bank_find(const char *sig, aoe_sched *d);
+
 #endif

@@ -455,6 +455,13 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 	if ((rc = infer_all(g)) < 0)
 		return rc;
 	prune(g);
+	/* Subgraph decisions (lib/fuse.c) may rewrite the graph. */
+	if ((rc = aoe_fuse_hook(g, o)) > 0) {
+		if ((rc = topo_order(g)) < 0 || (rc = infer_all(g)) < 0)
+			return rc;
+		prune(g);
+	} else if (rc < 0)
+		return rc;
 	/* Bank entries are per thread count: look up the one we run with. */
 	if (o->use_bank)
 		aoe_bank_set_threads(o->nthreads);

@@ -27,6 +27,7 @@
 
 #include "aoe.h"
 #include "kernel.h"
+#include "fuse.h"
 
 
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE };
@@ -1141,6 +1142,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
 	aoe_gemm_ex xe;
 	packb_ctx ctx;
+	aoe_act act;
 	int fail = 0;
 
 	memset(&xe, 0, sizeof(xe));
@@ -1156,11 +1158,16 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	xe.ldc = cg->outsz;
 	xe.n = cg->outsz;
 	xe.c = yg;
+	/* A fused activation runs over the block just computed. */
+	aoe_fuse_act_of(n, &act);
 	switch (algo) {
 	case ALGO_1X1:
 		xe.b = xg;
 		xe.ldb = cg->insz;
-		return aoe_sgemm_ex(&xe, nth, k->sched);
+		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
+			return -1;
+		aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
+		return 0;
 	case ALGO_IMPLICIT:
 		ctx.g = cg;
 		ctx.x = xg;
@@ -1169,6 +1176,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		xe.ctx = &ctx;
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
+		aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
 		return 0;
 	}
 	/* Explicit im2col, a tile of columns at a time. */
@@ -1191,6 +1199,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
 			return -1;
 	}
+	aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
 	return 0;
 }
 
@@ -1204,6 +1213,7 @@ conv_run(aoe_kctx *k)
 	const float *bias = bt ? bt->data : NULL;
 	float *y = aoe_out(g, n, 0)->data;
 	conv_geom cg;
+	aoe_act act;
 	int64_t K, jobs, t;
 	int rc, algo, outer, par, fail = 0;
 
@@ -1218,10 +1228,16 @@ conv_run(aoe_kctx *k)
 		for (t = 0; t < cg.n * cg.m; t++)
 			for (int64_t j = 0; j < cg.outsz; j++)
 				y[t * cg.outsz + j] = bias ? bias[t % cg.m] : 0;
+		aoe_fuse_act_of(n, &act);
+		aoe_fuse_act_apply(&act, y, cg.n * cg.m * cg.outsz,
+		    k->nthreads);
 		return 0;
 	}
 	if (algo == ALGO_DEPTHWISE) {
 		conv_depthwise(&cg, x, w, bias, y, k->nthreads);
+		aoe_fuse_act_of(n, &act);
+		aoe_fuse_act_apply(&act, y, cg.n * cg.m * cg.outsz,
+		    k->nthreads);
 		return 0;
 	}
 	/*

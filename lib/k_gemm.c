@@ -32,6 +32,7 @@
 
 #include "aoe.h"
 #include "kernel.h"
+#include "fuse.h"
 
 
 #define MR_MAX 6
@@ -1070,6 +1071,7 @@ gemm_run(aoe_kctx *k)
 	float alpha = aoe_attr_float(n, "alpha", 1.0f);
 	float beta = aoe_attr_float(n, "beta", 1.0f);
 	aoe_gemm_ex x;
+	aoe_act act;
 	int64_t m, kk, nn, i, j;
 	int rc;
 
@@ -1108,7 +1110,12 @@ gemm_run(aoe_kctx *k)
 	x.ldc = nn;
 	x.bpack = q ? q->bpack : NULL;
 	x.bpack_id = q ? q->id : 0;
-	return aoe_sgemm_ex(&x, k->nthreads, k->sched);
+	if ((rc = aoe_sgemm_ex(&x, k->nthreads, k->sched)) < 0)
+		return rc;
+	/* An activation fused by subgraph tuning (lib/fuse.c). */
+	aoe_fuse_act_of(n, &act);
+	aoe_fuse_act_apply(&act, y, m * nn, k->nthreads);
+	return 0;
 }
 
 /*

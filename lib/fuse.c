@@ -1,0 +1,851 @@
+/*
+ * fuse.c - subgraphs and the decisions subgraph tuning makes about them.
+ *
+ * A prepared graph is cut into chains between branch points: a node joins
+ * the chain of the producer of its only non-constant input when that
+ * producer ends its chain, has one used output, and that output has no
+ * other reader and is not a graph output.  A chain's canonical signature
+ * is the sequence of its nodes' operator signatures (aoe-bank(5)) at the
+ * session's thread count; its repo_key is aoe_op_key() of that.
+ *
+ * The decisions (knobs of an aoe_sched) for a chain are:
+ *
+ *	fuse_bn   1: fold a BatchNormalization into the Conv before it
+ *	fuse_act  1: apply a Relu, Clip or Sigmoid after a Conv or Gemm in
+ *		  that kernel (the activation node goes away)
+ *	threads   n > 0: run the chain's nodes on n threads
+ *
+ * aoe_graph_prepare() calls aoe_fuse_hook(), which applies to each chain
+ * the decisions of its subgraph bank entry ($TUNE_BANK_PATH/graphs.jsonl,
+ * same soc_version, same signature); a chain without one runs as it is.
+ * AOE_FUSE=all forces both fusions everywhere, AOE_FUSE=none disables
+ * the subgraph bank.
+ */
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "aoe.h"
+#include "fuse.h"
+
+#define MAX_CHAIN 16
+
+/*
+ * Fused activations.
+ */
+
+void
+aoe_fuse_act_of(const aoe_node *n, aoe_act *a)
+{
+	a->kind = (int)aoe_attr_int(n, "_aoe_act", AOE_ACT_NONE);
+	a->lo = aoe_attr_float(n, "_aoe_act_lo", -FLT_MAX);
+	a->hi = aoe_attr_float(n, "_aoe_act_hi", FLT_MAX);
+}
+
+void
+aoe_fuse_act_apply(const aoe_act *a, float *y, int64_t len, int nthreads)
+{
+	int64_t i;
+	float lo = a->lo, hi = a->hi;
+
+	if (nthreads < 1)
+		nthreads = 1;
+	switch (a->kind) {
+	case AOE_ACT_RELU:
+#pragma omp parallel for num_threads(nthreads) \
+    if (nthreads > 1 && len > 65536) schedule(static)
+		for (i = 0; i < len; i++)
+			y[i] = y[i] > 0 ? y[i] : 0;
+		break;
+	case AOE_ACT_CLIP:
+#pragma omp parallel for num_threads(nthreads) \
+    if (nthreads > 1 && len > 65536) schedule(static)
+		for (i = 0; i < len; i++) {
+			float v = y[i] < lo ? lo : y[i];
+			y[i] = v > hi ? hi : v;
+		}
+		break;
+	case AOE_ACT_SIGMOID:
+#pragma omp parallel for num_threads(nthreads) \
+    if (nthreads > 1 && len > 16384) schedule(static)
+		for (i = 0; i < len; i++)
+			y[i] = 1.0f / (1.0f + expf(-y[i]));
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Partition.
+ */
+
+static int
+is_live(const aoe_graph *g, int v)
+{
+	return v >= 0 && v < g->nnodes && !g->nodes[v].dead;
+}
+
+int
+aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts)
+{
+	int *ncons, *tail, *len, np = 0, i, j;
+	char *isout;
+
+	ncons = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	isout = aoe_xcalloc((size_t)g->ntensors + 1, 1);
+	tail = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	len = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	for (i = 0; i < g->nnodes; i++)
+		part[i] = -1;
+	for (i = 0; i < g->noutputs; i++)
+		isout[g->outputs[i]] = 1;
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		if (n->dead)
+			continue;
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] >= 0)
+				ncons[n->in[j]]++;
+	}
+	for (i = 0; i < g->norder; i++) {
+		int v = g->order[i], cnt = 0, tin = -1, p, used, join = -1;
+		const aoe_node *n = &g->nodes[v];
+		if (n->dead)
+			continue;
+		for (j = 0; j < n->nin; j++) {
+			const aoe_tensor *t = aoe_in(g, n, j);
+			if (t && t->kind != AOE_T_CONST) {
+				cnt++;
+				tin = n->in[j];
+			}
+		}
+		if (cnt == 1 && g->tensors[tin]->kind == AOE_T_VALUE &&
+		    is_live(g, p = g->tensors[tin]->producer) &&
+		    part[p] >= 0 && tail[part[p]] == p &&
+		    len[part[p]] < MAX_CHAIN && ncons[tin] == 1 &&
+		    !isout[tin]) {
+			const aoe_node *pn = &g->nodes[p];
+			for (used = 0, j = 0; j < pn->nout; j++)
+				if (pn->out[j] >= 0 && (ncons[pn->out[j]] ||
+				    isout[pn->out[j]]))
+					used++;
+			if (used == 1)
+				join = part[p];
+		}
+		if (join < 0)
+			join = np++;
+		part[v] = join;
+		tail[join] = v;
+		len[join]++;
+	}
+	free(ncons);
+	free(isout);
+	free(tail);
+	free(len);
+	*nparts = np;
+	return 0;
+}
+
+int
+aoe_sgat_members(const aoe_graph *g, const int *part, int id, int *nodes)
+{
+	int i, n = 0;
+
+	for (i = 0; i < g->norder; i++)
+		if (part[g->order[i]] == id)
+			nodes[n++] = g->order[i];
+	return n;
+}
+
+int
+aoe_sgat_signature(const aoe_graph *g, const int *nodes, int n,
+    int nthreads, char **sigp)
+{
+	char *sig, *one;
+	size_t len, cap;
+	int i, rc;
+
+	cap = 256;
+	sig = aoe_xmalloc(cap);
+	len = (size_t)snprintf(sig, cap, "sgat1;threads=%d;nodes=%d", nthreads,
+	    n);
+	one = aoe_xmalloc(65536);
+	for (i = 0; i < n; i++) {
+		size_t l;
+		if ((rc = aoe_op_signature(g, &g->nodes[nodes[i]], nthreads,
+		    one, 65536)) < 0) {
+			free(one);
+			free(sig);
+			return rc;
+		}
+		l = strlen(one);
+		if (len + l + 8 > cap) {
+			cap = (len + l + 8) * 2;
+			sig = aoe_xrealloc(sig, cap);
+		}
+		len += (size_t)snprintf(sig + len, cap - len, " >> %s", one);
+	}
+	free(one);
+	*sigp = sig;
+	return 0;
+}
+
+/*
+ * Decisions.
+ */
+
+static int
+const_f32(const aoe_tensor *t, int64_t numel)
+{
+	return t && t->kind == AOE_T_CONST && t->dtype == AOE_F32 &&
+	    t->data && (numel < 0 || aoe_tensor_numel(t) == numel);
+}
+
+static int
+has_act(const aoe_node *n)
+{
+	return aoe_attr_find(n, "_aoe_act") != NULL;
+}
+
+/* Can BN node b be folded into Conv node c? */
+static int
+bn_foldable(const aoe_graph *g, const aoe_node *c, const aoe_node *b)
+{
+	const aoe_tensor *w = aoe_in(g, c, 1), *y = aoe_out(g, c, 0);
+	int64_t m;
+	int j;
+
+	if (strcmp(c->op_type, "Conv") != 0 || c->domain ||
+	    strcmp(b->op_type, "BatchNormalization") != 0 || b->domain ||
+	    has_act(c) || c->nout != 1 || b->nin < 5 || b->in[0] != c->out[0] ||
+	    aoe_attr_int(b, "training_mode", 0) != 0)
+		return 0;
+	for (j = 1; j < b->nout; j++)
+		if (b->out[j] >= 0)
+			return 0;
+	if (!const_f32(w, -1) || w->ndim < 3 || y == NULL ||
+	    y->dtype != AOE_F32 || y->ndim < 2)
+		return 0;
+	m = w->dims[0];
+	if (y->dims[1] != m || (c->nin > 2 && c->in[2] >= 0 &&
+	    !const_f32(aoe_in(g, c, 2), m)))
+		return 0;
+	for (j = 1; j < 5; j++)
+		if (!const_f32(aoe_in(g, b, j), m))
+			return 0;
+	return 1;
+}
+
+static int
+new_const(aoe_graph *g, const char *base, const char *what,
+    const aoe_tensor *like)
+{
+	char name[512];
+	int i, k;
+
+	for (k = 0;; k++) {
+		snprintf(name, sizeof(name), "%s/aoe_%s%s%d", base, what,
+		    k ? "_" : "", k);
+		if (aoe_graph_find(g, name) < 0)
+			break;
+	}
+	i = aoe_graph_tensor(g, name);
+	aoe_tensor_set(g->tensors[i], like->dtype, like->ndim, like->dims);
+	if (aoe_tensor_alloc_const(g->tensors[i]) < 0)
+		return -1;
+	return i;
+}
+
+static int
+bn_fold(aoe_graph *g, int ci, int bi)
+{
+	aoe_node *c = &g->nodes[ci], *b = &g->nodes[bi];
+	const aoe_tensor *w = aoe_in(g, c, 1), *cb = aoe_in(g, c, 2);
+	const float *sc = aoe_in(g, b, 1)->data, *bb = aoe_in(g, b, 2)->data;
+	const float *mean = aoe_in(g, b, 3)->data, *var = aoe_in(g, b, 4)->data;
+	float eps = aoe_attr_float(b, "epsilon", 1e-5f);
+	int64_t m = w->dims[0], per = aoe_tensor_numel(w) / (m ? m : 1), i, j;
+	int wi, bj;
+	float *nw, *nb;
+	aoe_tensor bl;
+
+	if ((wi = new_const(g, c->name, "bnW", w)) < 0)
+		return -1;
+	memset(&bl, 0, sizeof(bl));
+	bl.dtype = AOE_F32;
+	bl.ndim = 1;
+	bl.dims[0] = m;
+	if ((bj = new_const(g, c->name, "bnB", &bl)) < 0)
+		return -1;
+	/* Re-read: the tensor array may have moved. */
+	w = aoe_in(g, c, 1);
+	cb = aoe_in(g, c, 2);
+	nw = g->tensors[wi]->data;
+	nb = g->tensors[bj]->data;
+	for (i = 0; i < m; i++) {
+		float a = sc[i] / sqrtf(var[i] + eps);
+		const float *src = (const float *)w->data + i * per;
+		for (j = 0; j < per; j++)
+			nw[i * per + j] = src[j] * a;
+		nb[i] = ((cb ? ((const float *)cb->data)[i] : 0) - mean[i]) *
+		    a + bb[i];
+	}
+	if (c->nin < 3) {
+		c->in = aoe_xrealloc(c->in, 3 * sizeof(int));
+		c->nin = 3;
+	}
+	c->in[1] = wi;
+	c->in[2] = bj;
+	c->out[0] = b->out[0];
+	return 0;
+}
+
+/* The activation node a computes, or 0 if it is not one we fuse. */
+static int
+act_of_node(const aoe_graph *g, const aoe_node *n, aoe_act *a)
+{
+	const aoe_tensor *x = aoe_in(g, n, 0), *t;
+
+	if (n->domain || x == NULL || x->dtype != AOE_F32 || n->nout != 1)
+		return 0;
+	a->lo = -FLT_MAX;
+	a->hi = FLT_MAX;
+	if (strcmp(n->op_type, "Relu") == 0)
+		a->kind = AOE_ACT_RELU;
+	else if (strcmp(n->op_type, "Sigmoid") == 0)
+		a->kind = AOE_ACT_SIGMOID;
+	else if (strcmp(n->op_type, "Clip") == 0) {
+		a->kind = AOE_ACT_CLIP;
+		if (g->opset < 11) {
+			a->lo = aoe_attr_float(n, "min", -FLT_MAX);
+			a->hi = aoe_attr_float(n, "max", FLT_MAX);
+		} else {
+			if (n->nin > 1 && (t = aoe_in(g, n, 1)) != NULL) {
+				if (!const_f32(t, 1))
+					return 0;
+				a->lo = *(const float *)t->data;
+			}
+			if (n->nin > 2 && (t = aoe_in(g, n, 2)) != NULL) {
+				if (!const_f32(t, 1))
+					return 0;
+				a->hi = *(const float *)t->data;
+			}
+		}
+		if (!(a->lo <= a->hi))
+			return 0;
+	} else
+		return 0;
+	return a->kind;
+}
+
+static int
+act_target(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
+{
+	const aoe_tensor *y = aoe_out(g, p, 0);
+
+	return p->domain == NULL && (strcmp(p->op_type, "Conv") == 0 ||
+	    strcmp(p->op_type, "Gemm") == 0) && p->nout == 1 && y &&
+	    y->dtype == AOE_F32 && n->in[0] == p->out[0];
+}
+
+/*
+ * Apply d to the chain nodes[0..n): mark nodes that go away in kill[]
+ * and count the rewrites; with dry set, only count.
+ */
+static int
+apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
+    int dry, int *nbn, int *nact)
+{
+	int fbn = aoe_sched_get(d, "fuse_bn", 0) != 0;
+	int fact = aoe_sched_get(d, "fuse_act", 0) != 0;
+	int th = (int)aoe_sched_get(d, "threads", 0);
+	int prev = -1, prev_act = 0, k;
+	aoe_act a;
+
+	*nbn = *nact = 0;
+	for (k = 0; k < n; k++) {
+		int v = nodes[k];
+		aoe_node *nd = &g->nodes[v];
+		if (prev >= 0 && fbn && !prev_act &&
+		    bn_foldable(g, &g->nodes[prev], nd)) {
+			if (!dry && bn_fold(g, prev, v) < 0)
+				return -1;
+			kill[v] = 1;
+			(*nbn)++;
+			continue;
+		}
+		if (prev >= 0 && fact && !prev_act &&
+		    act_of_node(g, nd, &a) &&
+		    act_target(g, &g->nodes[prev], nd)) {
+			if (!dry) {
+				aoe_node *p = &g->nodes[prev];
+				aoe_node_add_attr(p, "_aoe_act",
+				    AOE_A_INT)->i = a.kind;
+				if (a.kind == AOE_ACT_CLIP) {
+					aoe_node_add_attr(p, "_aoe_act_lo",
+					    AOE_A_FLOAT)->f = a.lo;
+					aoe_node_add_attr(p, "_aoe_act_hi",
+					    AOE_A_FLOAT)->f = a.hi;
+				}
+				p->out[0] = nd->out[0];
+			}
+			kill[v] = 1;
+			prev_act = 1;
+			(*nact)++;
+			continue;
+		}
+		prev = v;
+		prev_act = has_act(nd);
+	}
+	if (!dry && th > 0)
+		for (k = 0; k < n; k++)
+			if (!kill[nodes[k]])
+				g->nodes[nodes[k]].nthreads = th;
+	return 0;
+}
+
+int
+aoe_sgat_effect(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
+    int *nbn, int *nact)
+{
+	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
+	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact);
+
+	free(kill);
+	return rc;
+}
+
+static void
+node_free(aoe_node *n)
+{
+	int i, j;
+
+	free(n->name);
+	free(n->op_type);
+	free(n->domain);
+	free(n->in);
+	free(n->out);
+	for (i = 0; i < n->nattr; i++) {
+		aoe_attr *a = &n->attrs[i];
+		free(a->name);
+		free(a->s);
+		free(a->ints);
+		free(a->floats);
+		for (j = 0; a->strings && j < a->n; j++)
+			free(a->strings[j]);
+		free(a->strings);
+		aoe_tensor_free(a->t);
+	}
+	free(n->attrs);
+	if (n->priv_free)
+		n->priv_free(n->priv);
+}
+
+/* Remove the nodes marked in kill; the caller orders the graph again. */
+static void
+compact(aoe_graph *g, const char *kill)
+{
+	int i, j;
+
+	for (i = j = 0; i < g->nnodes; i++) {
+		if (kill[i]) {
+			node_free(&g->nodes[i]);
+			continue;
+		}
+		if (i != j)
+			g->nodes[j] = g->nodes[i];
+		j++;
+	}
+	g->nnodes = j;
+	g->norder = 0;
+}
+
+/*
+ * The process-wide mode, the forced decisions, and a table of decisions
+ * by signature that takes precedence over the subgraph bank.
+ */
+static struct {
+	int mode;
+	aoe_sched force;
+	int nt, tcap;
+	struct tent {
+		char *sig;
+		aoe_sched d;
+	} *t;
+} F;
+
+void
+aoe_fuse_set(int mode, const aoe_sched *d)
+{
+	F.mode = mode;
+	if (d)
+		F.force = *d;
+	else
+		memset(&F.force, 0, sizeof(F.force));
+}
+
+void
+aoe_fuse_table_add(const char *sig, const aoe_sched *d)
+{
+	int i;
+
+	for (i = 0; i < F.nt; i++)
+		if (strcmp(F.t[i].sig, sig) == 0) {
+			F.t[i].d = *d;
+			return;
+		}
+	if (F.nt == F.tcap) {
+		F.tcap = F.tcap ? F.tcap * 2 : 16;
+		F.t = aoe_xrealloc(F.t, (size_t)F.tcap * sizeof(*F.t));
+	}
+	F.t[F.nt].sig = aoe_xstrdup(sig);
+	F.t[F.nt].d = *d;
+	F.nt++;
+}
+
+void
+aoe_fuse_table_clear(void)
+{
+	int i;
+
+	for (i = 0; i < F.nt; i++)
+		free(F.t[i].sig);
+	free(F.t);
+	F.t = NULL;
+	F.nt = F.tcap = 0;
+}
+
+/*
+ * The subgraph bank, read once per process (or again after
+ * aoe_fuse_bank_use()).
+ */
+static struct {
+	int loaded;
+	char *file;
+	int n;
+	struct gent {
+		uint64_t key;
+		char *sig;
+		aoe_sched d;
+		int warned;
+	} *v;
+} GB;
+
+void
+aoe_fuse_bank_use(const char *file)
+{
+	int i;
+
+	for (i = 0; i < GB.n; i++)
+		free(GB.v[i].sig);
+	free(GB.v);
+	free(GB.file);
+	memset(&GB, 0, sizeof(GB));
+	GB.file = file ? aoe_xstrdup(file) : NULL;
+}
+
+static void
+gbank_load(void)
+{
+	char dir[PATH_MAX], file[PATH_MAX + 32], *line = NULL;
+	const char *soc = aoe_soc_version();
+	size_t cap = 0;
+	FILE *fp;
+	int e = errno;
+
+	GB.loaded = 1;
+	if (GB.file)
+		snprintf(file, sizeof(file), "%s", GB.file);
+	else if (aoe_bank_dir(1, NULL, dir, sizeof(dir)) < 0)
+		return;
+	else
+		snprintf(file, sizeof(file), "%s/graphs.jsonl", dir);
+	if ((fp = fopen(file, "r")) == NULL) {
+		errno = e;
+		return;
+	}
+	while (getline(&line, &cap, fp) >= 0) {
+		cJSON *j = cJSON_Parse(line), *s, *it;
+		const cJSON *k, *sg, *sv;
+		unsigned long long key;
+		char *end;
+		struct gent ge;
+
+		if (j == NULL)
+			continue;
+		k = cJSON_GetObjectItemCaseSensitive(j, "key");
+		sg = cJSON_GetObjectItemCaseSensitive(j, "signature");
+		sv = cJSON_GetObjectItemCaseSensitive(j, "soc_version");
+		s = cJSON_GetObjectItemCaseSensitive(j, "schedule");
+		memset(&ge, 0, sizeof(ge));
+		if (!cJSON_IsString(k) || !cJSON_IsString(sg) ||
+		    !cJSON_IsString(sv) || !cJSON_IsObject(s) ||
+		    strcmp(sv->valuestring, soc) != 0)
+			goto next;
+		errno = 0;
+		key = strtoull(k->valuestring, &end, 10);
+		if (errno || *end || key != aoe_op_key(sg->valuestring))
+			goto next;
+		cJSON_ArrayForEach(it, s)
+			if (cJSON_IsNumber(it) && it->string)
+				aoe_sched_set(&ge.d, it->string,
+				    (int64_t)it->valuedouble);
+		ge.key = key;
+		ge.sig = aoe_xstrdup(sg->valuestring);
+		GB.v = aoe_xrealloc(GB.v, (size_t)(GB.n + 1) * sizeof(*GB.v));
+		GB.v[GB.n++] = ge;
+next:
+		cJSON_Delete(j);
+	}
+	free(line);
+	fclose(fp);
+	errno = e;
+}
+
+int
+aoe_fuse_bank_find(const char *sig, aoe_sched *d)
+{
+	uint64_t key = aoe_op_key(sig);
+	int i;
+
+	if (!GB.loaded)
+		gbank_load();
+	for (i = 0; i < GB.n; i++) {
+		if (GB.v[i].key != key)
+			continue;
+		if (strcmp(GB.v[i].sig, sig) == 0) {
+			*d = GB.v[i].d;
+			return 1;
+		}
+		if (!GB.v[i].warned)
+			aoe_warnx("subgraph bank entry %llu: its signature "
+			    "is not the subgraph's (a hash collision); "
+			    "ignored", (unsigned long long)key);
+		GB.v[i].warned = 1;
+	}
+	return 0;
+}
+
+static int
+table_find(const char *sig, aoe_sched *d)
+{
+	int i;
+
+	for (i = 0; i < F.nt; i++)
+		if (strcmp(F.t[i].sig, sig) == 0) {
+			*d = F.t[i].d;
+			return 1;
+		}
+	return 0;
+}
+
+int
+aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
+{
+	const char *env = getenv("AOE_FUSE");
+	int mode = F.mode, np, id, n, nthreads, rc = 0, nbn, nact, any = 0;
+	int *part, *nodes;
+	char *kill, *sig;
+	aoe_sched d;
+
+	if (mode == AOE_FUSE_BANK && env && *env) {
+		if (strcmp(env, "all") == 0)
+			mode = AOE_FUSE_ALL;
+		else if (strcmp(env, "none") == 0 || strcmp(env, "0") == 0 ||
+		    strcmp(env, "off") == 0)
+			mode = AOE_FUSE_OFF;
+	}
+	if (mode == AOE_FUSE_OFF ||
+	    (mode == AOE_FUSE_BANK && !o->use_bank && F.nt == 0))
+		return 0;
+	if (mode == AOE_FUSE_BANK && F.nt == 0) {
+		/* No signatures to compute when there is no entry. */
+		if (!GB.loaded)
+			gbank_load();
+		if (GB.n == 0)
+			return 0;
+	}
+	nthreads = o->nthreads > 0 ? o->nthreads :
+	    (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nthreads < 1)
+		nthreads = 1;
+	part = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
+	aoe_sgat_partition(g, part, &np);
+	for (id = 0; id < np; id++) {
+		n = aoe_sgat_members(g, part, id, nodes);
+		memset(&d, 0, sizeof(d));
+		if (mode == AOE_FUSE_FORCE)
+			d = F.force;
+		else if (mode == AOE_FUSE_ALL) {
+			aoe_sched_set(&d, "fuse_bn", 1);
+			aoe_sched_set(&d, "fuse_act", 1);
+		} else {
+			if (aoe_sgat_signature(g, nodes, n, nthreads,
+			    &sig) < 0)
+				continue;
+			if (!table_find(sig, &d) && !(o->use_bank &&
+			    aoe_fuse_bank_find(sig, &d))) {
+				free(sig);
+				continue;
+			}
+			free(sig);
+		}
+		if ((rc = apply(g, nodes, n, &d, kill, 0, &nbn, &nact)) < 0)
+			break;
+		any += nbn + nact;
+	}
+	if (rc == 0 && any > 0) {
+		compact(g, kill);
+		rc = 1;
+	}
+	free(part);
+	free(nodes);
+	free(kill);
+	return rc;
+}
+
+/*
+ * A chain as a graph of its own: external non-constant inputs become
+ * graph inputs, outputs read outside the chain (or the graph's) become
+ * graph outputs, constants are copied.
+ */
+static int
+copy_attr(aoe_attr *dst, const aoe_attr *a)
+{
+	int i;
+
+	dst->i = a->i;
+	dst->f = a->f;
+	dst->n = a->n;
+	if (a->s)
+		dst->s = aoe_xstrdup(a->s);
+	if (a->ints) {
+		dst->ints = aoe_xcalloc((size_t)a->n + 1, sizeof(int64_t));
+		memcpy(dst->ints, a->ints, (size_t)a->n * sizeof(int64_t));
+	}
+	if (a->floats) {
+		dst->floats = aoe_xcalloc((size_t)a->n + 1, sizeof(float));
+		memcpy(dst->floats, a->floats, (size_t)a->n * sizeof(float));
+	}
+	if (a->strings) {
+		dst->strings = aoe_xcalloc((size_t)a->n + 1, sizeof(char *));
+		for (i = 0; i < a->n; i++)
+			dst->strings[i] = aoe_xstrdup(a->strings[i]);
+	}
+	if (a->t)
+		return aoe_err(AOE_EUNSUP, "attribute '%s': tensor attributes "
+		    "are not copied", a->name);
+	return 0;
+}
+
+static int
+map_tensor(aoe_graph *s, const aoe_tensor *t, int *map, int ti)
+{
+	aoe_tensor *c;
+	int i;
+
+	if (map[ti] >= 0)
+		return map[ti];
+	i = aoe_graph_tensor(s, t->name);
+	c = s->tensors[i];
+	aoe_tensor_set(c, t->dtype, t->ndim, t->dims);
+	if (t->kind == AOE_T_CONST) {
+		if (aoe_tensor_alloc_const(c) < 0)
+			return -1;
+		if (t->data)
+			memcpy(c->data, t->data, aoe_tensor_nbytes(t));
+	}
+	map[ti] = i;
+	return i;
+}
+
+int
+aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
+    aoe_graph **subp)
+{
+	aoe_graph *s;
+	int *map, *in, *out, *ncons, i, j, k, rc = 0;
+	char *mine;
+
+	s = aoe_graph_new(g->name);
+	s->opset = g->opset;
+	map = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	ncons = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	mine = aoe_xcalloc((size_t)g->nnodes + 1, 1);
+	for (i = 0; i < g->ntensors; i++)
+		map[i] = -1;
+	for (k = 0; k < n; k++)
+		mine[nodes[k]] = 1;
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *nd = &g->nodes[g->order[i]];
+		if (nd->dead || mine[g->order[i]])
+			continue;
+		for (j = 0; j < nd->nin; j++)
+			if (nd->in[j] >= 0)
+				ncons[nd->in[j]]++;
+	}
+	for (i = 0; i < g->noutputs; i++)
+		ncons[g->outputs[i]]++;
+	for (k = 0; k < n && rc == 0; k++) {
+		const aoe_node *nd = &g->nodes[nodes[k]];
+		aoe_node *c;
+		int ni;
+		in = aoe_xcalloc((size_t)nd->nin + 1, sizeof(int));
+		out = aoe_xcalloc((size_t)nd->nout + 1, sizeof(int));
+		for (j = 0; j < nd->nin; j++) {
+			const aoe_tensor *t = aoe_in(g, nd, j);
+			in[j] = -1;
+			if (t == NULL)
+				continue;
+			if (map[nd->in[j]] < 0 && t->kind != AOE_T_CONST) {
+				in[j] = map_tensor(s, t, map, nd->in[j]);
+				s->tensors[in[j]]->kind = AOE_T_INPUT;
+				s->inputs = aoe_xrealloc(s->inputs,
+				    (size_t)(s->ninputs + 1) * sizeof(int));
+				s->inputs[s->ninputs++] = in[j];
+			} else
+				in[j] = map_tensor(s, t, map, nd->in[j]);
+			if (in[j] < 0)
+				rc = aoe_err(AOE_ENOMEM, "out of memory");
+		}
+		for (j = 0; j < nd->nout; j++) {
+			const aoe_tensor *t = aoe_out(g, nd, j);
+			out[j] = t ? map_tensor(s, t, map, nd->out[j]) : -1;
+			if (t && ncons[nd->out[j]]) {
+				s->outputs = aoe_xrealloc(s->outputs,
+				    (size_t)(s->noutputs + 1) * sizeof(int));
+				s->outputs[s->noutputs++] = out[j];
+			}
+		}
+		ni = aoe_graph_add_node(s, nd->name, nd->op_type, nd->nin, in,
+		    nd->nout, out);
+		c = &s->nodes[ni];
+		if (nd->domain)
+			c->domain = aoe_xstrdup(nd->domain);
+		for (j = 0; j < nd->nattr && rc == 0; j++)
+			rc = copy_attr(aoe_node_add_attr(c, nd->attrs[j].name,
+			    nd->attrs[j].type), &nd->attrs[j]);
+		free(in);
+		free(out);
+	}
+	if (rc == 0 && s->noutputs == 0)
+		rc = aoe_err(AOE_EDATA, "subgraph has no outputs");
+	free(map);
+	free(ncons);
+	free(mine);
+	if (rc < 0) {
+		aoe_graph_free(s);
+		return rc;
+	}
+	*subp = s;
+	return 0;
+}

@@ -1,0 +1,94 @@
+#!/bin/sh
+# aoe-sgat: records, the model record, commit and reuse of the subgraph
+# bank, journal resume, wrong candidates, and bad input.
+. "$(dirname "$0")/tap.sh"
+plan 21
+ex=$top/share/aoe/models/example.onnx
+cd "$top" || exit 1
+mkdir -p "$T/bank"
+export TUNE_BANK_PATH="$T/bank" RUN_LOOP=3 AOE_MEASURE_LOCK="$T/lock"
+unset REPEAT_TUNE AOE_FUSE
+S="--no-check --no-progress --threads 2"
+
+run aoe-sgat --help
+ok $(test $status -eq 0 && grep -q '^usage: aoe-sgat' "$T/out"; echo $?) "--help prints usage on stdout"
+run aoe-sgat --version
+ok $(test $status -eq 0 && grep -q '^aoe-sgat ' "$T/out"; echo $?) "--version"
+run aoe-sgat --bogus "$ex"
+ok $(test $status -eq 2 && grep -q '^usage' "$T/err" && test ! -s "$T/out"; echo $?) "an unknown option is a usage error"
+run aoe-sgat $S
+ok $(test $status -eq 2 && grep -q '^usage' "$T/err"; echo $?) "no graph is a usage error"
+fails_with 2 'tune-ops-file' "--tune-ops-file is refused" aoe-sgat $S --tune-ops-file x "$ex"
+run aoe-sgat $S --reload "$ex"
+ok $(test $status -eq 2; echo $?) "--reload needs --journal"
+fails_with 5 "cannot open '$T/none.onnx'" "a missing graph is an I/O error" aoe-sgat $S "$T/none.onnx"
+echo 'garbage' > "$T/bad.json"
+run aoe-sgat $S "$T/bad.json"
+ok $(test $status -eq 3; echo $?) "a malformed graph is bad data"
+
+run aoe-sgat $S -o "$T/r1" "$ex"
+ok $status "tunes the example"
+python3 - "$T/r1" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+sg = [r for r in rs if r['kind'] == 'sgat']; m = [r for r in rs if r['kind'] == 'model']
+ok = len(sg) == 1 and len(m) == 1 and m[0]['baseline_us'] > 0 and m[0]['result_us'] > 0
+for r in sg:
+    ok = ok and r['outcome'] in ('add', 'unsatisfied') and r['before_us'] > 0
+    ok = ok and set(r['schedule']) == {'fuse_bn', 'fuse_act', 'threads'}
+    ok = ok and 'stem.conv' not in r['signature'] and r['soc_version']
+    ok = ok and all(c['status'] == 'ok' for c in r['candidates'])
+sys.exit(0 if ok else 1)
+PY
+ok $? "one subgraph record (all candidates verified) and one model record"
+
+# A hand-made add record for this subgraph goes into the bank ...
+python3 - "$T/r1" > "$T/rec" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+r.update(outcome='add', schedule={'fuse_bn': 1, 'fuse_act': 1, 'threads': 0}, after_us=1, before_us=2)
+print(json.dumps(r))
+PY
+run aoe-bank commit "$T/rec"
+ok $(test $status -eq 0 && test -s "$T/bank/graphs.jsonl"; echo $?) "aoe-bank commit writes the subgraph bank"
+# ... and aoe-run honours it: the BN and activation nodes are gone.
+PROFILING_MODE=1 run aoe-run --threads 2 --runs 1 --warmup 0 -o "$T/o1" "$ex"
+ok $(test $status -eq 0 && ! grep -q 'BatchNormalization\|Relu\|Sigmoid' "$T/err" "$T/out"; echo $?) "aoe-run applies the bank's fusions"
+AOE_FUSE=none PROFILING_MODE=1 run aoe-run --threads 2 --runs 1 --warmup 0 -o "$T/o2" "$ex"
+ok $(grep -q 'BatchNormalization' "$T/err" "$T/out"; echo $?) "AOE_FUSE=none ignores the subgraph bank"
+cmp -s "$T/o1/probabilities.bin" "$T/o2/probabilities.bin" || python3 bench/relerr.py "$T/o1" "$T/o2" | awk '{exit !($1 < 1e-5)}'
+ok $? "fused and unfused runs give the same outputs"
+PROFILING_MODE=1 run aoe-run --threads 1 --runs 1 --warmup 0 -o "$T/o3" "$ex"
+ok $(grep -q 'BatchNormalization' "$T/err" "$T/out"; echo $?) "an entry of another thread count does not apply"
+
+run aoe-sgat $S -o "$T/r2" "$ex"
+grep -q '"outcome":"reserved"' "$T/r2"
+ok $? "a subgraph with a bank entry is reserved"
+
+# Journal: a second run with the journal takes the finished subgraph as is.
+run aoe-sgat $S --journal "$T/j" -o "$T/r3" "$ex"
+run aoe-sgat $S --journal "$T/j" --reload -o "$T/r4" "$ex"
+ok $(test $status -eq 0 && test "$(head -1 "$T/r3")" = "$(head -1 "$T/r4")"; echo $?) "--reload resumes from the journal"
+fails_with 5 "cannot open journal" "--reload without a journal file fails" aoe-sgat $S --journal "$T/nj" --reload "$ex"
+
+# Wrong candidates never win.
+TUNE_BANK_PATH=$T/wbank
+mkdir -p "$T/wbank"
+AOE_INJECT_FAULT=wrong TUNE_BANK_PATH=$T/wbank run aoe-sgat $S -o "$T/r5" "$ex"
+python3 - "$T/r5" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+sys.exit(0 if r['outcome'] == 'unsatisfied' and all(c['status'] == 'wrong' for c in r['candidates']) else 1)
+PY
+ok $? "wrong candidates are rejected"
+
+# --commit adds admitted records only; a model record is not committed.
+mkdir -p "$T/cbank"
+AOE_INJECT_FAULT=wrong TUNE_BANK_PATH=$T/cbank run aoe-sgat $S --commit -o "$T/r6" "$ex"
+ok $(test $status -eq 0 && test -s "$T/r6" && ! test -s "$T/cbank/graphs.jsonl"; echo $?) "--commit with nothing admitted leaves the bank empty"
+
+# aoe-report makes an SGAT result file with the model figures.
+mkdir -p "$T/rep"
+run aoe-report -o "$T/rep" "$T/r1"
+grep -q 'model_baseline_performance(ms)' "$T/rep"/aoe_result_sgat_*.json 2>/dev/null
+ok $? "aoe-report writes the SGAT result with model figures"

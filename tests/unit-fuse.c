@@ -1,0 +1,437 @@
+/*
+ * unit-fuse.c - subgraph decisions (lib/fuse.c): fused graphs compute
+ * what unfused ones do, on random Conv/BN/activation/Gemm chains and on
+ * the models given as arguments; subgraph bank entries apply only when
+ * their signature matches.
+ *
+ * usage: unit-fuse example.onnx tmpdir [model:input:shape ...]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/aoe.h"
+
+static int nt, nfail;
+
+static void
+ok(int cond, const char *what)
+{
+	printf("%sok %d - %s\n", cond ? "" : "not ", ++nt, what);
+	if (!cond)
+		nfail++;
+}
+
+static uint64_t rs;
+
+static float
+frand(void)
+{
+	rs ^= rs >> 12;
+	rs ^= rs << 25;
+	rs ^= rs >> 27;
+	return (float)((double)((rs * 2685821657736338717ULL) >> 11) /
+	    9007199254740992.0 * 2.0 - 1.0);
+}
+
+static int
+irand(int n)
+{
+	return (int)((frand() + 1) / 2 * n) % n;
+}
+
+static int
+cst(aoe_graph *g, const char *name, int ndim, const int64_t *dims, float lo,
+    float hi)
+{
+	int i = aoe_graph_tensor(g, name);
+	aoe_tensor *t = g->tensors[i];
+	int64_t j;
+
+	aoe_tensor_set(t, AOE_F32, ndim, dims);
+	aoe_tensor_alloc_const(t);
+	for (j = 0; j < aoe_tensor_numel(t); j++)
+		((float *)t->data)[j] = lo + (hi - lo) * (frand() + 1) / 2;
+	return i;
+}
+
+/* A random chain: Conv [BN] [act] [Conv [act]] [Flatten Gemm [act]]. */
+static aoe_graph *
+random_graph(int *nfusable)
+{
+	aoe_graph *g = aoe_graph_new("r");
+	int64_t c = 1 + irand(8), h = 3 + irand(9), m = 1 + irand(8);
+	int64_t dims[4] = { 1 + irand(2), c, h, h }, wd[4], k;
+	int x, y, w, b, in[5], out[1], i, nd, group;
+	char name[64];
+	aoe_attr *a;
+
+	*nfusable = 0;
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 4, dims);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	for (i = 0; i < 2; i++) {
+		if (i == 1 && irand(2))
+			break;
+		group = irand(3) == 0 ? (int)c : 1;
+		if (group > 1)
+			m = c;
+		k = 1 + 2 * irand(2);
+		wd[0] = m;
+		wd[1] = c / group;
+		wd[2] = wd[3] = k;
+		snprintf(name, sizeof(name), "w%d", i);
+		w = cst(g, name, 4, wd, -1, 1);
+		snprintf(name, sizeof(name), "b%d", i);
+		b = irand(2) ? cst(g, name, 1, wd, -1, 1) : -1;
+		snprintf(name, sizeof(name), "y%d", i);
+		y = aoe_graph_tensor(g, name);
+		in[0] = x;
+		in[1] = w;
+		in[2] = b;
+		out[0] = y;
+		snprintf(name, sizeof(name), "conv%d", i);
+		nd = aoe_graph_add_node(g, name, "Conv", b >= 0 ? 3 : 2, in, 1,
+		    out);
+		a = aoe_node_add_attr(&g->nodes[nd], "pads", AOE_A_INTS);
+		a->n = 4;
+		a->ints = aoe_xcalloc(4, sizeof(int64_t));
+		a->ints[0] = a->ints[1] = a->ints[2] = a->ints[3] = k / 2;
+		if (group > 1)
+			aoe_node_add_attr(&g->nodes[nd], "group",
+			    AOE_A_INT)->i = group;
+		x = y;
+		if (irand(2)) {
+			int64_t md[1] = { m };
+			snprintf(name, sizeof(name), "bn%d", i);
+			in[0] = x;
+			snprintf(name, sizeof(name), "s%d", i);
+			in[1] = cst(g, name, 1, md, 0.5f, 1.5f);
+			snprintf(name, sizeof(name), "bb%d", i);
+			in[2] = cst(g, name, 1, md, -1, 1);
+			snprintf(name, sizeof(name), "mean%d", i);
+			in[3] = cst(g, name, 1, md, -1, 1);
+			snprintf(name, sizeof(name), "var%d", i);
+			in[4] = cst(g, name, 1, md, 0.1f, 2);
+			snprintf(name, sizeof(name), "z%d", i);
+			out[0] = y = aoe_graph_tensor(g, name);
+			snprintf(name, sizeof(name), "bn%d", i);
+			aoe_graph_add_node(g, name, "BatchNormalization", 5,
+			    in, 1, out);
+			(*nfusable)++;
+			x = y;
+		}
+		if (irand(4)) {
+			static const char *acts[] = { "Relu", "Clip",
+			    "Sigmoid" };
+			int ak = irand(3);
+			int64_t one[1] = { 1 };
+			in[0] = x;
+			snprintf(name, sizeof(name), "a%d", i);
+			out[0] = y = aoe_graph_tensor(g, name);
+			if (ak == 1) {
+				snprintf(name, sizeof(name), "lo%d", i);
+				in[1] = cst(g, name, 0, one, -0.5f, 0);
+				snprintf(name, sizeof(name), "hi%d", i);
+				in[2] = cst(g, name, 0, one, 0.1f, 0.6f);
+			}
+			snprintf(name, sizeof(name), "act%d", i);
+			aoe_graph_add_node(g, name, acts[ak], ak == 1 ? 3 : 1,
+			    in, 1, out);
+			(*nfusable)++;
+			x = y;
+		}
+		c = m;
+		m = 1 + irand(8);
+	}
+	if (irand(2)) {
+		int64_t gd[2] = { 3 + irand(5), c * h * h };
+		in[0] = x;
+		out[0] = y = aoe_graph_tensor(g, "flat");
+		aoe_graph_add_node(g, "flatten", "Flatten", 1, in, 1, out);
+		x = y;
+		in[0] = x;
+		in[1] = cst(g, "gw", 2, gd, -1, 1);
+		gd[1] = gd[0];
+		gd[0] = 1;
+		in[2] = cst(g, "gb", 1, gd + 1, -1, 1);
+		out[0] = y = aoe_graph_tensor(g, "gy");
+		nd = aoe_graph_add_node(g, "gemm", "Gemm", 3, in, 1, out);
+		aoe_node_add_attr(&g->nodes[nd], "transB", AOE_A_INT)->i = 1;
+		x = y;
+		if (irand(2)) {
+			in[0] = x;
+			out[0] = y = aoe_graph_tensor(g, "gr");
+			aoe_graph_add_node(g, "grelu", "Relu", 1, in, 1, out);
+			(*nfusable)++;
+			x = y;
+		}
+	}
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = x;
+	return g;
+}
+
+static void
+fill(aoe_graph *g, uint64_t seed)
+{
+	int i;
+	int64_t j;
+
+	rs = seed | 1;
+	for (i = 0; i < g->ninputs; i++) {
+		aoe_tensor *t = g->tensors[g->inputs[i]];
+		if (t->dtype == AOE_F32)
+			for (j = 0; j < aoe_tensor_numel(t); j++)
+				((float *)t->data)[j] = frand() * 2;
+	}
+}
+
+/* Relative L2 error of g's outputs against ref (saved before). */
+static double
+relerr(aoe_graph *g, float **ref)
+{
+	double num = 0, den = 0;
+	int i;
+	int64_t j;
+
+	for (i = 0; i < g->noutputs; i++) {
+		aoe_tensor *t = g->tensors[g->outputs[i]];
+		for (j = 0; j < aoe_tensor_numel(t); j++) {
+			double d = ((float *)t->data)[j] - ref[i][j];
+			num += d * d;
+			den += (double)ref[i][j] * ref[i][j];
+		}
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static float **
+save(aoe_graph *g)
+{
+	float **ref = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(*ref));
+	int i;
+
+	for (i = 0; i < g->noutputs; i++) {
+		aoe_tensor *t = g->tensors[g->outputs[i]];
+		ref[i] = aoe_xmalloc(aoe_tensor_nbytes(t) + 1);
+		memcpy(ref[i], t->data, aoe_tensor_nbytes(t));
+	}
+	return ref;
+}
+
+static void
+unsave(aoe_graph *g, float **ref)
+{
+	int i;
+
+	for (i = 0; i < g->noutputs; i++)
+		free(ref[i]);
+	free(ref);
+}
+
+/*
+ * Run g without decisions and with (mode, d); 1 if the outputs agree.
+ * *removed gets how many nodes the decisions removed.
+ */
+static int
+same(aoe_graph *g, const aoe_run_opts *o, int mode, const aoe_sched *d,
+    int *removed, double *err)
+{
+	float **ref;
+	int before, rc;
+	uint64_t seed = rs;
+
+	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	if (aoe_graph_prepare(g, o) < 0)
+		return 0;
+	before = g->norder;
+	fill(g, seed);
+	if (aoe_graph_run(g, o) < 0)
+		return 0;
+	ref = save(g);
+	aoe_fuse_set(mode, d);
+	rc = aoe_graph_prepare(g, o);
+	aoe_fuse_set(AOE_FUSE_BANK, NULL);
+	if (rc < 0) {
+		unsave(g, ref);
+		return 0;
+	}
+	*removed = before - g->norder;
+	fill(g, seed);
+	rc = aoe_graph_run(g, o);
+	*err = relerr(g, ref);
+	unsave(g, ref);
+	rs = seed + 12345;
+	return rc == 0 && *err < 1e-4;
+}
+
+int
+main(int argc, char **argv)
+{
+	aoe_run_opts o;
+	aoe_graph *g;
+	aoe_sched all;
+	char msg[256], path[4096], *sig;
+	int i, k, bad = 0, wrongcount = 0, removed, nf, part[4096], np;
+	int nodes[4096], n;
+	double err;
+	FILE *fp;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: unit-fuse example.onnx tmpdir "
+		    "[model:shape ...]\n");
+		return 2;
+	}
+	aoe_run_opts_init(&o);
+	o.nthreads = 2;
+	o.use_bank = 0;
+	memset(&all, 0, sizeof(all));
+	aoe_sched_set(&all, "fuse_bn", 1);
+	aoe_sched_set(&all, "fuse_act", 1);
+
+	/* Property: random chains, fused and not, agree (fixed seeds). */
+	for (i = 0; i < 200; i++) {
+		rs = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+		g = random_graph(&nf);
+		if (!same(g, &o, AOE_FUSE_FORCE, &all, &removed, &err)) {
+			if (!bad)
+				fprintf(stderr, "# random graph %d: error %g: "
+				    "%s\n", i, err, aoe_errmsg());
+			bad++;
+		}
+		if (removed != nf)
+			wrongcount++;
+		aoe_graph_free(g);
+	}
+	ok(bad == 0, "200 random Conv/BN/act/Gemm chains: fused == unfused");
+	ok(wrongcount == 0, "every BN and activation after a Conv or Gemm "
+	    "is fused away");
+
+	/* The example model, with fusions and with one thread per op. */
+	if (aoe_model_load(argv[1], &g) < 0) {
+		printf("not ok %d - load %s: %s\n", ++nt, argv[1],
+		    aoe_errmsg());
+		return 1;
+	}
+	ok(same(g, &o, AOE_FUSE_ALL, NULL, &removed, &err) && removed == 5,
+	    "example: 1 BN fold and 4 activations fused, same outputs");
+	aoe_sched_set(&all, "threads", 1);
+	ok(same(g, &o, AOE_FUSE_FORCE, &all, &removed, &err) &&
+	    g->nodes[g->order[0]].nthreads == 1, "example: threads knob");
+	aoe_graph_free(g);
+
+	/* The subgraph bank: a matching entry applies, a stale one not. */
+	aoe_model_load(argv[1], &g);
+	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	aoe_graph_prepare(g, &o);
+	aoe_sgat_partition(g, part, &np);
+	n = aoe_sgat_members(g, part, 0, nodes);
+	ok(np == 1 && n == g->norder, "example: one chain");
+	aoe_sgat_signature(g, nodes, n, o.nthreads, &sig);
+	ok(strstr(sig, "stem") == NULL && strstr(sig, "op=Conv") != NULL,
+	    "signature has structure, not names");
+	snprintf(path, sizeof(path), "%s/graphs.jsonl", argv[2]);
+	fp = fopen(path, "w");
+	/* A stale entry: the signature changed, the key is the old one. */
+	{
+		char *stale = aoe_xstrdup(sig), *p = strstr(stale, "float32[");
+		if (p)
+			p[8] = p[8] == '1' ? '2' : '1';
+		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
+		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":1,"
+		    "\"fuse_act\":1},\"soc_version\":\"%s\"}\n",
+		    (unsigned long long)aoe_op_key(stale), stale,
+		    aoe_soc_version());
+		/* Same key as the real one, another signature. */
+		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
+		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":1,"
+		    "\"fuse_act\":1},\"soc_version\":\"%s\"}\n",
+		    (unsigned long long)aoe_op_key(sig), stale,
+		    aoe_soc_version());
+		free(stale);
+	}
+	fclose(fp);
+	aoe_fuse_bank_use(path);
+	o.use_bank = 1;
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 0,
+	    "stale subgraph bank entries are ignored");
+	fp = fopen(path, "w");
+	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\",\"signature\":"
+	    "\"%s\",\"schedule\":{\"fuse_bn\":1,\"fuse_act\":0},"
+	    "\"soc_version\":\"other_soc\"}\n", (unsigned long long)
+	    aoe_op_key(sig), sig);
+	fclose(fp);
+	aoe_fuse_bank_use(path);
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 0,
+	    "an entry of another soc_version is ignored");
+	fp = fopen(path, "w");
+	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\",\"signature\":"
+	    "\"%s\",\"schedule\":{\"fuse_bn\":1,\"fuse_act\":0},"
+	    "\"soc_version\":\"%s\"}\n", (unsigned long long)aoe_op_key(sig),
+	    sig, aoe_soc_version());
+	fclose(fp);
+	aoe_fuse_bank_use(path);
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 1,
+	    "a matching entry applies its decisions (BN folded only)");
+	aoe_fuse_bank_use(NULL);
+	o.use_bank = 0;
+	free(sig);
+	aoe_graph_free(g);
+
+	/* Real models: the whole model, and random chains of it alone. */
+	for (k = 3; k < argc; k++) {
+		char *spec = aoe_xstrdup(argv[k]), *shape = strchr(spec, '@');
+		int bad2 = 0;
+		if (shape)
+			*shape++ = '\0';
+		if (access(spec, R_OK) != 0) {
+			printf("ok %d # skip %s not present\n", ++nt, spec);
+			printf("ok %d # skip %s not present\n", ++nt, spec);
+			free(spec);
+			continue;
+		}
+		if (aoe_model_load(spec, &g) < 0 || g->nnodes > 4096) {
+			printf("not ok %d - load %s\n", ++nt, spec);
+			nfail++;
+			free(spec);
+			continue;
+		}
+		if (shape)
+			aoe_bind_shapes(g, shape);
+		snprintf(msg, sizeof(msg), "%s: fused model == unfused",
+		    strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec);
+		rs = 77;
+		ok(same(g, &o, AOE_FUSE_ALL, NULL, &removed, &err), msg);
+		printf("# relative L2 error %.3g, %d nodes fused away\n", err,
+		    removed);
+		aoe_fuse_set(AOE_FUSE_OFF, NULL);
+		aoe_graph_prepare(g, &o);
+		aoe_sgat_partition(g, part, &np);
+		for (i = 0; i < 8; i++) {
+			aoe_graph *s;
+			int id = (int)(((uint64_t)(i + 1) * 2654435761u) %
+			    (uint64_t)np);
+			n = aoe_sgat_members(g, part, id, nodes);
+			if (aoe_sgat_extract(g, nodes, n, &s) < 0) {
+				bad2++;
+				continue;
+			}
+			if (!same(s, &o, AOE_FUSE_ALL, NULL, &removed, &err))
+				bad2++;
+			aoe_graph_free(s);
+		}
+		snprintf(msg, sizeof(msg), "%s: 8 chains alone, fused == "
+		    "unfused", strrchr(spec, '/') ? strrchr(spec, '/') + 1 :
+		    spec);
+		ok(bad2 == 0, msg);
+		aoe_graph_free(g);
+		free(spec);
+	}
+	printf("1..%d\n", nt);
+	return nfail ? 1 : 0;
+}

@@ -1,0 +1,292 @@
+/*
+ * aoe-sgat - subgraph tuning: measure each distinct subgraph of a graph
+ * as a whole under its fusion and threading decisions, keep the winners
+ * beyond the noise, time the whole model without and with them, and
+ * write tuning records (and, with --commit, the subgraph bank).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sgat.h"
+
+static const char usage_text[] =
+    "usage: aoe-sgat [-hV] [--budget-trials n] [--commit] [--input-shape spec]\n"
+    "                [--journal file]\n"
+    "                [--no-bank] [--no-check] [--progress | --no-progress]\n"
+    "                [--reload] [--seed n] [--threads n] [--timeout s]\n"
+    "                [--tune-ops-file file] [-o file] graph\n";
+
+static void
+usage(int status)
+{
+	fputs(usage_text, status ? stderr : stdout);
+	exit(status);
+}
+
+static long long
+num_arg(const char *opt, const char *s, long long min, long long max)
+{
+	long long v;
+
+	if (aoe_strtonum(s, min, max, &v) < 0) {
+		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
+		    errno == ERANGE ? "out of range" : "not a number", min,
+		    max);
+		exit(AOE_EXIT_USAGE);
+	}
+	return v;
+}
+
+static int
+env_num(const char *name, long long min, long long max, int *out)
+{
+	const char *v = getenv(name);
+	long long x;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (aoe_strtonum(v, min, max, &x) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s' is not a number from %lld "
+		    "to %lld", name, v, min, max);
+	*out = (int)x;
+	return 1;
+}
+
+/* The preconditions (aoe-check); 0, or 1 after printing the failures. */
+static int
+run_checks(const aoe_check_opts *co)
+{
+	aoe_check_result cr;
+	int i, rc;
+
+	if ((rc = aoe_check_run(co, &cr)) < 0)
+		return rc;
+	for (i = 0; i < cr.n; i++)
+		if (cr.item[i].status == AOE_CHECK_FAIL)
+			aoe_warnx("not ready: %s: %s", cr.item[i].check,
+			    cr.item[i].note);
+	return cr.nfail ? 1 : 0;
+}
+
+/* Commit the subgraph records of path (not the model record). */
+static int
+commit_records(const char *path, int quiet)
+{
+	char tmp[4096], *line = NULL, *args[1];
+	size_t cap = 0;
+	aoe_bank_opts bo;
+	FILE *in, *out;
+	int rc, fd;
+
+	snprintf(tmp, sizeof(tmp), "/tmp/aoe-sgat-commit.XXXXXX");
+	if ((fd = mkstemp(tmp)) < 0 || (out = fdopen(fd, "w")) == NULL)
+		return aoe_err(AOE_EIO, "cannot create '%s': %s", tmp,
+		    strerror(errno));
+	if ((in = fopen(path, "r")) == NULL) {
+		fclose(out);
+		unlink(tmp);
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	}
+	while (getline(&line, &cap, in) >= 0)
+		if (strstr(line, "\"kind\":\"sgat\"") != NULL)
+			fputs(line, out);
+	free(line);
+	fclose(in);
+	if (fclose(out) != 0) {
+		unlink(tmp);
+		return aoe_err(AOE_EIO, "cannot write '%s': %s", tmp,
+		    strerror(errno));
+	}
+	aoe_bank_opts_init(&bo);
+	bo.graphs = 1;
+	bo.quiet = quiet;
+	args[0] = tmp;
+	rc = aoe_bank_commit(&bo, 1, args);
+	unlink(tmp);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "budget-trials", required_argument, NULL, 'n' },
+		{ "commit", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "input-shape", required_argument, NULL, 's' },
+		{ "journal", required_argument, NULL, 'j' },
+		{ "no-bank", no_argument, NULL, 'B' },
+		{ "no-check", no_argument, NULL, 'C' },
+		{ "no-progress", no_argument, NULL, 'q' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "reload", no_argument, NULL, 'r' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "tune-ops-file", required_argument, NULL, 'f' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	sgat_opts o;
+	aoe_check_opts co;
+	const char *output = NULL, *v;
+	char *tmpout = NULL, *shapes = NULL;
+	int check = 1, commit = 0, progress = -1, c, rc = 0;
+	FILE *out;
+
+	aoe_setprogname(argv[0]);
+	sgat_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			o.use_bank = 0;
+			break;
+		case 'c':
+			commit = 1;
+			break;
+		case 'C':
+			check = 0;
+			break;
+		case 'f':
+			aoe_warnx("--tune-ops-file selects operators; subgraph "
+			    "tuning has none to select (use aoe-opat)");
+			exit(AOE_EXIT_USAGE);
+		case 'h':
+			usage(AOE_EXIT_OK);
+			break;
+		case 'j':
+			o.journal = optarg;
+			break;
+		case 'n':
+			o.budget_trials = (int)num_arg("budget-trials", optarg,
+			    1, 1000000);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'p':
+			progress = 1;
+			break;
+		case 'q':
+			progress = 0;
+			break;
+		case 'r':
+			o.reload = 1;
+			break;
+		case 's':
+			if (shapes) {
+				size_t l = strlen(shapes) + strlen(optarg) + 2;
+				shapes = aoe_xrealloc(shapes, l);
+				strcat(shapes, ";");
+				strcat(shapes, optarg);
+			} else
+				shapes = aoe_xstrdup(optarg);
+			break;
+		case 'S':
+			o.seed = (uint64_t)num_arg("seed", optarg, 0,
+			    INT64_MAX);
+			break;
+		case 't':
+			o.threads = (int)num_arg("threads", optarg, 1, 1024);
+			break;
+		case 'T':
+			o.timeout_s = (double)num_arg("timeout", optarg, 1,
+			    86400);
+			break;
+		case 'V':
+			printf("aoe-sgat %s\n", AOE_VERSION);
+			return AOE_EXIT_OK;
+		default:
+			usage(AOE_EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage(AOE_EXIT_USAGE);
+	if (o.reload && o.journal == NULL) {
+		aoe_warnx("--reload needs --journal");
+		usage(AOE_EXIT_USAGE);
+	}
+	o.shape = shapes;
+
+	/* A tuner must not capture its graphs, nor inherit forced fusions. */
+	unsetenv("AOE_MODE");
+	unsetenv("AOE_FUSE");
+	if ((rc = aoe_check_opts_init(&co)) < 0)
+		goto fail;
+	o.run_loop = co.run_loop;
+	if ((rc = env_num("RUN_LOOP", 1, 2048, &o.run_loop)) < 0)
+		goto fail;
+	v = getenv("REPEAT_TUNE");
+	o.repeat_tune = v && (strcasecmp(v, "true") == 0 ||
+	    strcmp(v, "1") == 0);
+	o.progress = progress >= 0 ? progress : isatty(2);
+	if (check) {
+		co.job_type = 1;
+		co.graph = argv[0];
+		if ((rc = run_checks(&co)) != 0) {
+			if (rc > 0)
+				return AOE_EXIT_FALSE;
+			goto fail;
+		}
+	}
+	/* Records go to a temporary file, renamed when complete. */
+	{
+		size_t l = (output ? strlen(output) : 0) + 64;
+		tmpout = aoe_xmalloc(l);
+		if (output && strcmp(output, "-") != 0)
+			snprintf(tmpout, l, "%s.tmp%ld", output,
+			    (long)getpid());
+		else
+			snprintf(tmpout, l, "/tmp/aoe-sgat.%ld.jsonl",
+			    (long)getpid());
+	}
+	if ((out = fopen(tmpout, "w")) == NULL) {
+		rc = aoe_err(AOE_EIO, "cannot create '%s': %s", tmpout,
+		    strerror(errno));
+		goto fail;
+	}
+	rc = sgat_tune(&o, argv[0], out);
+	if (rc == 0 && (fflush(out) != 0 || fsync(fileno(out)) != 0))
+		rc = aoe_err(AOE_EIO, "cannot write '%s': %s", tmpout,
+		    strerror(errno));
+	fclose(out);
+	if (rc == 0 && commit)
+		rc = commit_records(tmpout, !o.progress);
+	if (rc == 0) {
+		if (output && strcmp(output, "-") != 0) {
+			if (rename(tmpout, output) != 0)
+				rc = aoe_err(AOE_EIO, "cannot write '%s': %s",
+				    output, strerror(errno));
+		} else {
+			uint8_t *data;
+			size_t len;
+			if ((rc = aoe_read_file(tmpout, &data, &len)) == 0) {
+				if (fwrite(data, 1, len, stdout) != len ||
+				    fflush(stdout) != 0)
+					rc = aoe_err(AOE_EIO, "write error: "
+					    "%s", strerror(errno));
+				free(data);
+			}
+			unlink(tmpout);
+		}
+	}
+	if (rc < 0)
+		goto fail;
+	free(tmpout);
+	free(shapes);
+	return AOE_EXIT_OK;
+fail:
+	aoe_warnx("%s", aoe_errmsg());
+	if (tmpout)
+		unlink(tmpout);
+	free(tmpout);
+	free(shapes);
+	return aoe_exit_status(rc);
+}
