@@ -71,6 +71,18 @@ char *aoe_xstrdup(const char *s);
 int aoe_strtonum(const char *s, long long min, long long max,
     long long *out);
 
+/*
+ * A number given to option --opt, in [min, max]; anything else prints a
+ * message and exits with AOE_EXIT_USAGE.  For tools' option parsing.
+ */
+long long aoe_optnum(const char *opt, const char *s, long long min,
+    long long max);
+/*
+ * An integer environment variable in [min, max]: 1 and *out set, 0 when it
+ * is unset or empty, or -AOE_EDATA naming the variable.
+ */
+int aoe_envnum(const char *name, long long min, long long max, int *out);
+
 /* Read a whole file ("-" is stdin) into memory; *len gets its size. */
 int aoe_read_file(const char *path, uint8_t **data, size_t *len);
 

@@ -249,3 +249,32 @@ aoe_each_operand(int argc, char **argv, int (*fn)(const char *, void *),
 	}
 	return worst;
 }
+
+long long
+aoe_optnum(const char *opt, const char *s, long long min, long long max)
+{
+	long long v;
+
+	if (aoe_strtonum(s, min, max, &v) < 0) {
+		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
+		    errno == ERANGE ? "out of range" : "not a number", min,
+		    max);
+		exit(AOE_EXIT_USAGE);
+	}
+	return v;
+}
+
+int
+aoe_envnum(const char *name, long long min, long long max, int *out)
+{
+	const char *v = getenv(name);
+	long long x;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (aoe_strtonum(v, min, max, &x) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s' is not a number from %lld "
+		    "to %lld", name, v, min, max);
+	*out = (int)x;
+	return 1;
+}

@@ -55,20 +55,6 @@ usage(int status)
 	exit(status);
 }
 
-static long long
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-
-	if (aoe_strtonum(s, min, max, &v) < 0) {
-		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
-		    errno == ERANGE ? "out of range" : "not a number", min,
-		    max);
-		exit(AOE_EXIT_USAGE);
-	}
-	return v;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -118,14 +104,14 @@ main(int argc, char **argv)
 			o.jsonl = 1;
 			break;
 		case 'M':
-			o.max_size = num_arg("max-size", optarg, 1,
+			o.max_size = aoe_optnum("max-size", optarg, 1,
 			    (long long)1 << 40);
 			break;
 		case 'N':
 			o.no_gain = 1;
 			break;
 		case 'A':
-			o.older_than_days = (double)num_arg("older-than",
+			o.older_than_days = (double)aoe_optnum("older-than",
 			    optarg, 0, 100000);
 			break;
 		case 't':
@@ -152,7 +138,7 @@ main(int argc, char **argv)
 			o.soc = optarg;
 			break;
 		case 'T':
-			o.threads = (int)num_arg("threads", optarg, 1, 1024);
+			o.threads = (int)aoe_optnum("threads", optarg, 1, 1024);
 			break;
 		case 'v':
 			o.tool_version = optarg;

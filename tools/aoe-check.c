@@ -27,20 +27,6 @@ usage(int status)
 	exit(status);
 }
 
-static long long
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-
-	if (aoe_strtonum(s, min, max, &v) < 0) {
-		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
-		    errno == ERANGE ? "out of range" : "not a number", min,
-		    max);
-		exit(AOE_EXIT_USAGE);
-	}
-	return v;
-}
-
 static int
 print_json(const aoe_check_opts *o, const aoe_check_result *r)
 {
@@ -116,7 +102,7 @@ main(int argc, char **argv)
 	    NULL)) != -1) {
 		switch (c) {
 		case 'D':
-			disk = num_arg("min-disk-gb", optarg, 0, 1000000000);
+			disk = aoe_optnum("min-disk-gb", optarg, 0, 1000000000);
 			break;
 		case 'g':
 			graph = optarg;
@@ -130,7 +116,7 @@ main(int argc, char **argv)
 				    "tuning) is not supported by aoe");
 				return AOE_EXIT_UNSUP;
 			}
-			job = num_arg("job-type", optarg, 1, 2);
+			job = aoe_optnum("job-type", optarg, 1, 2);
 			break;
 		case 'J':
 			json = 1;
@@ -139,7 +125,7 @@ main(int argc, char **argv)
 			lock = optarg;
 			break;
 		case 'p':
-			procs = num_arg("processes", optarg, 1, 1024);
+			procs = aoe_optnum("processes", optarg, 1, 1024);
 			break;
 		case 'V':
 			printf("aoe-check %s\n", AOE_VERSION);

@@ -37,35 +37,6 @@ usage(int status)
 	exit(status);
 }
 
-static long long
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-
-	if (aoe_strtonum(s, min, max, &v) < 0) {
-		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
-		    errno == ERANGE ? "out of range" : "not a number", min,
-		    max);
-		exit(AOE_EXIT_USAGE);
-	}
-	return v;
-}
-
-static int
-env_num(const char *name, long long min, long long max, int *out)
-{
-	const char *v = getenv(name);
-	long long x;
-
-	if (v == NULL || *v == '\0')
-		return 0;
-	if (aoe_strtonum(v, min, max, &x) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s' is not a number from %lld "
-		    "to %lld", name, v, min, max);
-	*out = (int)x;
-	return 1;
-}
-
 /* AOE's --tune_ops_file: tune_ops_name and tune_ops_type lists. */
 static int
 read_ops_file(const char *path, opat_opts *o)
@@ -221,15 +192,15 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-			r.o.total_seconds = (double)num_arg("total-seconds",
+			r.o.total_seconds = (double)aoe_optnum("total-seconds",
 			    optarg, 0, 100000000);
 			break;
 		case 'A':
-			r.o.total_trials = num_arg("total-trials", optarg, 0,
+			r.o.total_trials = aoe_optnum("total-trials", optarg, 0,
 			    1000000000);
 			break;
 		case 'b':
-			r.o.budget_seconds = (double)num_arg("budget-seconds",
+			r.o.budget_seconds = (double)aoe_optnum("budget-seconds",
 			    optarg, 1, 100000000);
 			break;
 		case 'B':
@@ -266,7 +237,7 @@ main(int argc, char **argv)
 			mode = M_MEASURE;
 			break;
 		case 'n':
-			r.o.budget_trials = num_arg("budget-trials", optarg, 1,
+			r.o.budget_trials = aoe_optnum("budget-trials", optarg, 1,
 			    100000000);
 			break;
 		case 'o':
@@ -295,14 +266,14 @@ main(int argc, char **argv)
 				shapes = aoe_xstrdup(optarg);
 			break;
 		case 'S':
-			r.o.seed = (uint64_t)num_arg("seed", optarg, 0,
+			r.o.seed = (uint64_t)aoe_optnum("seed", optarg, 0,
 			    INT64_MAX);
 			break;
 		case 't':
-			r.o.threads = (int)num_arg("threads", optarg, 1, 1024);
+			r.o.threads = (int)aoe_optnum("threads", optarg, 1, 1024);
 			break;
 		case 'T':
-			r.o.timeout_s = (double)num_arg("timeout", optarg, 1,
+			r.o.timeout_s = (double)aoe_optnum("timeout", optarg, 1,
 			    86400);
 			break;
 		case 'V':
@@ -334,8 +305,8 @@ main(int argc, char **argv)
 	r.o.tuning_parallel = co.tuning_parallel;
 	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	r.o.te_parallel = co.te_parallel < n ? co.te_parallel : n > 0 ? n : 1;
-	if ((rc = env_num("RUN_LOOP", 1, 2048, &r.o.run_loop)) < 0 ||
-	    (rc = env_num("TE_PARALLEL_COMPILER", 1, 32,
+	if ((rc = aoe_envnum("RUN_LOOP", 1, 2048, &r.o.run_loop)) < 0 ||
+	    (rc = aoe_envnum("TE_PARALLEL_COMPILER", 1, 32,
 	    &r.o.te_parallel)) < 0)
 		goto fail;
 	v = getenv("REPEAT_TUNE");

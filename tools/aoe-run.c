@@ -168,20 +168,6 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static long long
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-
-	if (aoe_strtonum(s, min, max, &v) < 0) {
-		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
-		    errno == ERANGE ? "out of range" : "not a number", min,
-		    max);
-		exit(AOE_EXIT_USAGE);
-	}
-	return v;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -248,19 +234,19 @@ main(int argc, char **argv)
 			quiet = 1;
 			break;
 		case 'r':
-			runs = num_arg("runs", optarg, 1, MAXRUNS);
+			runs = aoe_optnum("runs", optarg, 1, MAXRUNS);
 			break;
 		case 'S':
-			seed = num_arg("seed", optarg, 0, INT64_MAX);
+			seed = aoe_optnum("seed", optarg, 0, INT64_MAX);
 			break;
 		case 't':
-			o.nthreads = (int)num_arg("threads", optarg, 1, 1024);
+			o.nthreads = (int)aoe_optnum("threads", optarg, 1, 1024);
 			break;
 		case 'V':
 			printf("aoe-run %s\n", AOE_VERSION);
 			return AOE_EXIT_OK;
 		case 'w':
-			warmup = num_arg("warmup", optarg, 0, MAXRUNS);
+			warmup = aoe_optnum("warmup", optarg, 0, MAXRUNS);
 			break;
 		default:
 			usage(AOE_EXIT_USAGE);

@@ -26,35 +26,6 @@ usage(int status)
 	exit(status);
 }
 
-static long long
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-
-	if (aoe_strtonum(s, min, max, &v) < 0) {
-		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
-		    errno == ERANGE ? "out of range" : "not a number", min,
-		    max);
-		exit(AOE_EXIT_USAGE);
-	}
-	return v;
-}
-
-static int
-env_num(const char *name, long long min, long long max, int *out)
-{
-	const char *v = getenv(name);
-	long long x;
-
-	if (v == NULL || *v == '\0')
-		return 0;
-	if (aoe_strtonum(v, min, max, &x) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s' is not a number from %lld "
-		    "to %lld", name, v, min, max);
-	*out = (int)x;
-	return 1;
-}
-
 /* The preconditions (aoe-check); 0, or 1 after printing the failures. */
 static int
 run_checks(const aoe_check_opts *co)
@@ -163,7 +134,7 @@ main(int argc, char **argv)
 			o.journal = optarg;
 			break;
 		case 'n':
-			o.budget_trials = (int)num_arg("budget-trials", optarg,
+			o.budget_trials = (int)aoe_optnum("budget-trials", optarg,
 			    1, 1000000);
 			break;
 		case 'o':
@@ -188,14 +159,14 @@ main(int argc, char **argv)
 				shapes = aoe_xstrdup(optarg);
 			break;
 		case 'S':
-			o.seed = (uint64_t)num_arg("seed", optarg, 0,
+			o.seed = (uint64_t)aoe_optnum("seed", optarg, 0,
 			    INT64_MAX);
 			break;
 		case 't':
-			o.threads = (int)num_arg("threads", optarg, 1, 1024);
+			o.threads = (int)aoe_optnum("threads", optarg, 1, 1024);
 			break;
 		case 'T':
-			o.timeout_s = (double)num_arg("timeout", optarg, 1,
+			o.timeout_s = (double)aoe_optnum("timeout", optarg, 1,
 			    86400);
 			break;
 		case 'V':
@@ -221,7 +192,7 @@ main(int argc, char **argv)
 	if ((rc = aoe_check_opts_init(&co)) < 0)
 		goto fail;
 	o.run_loop = co.run_loop;
-	if ((rc = env_num("RUN_LOOP", 1, 2048, &o.run_loop)) < 0)
+	if ((rc = aoe_envnum("RUN_LOOP", 1, 2048, &o.run_loop)) < 0)
 		goto fail;
 	v = getenv("REPEAT_TUNE");
 	o.repeat_tune = v && (strcasecmp(v, "true") == 0 ||

@@ -26,20 +26,6 @@ usage(int status)
 	exit(status);
 }
 
-static long long
-num_arg(const char *opt, const char *s, long long min, long long max)
-{
-	long long v;
-
-	if (aoe_strtonum(s, min, max, &v) < 0) {
-		aoe_warnx("--%s '%s' is %s (allowed %lld to %lld)", opt, s,
-		    errno == ERANGE ? "out of range" : "not a number", min,
-		    max);
-		exit(AOE_EXIT_USAGE);
-	}
-	return v;
-}
-
 static void
 print_text(const aoe_space *sp)
 {
@@ -130,7 +116,7 @@ main(int argc, char **argv)
 			optype = optarg;
 			break;
 		case 'r':
-			seed = num_arg("seed", optarg, 0, INT64_MAX);
+			seed = aoe_optnum("seed", optarg, 0, INT64_MAX);
 			break;
 		case 's':
 			if (shapes) {
@@ -142,7 +128,7 @@ main(int argc, char **argv)
 				shapes = aoe_xstrdup(optarg);
 			break;
 		case 'S':
-			nsample = num_arg("sample", optarg, 1, 1000000);
+			nsample = aoe_optnum("sample", optarg, 1, 1000000);
 			break;
 		case 'V':
 			printf("aoe-space %s\n", AOE_VERSION);
