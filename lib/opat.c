@@ -1586,4 +1586,10 @@ opat_run_free(opat_run *r)
 	free(r->sel);
 	if (r->jfp)
 		fclose(r->jfp);
+	for (i = 0; i < r->o.nops_names; i++)
+		free(r->o.ops_names[i]);
+	free(r->o.ops_names);
+	for (i = 0; i < r->o.nops_types; i++)
+		free(r->o.ops_types[i]);
+	free(r->o.ops_types);
 }

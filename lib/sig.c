@@ -150,8 +150,9 @@ sb_attr(sbuf *b, const aoe_attr *a)
  *   op=TYPE;threads=N;in=T|T|-;out=T;attrs=a:k=v;b:k=v
  *
  * where T is dtype[d0,d1,...] with a "c" after a constant input and "-"
- * for an absent optional one, and the attributes are sorted by name.
- * Names of nodes and tensors are not part of it.
+ * for an absent optional one, and the attributes are sorted by name
+ * (less those libaoe adds itself, named "_aoe_...").  Names of nodes and
+ * tensors are not part of it.
  */
 int
 aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
@@ -159,7 +160,7 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 {
 	sbuf b = { NULL, 0, 0 };
 	const aoe_attr **at;
-	int i, rc = 0;
+	int i, nput, rc = 0;
 
 	b.cap = 256;
 	b.s = aoe_xmalloc(b.cap);
@@ -199,8 +200,14 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 	for (i = 0; i < n->nattr; i++)
 		at[i] = &n->attrs[i];
 	qsort(at, (size_t)n->nattr, sizeof(*at), cmp_attr);
-	for (i = 0; i < n->nattr; i++) {
-		if (i)
+	for (nput = 0, i = 0; i < n->nattr; i++) {
+		/*
+		 * Attributes libaoe adds itself (a fused activation, "_aoe_")
+		 * change no schedule: a fused op keeps its op-bank entries.
+		 */
+		if (strncmp(at[i]->name, "_aoe_", 5) == 0)
+			continue;
+		if (nput++)
 			sb_printf(&b, ";");
 		sb_attr(&b, at[i]);
 	}

@@ -430,7 +430,13 @@ fail:
 		fclose(r.out);
 		unlink(tmpout);
 	}
+	if (r.tfp)
+		fclose(r.tfp);
 	if (stdin_copy)
 		unlink(stdin_copy);
+	opat_run_free(&r);
+	free(stdin_copy);
+	free(shapes);
+	free(tmpout);
 	return aoe_exit_status(rc);
 }
