@@ -95,7 +95,7 @@ for m in "$@"; do
 			status=1
 		fi
 		printf '%-20s %3s %10s %10s %7s  %s (rel L2 %s)\n' "$m" $t "$o" "$a" \
-		    "$(awk "BEGIN { printf \"%.2f\", $a / $o }")" $verdict "$e"
+		    "$(awk "BEGIN { printf \"%.2f\", $a / $o }")" "$verdict" "$e"
 		rm -rf "$tmp/ort" "$tmp/aoe"
 	done
 done
