@@ -83,6 +83,9 @@ long long aoe_optnum(const char *opt, const char *s, long long min,
  */
 int aoe_envnum(const char *name, long long min, long long max, int *out);
 
+/* Whether an environment variable is on: 1, true, on or yes. */
+int aoe_env_true(const char *name);
+
 /* Read a whole file ("-" is stdin) into memory; *len gets its size. */
 int aoe_read_file(const char *path, uint8_t **data, size_t *len);
 

@@ -25,15 +25,6 @@
 
 #define GB (1024.0 * 1024.0 * 1024.0)
 
-static int
-env_true(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-	    strcasecmp(v, "on") == 0 || strcasecmp(v, "yes") == 0);
-}
-
 /* Parse an integer setting from aoe.ini or the environment. */
 static int
 setting(const char *name, const char *val, const char *where, long long min,
@@ -380,7 +371,7 @@ check_env_off(aoe_check_result *r, const char *check, const char *var,
 	char lim[64];
 
 	snprintf(lim, sizeof(lim), "off");
-	if (env_true(var)) {
+	if (aoe_env_true(var)) {
 		it = item(r, check, AOE_CHECK_FAIL, lim, "%s", v);
 		note(it, "%s=%s: %s; unset it while tuning", var, v, why);
 	} else {

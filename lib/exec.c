@@ -16,15 +16,6 @@ align_up(size_t n)
 	return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 }
 
-static int
-env_true(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-	    strcasecmp(v, "on") == 0 || strcasecmp(v, "yes") == 0);
-}
-
 void
 aoe_run_opts_init(aoe_run_opts *o)
 {
@@ -32,8 +23,8 @@ aoe_run_opts_init(aoe_run_opts *o)
 	o->nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o->nthreads < 1)
 		o->nthreads = 1;
-	o->static_memory = env_true("GE_USE_STATIC_MEMORY");
-	o->profile = env_true("PROFILING_MODE");
+	o->static_memory = aoe_env_true("GE_USE_STATIC_MEMORY");
+	o->profile = aoe_env_true("PROFILING_MODE");
 	o->use_bank = 1;
 }
 

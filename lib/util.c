@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,4 +278,13 @@ aoe_envnum(const char *name, long long min, long long max, int *out)
 		    "to %lld", name, v, min, max);
 	*out = (int)x;
 	return 1;
+}
+
+int
+aoe_env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
+	    strcasecmp(v, "on") == 0 || strcasecmp(v, "yes") == 0);
 }
