@@ -316,6 +316,8 @@ int aoe_model_load(const char *path, aoe_graph **gp);
  * hold several bindings separated by ';' (as ATC's --input_shape).
  */
 int aoe_bind_shapes(aoe_graph *g, const char *spec);
+/* Append one --input-shape item to a spec (malloc'ed; NULL to start). */
+void aoe_shape_spec_add(char **spec, const char *item);
 
 /*
  * Operators and kernels.
@@ -626,6 +628,11 @@ typedef struct aoe_check_result {
 int aoe_check_opts_init(aoe_check_opts *o);
 /* Run every check; returns 0 (see r->nfail), or an error for bad input. */
 int aoe_check_run(const aoe_check_opts *o, aoe_check_result *r);
+/*
+ * Run the checks as a tool does before tuning: each FAIL is printed on
+ * stderr as "not ready: CHECK: NOTE"; 0 ready, 1 not, or an error.
+ */
+int aoe_check_ready(const aoe_check_opts *o);
 /* The device lock's path: $AOE_DEVICE_LOCK, else /tmp/aoe-device.lock. */
 const char *aoe_device_lock_path(void);
 /*

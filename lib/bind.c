@@ -70,3 +70,18 @@ aoe_bind_shapes(aoe_graph *g, const char *spec)
 	free(copy);
 	return rc;
 }
+
+void
+aoe_shape_spec_add(char **spec, const char *item)
+{
+	size_t l;
+
+	if (*spec == NULL) {
+		*spec = aoe_xstrdup(item);
+		return;
+	}
+	l = strlen(*spec) + strlen(item) + 2;
+	*spec = aoe_xrealloc(*spec, l);
+	strcat(*spec, ";");
+	strcat(*spec, item);
+}

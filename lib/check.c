@@ -627,3 +627,18 @@ aoe_check_run(const aoe_check_opts *o, aoe_check_result *r)
 	check_bank(r);
 	return 0;
 }
+
+int
+aoe_check_ready(const aoe_check_opts *co)
+{
+	aoe_check_result cr;
+	int i, rc;
+
+	if ((rc = aoe_check_run(co, &cr)) < 0)
+		return rc;
+	for (i = 0; i < cr.n; i++)
+		if (cr.item[i].status == AOE_CHECK_FAIL)
+			aoe_warnx("not ready: %s: %s", cr.item[i].check,
+			    cr.item[i].note);
+	return cr.nfail ? 1 : 0;
+}

@@ -331,13 +331,7 @@ main(int argc, char **argv)
 			out = optarg;
 			break;
 		case 's':
-			if (shapes) {
-				size_t l = strlen(shapes) + strlen(optarg) + 2;
-				shapes = aoe_xrealloc(shapes, l);
-				strcat(shapes, ";");
-				strcat(shapes, optarg);
-			} else
-				shapes = aoe_xstrdup(optarg);
+			aoe_shape_spec_add(&shapes, optarg);
 			break;
 		case 'V':
 			printf("aoe-capture %s\n", AOE_VERSION);

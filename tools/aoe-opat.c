@@ -86,22 +86,6 @@ read_ops_file(const char *path, opat_opts *o)
 	return 0;
 }
 
-/* The preconditions (aoe-check); 0, or 1 after printing the failures. */
-static int
-run_checks(const aoe_check_opts *co)
-{
-	aoe_check_result cr;
-	int i, rc;
-
-	if ((rc = aoe_check_run(co, &cr)) < 0)
-		return rc;
-	for (i = 0; i < cr.n; i++)
-		if (cr.item[i].status == AOE_CHECK_FAIL)
-			aoe_warnx("not ready: %s: %s", cr.item[i].check,
-			    cr.item[i].note);
-	return cr.nfail ? 1 : 0;
-}
-
 /* Copy stdin to a temporary file, so that it can be loaded by path. */
 static char *
 stdin_file(void)
@@ -257,13 +241,7 @@ main(int argc, char **argv)
 			r.o.replay = optarg;
 			break;
 		case 's':
-			if (shapes) {
-				size_t l = strlen(shapes) + strlen(optarg) + 2;
-				shapes = aoe_xrealloc(shapes, l);
-				strcat(shapes, ";");
-				strcat(shapes, optarg);
-			} else
-				shapes = aoe_xstrdup(optarg);
+			aoe_shape_spec_add(&shapes, optarg);
 			break;
 		case 'S':
 			r.o.seed = (uint64_t)aoe_optnum("seed", optarg, 0,
@@ -351,7 +329,7 @@ main(int argc, char **argv)
 		rc = print_space(&r, argv[0], space_node, shapes);
 		goto done;
 	}
-	if (mode == M_TUNE && check && (rc = run_checks(&co)) != 0) {
+	if (mode == M_TUNE && check && (rc = aoe_check_ready(&co)) != 0) {
 		if (rc > 0) {
 			if (tmpout)
 				unlink(tmpout);

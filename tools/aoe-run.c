@@ -213,13 +213,7 @@ main(int argc, char **argv)
 			inputs[ninputs++] = optarg;
 			break;
 		case 's':
-			if (shapes) {
-				size_t l = strlen(shapes) + strlen(optarg) + 2;
-				shapes = aoe_xrealloc(shapes, l);
-				strcat(shapes, ";");
-				strcat(shapes, optarg);
-			} else
-				shapes = aoe_xstrdup(optarg);
+			aoe_shape_spec_add(&shapes, optarg);
 			break;
 		case 'B':
 			o.use_bank = 0;

@@ -26,22 +26,6 @@ usage(int status)
 	exit(status);
 }
 
-/* The preconditions (aoe-check); 0, or 1 after printing the failures. */
-static int
-run_checks(const aoe_check_opts *co)
-{
-	aoe_check_result cr;
-	int i, rc;
-
-	if ((rc = aoe_check_run(co, &cr)) < 0)
-		return rc;
-	for (i = 0; i < cr.n; i++)
-		if (cr.item[i].status == AOE_CHECK_FAIL)
-			aoe_warnx("not ready: %s: %s", cr.item[i].check,
-			    cr.item[i].note);
-	return cr.nfail ? 1 : 0;
-}
-
 /* Commit the subgraph records of path (not the model record). */
 static int
 commit_records(const char *path, int quiet)
@@ -150,13 +134,7 @@ main(int argc, char **argv)
 			o.reload = 1;
 			break;
 		case 's':
-			if (shapes) {
-				size_t l = strlen(shapes) + strlen(optarg) + 2;
-				shapes = aoe_xrealloc(shapes, l);
-				strcat(shapes, ";");
-				strcat(shapes, optarg);
-			} else
-				shapes = aoe_xstrdup(optarg);
+			aoe_shape_spec_add(&shapes, optarg);
 			break;
 		case 'S':
 			o.seed = (uint64_t)aoe_optnum("seed", optarg, 0,
@@ -201,7 +179,7 @@ main(int argc, char **argv)
 	if (check) {
 		co.job_type = 1;
 		co.graph = argv[0];
-		if ((rc = run_checks(&co)) != 0) {
+		if ((rc = aoe_check_ready(&co)) != 0) {
 			if (rc > 0)
 				return AOE_EXIT_FALSE;
 			goto fail;

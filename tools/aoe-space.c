@@ -119,13 +119,7 @@ main(int argc, char **argv)
 			seed = aoe_optnum("seed", optarg, 0, INT64_MAX);
 			break;
 		case 's':
-			if (shapes) {
-				size_t l = strlen(shapes) + strlen(optarg) + 2;
-				shapes = aoe_xrealloc(shapes, l);
-				strcat(shapes, ";");
-				strcat(shapes, optarg);
-			} else
-				shapes = aoe_xstrdup(optarg);
+			aoe_shape_spec_add(&shapes, optarg);
 			break;
 		case 'S':
 			nsample = aoe_optnum("sample", optarg, 1, 1000000);
