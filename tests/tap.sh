@@ -14,7 +14,7 @@ tap_failed=0
 plan() { echo "1..$1"; }
 
 ok() {
-	# ok STATUS DESCRIPTION: pass when STATUS is 0.
+	# ok STATUS DESCRIPTION: pass when STATUS is 0; returns whether it passed.
 	tap_n=$((tap_n + 1))
 	if [ "$1" -eq 0 ]; then
 		echo "ok $tap_n - $2"
@@ -22,6 +22,7 @@ ok() {
 		echo "not ok $tap_n - $2"
 		tap_failed=$((tap_failed + 1))
 	fi
+	[ "$1" -eq 0 ]
 }
 
 # run CMD...: run a command, keeping its stdout, stderr and status.
