@@ -89,6 +89,24 @@ int aoe_env_true(const char *name);
 /* Read a whole file ("-" is stdin) into memory; *len gets its size. */
 int aoe_read_file(const char *path, uint8_t **data, size_t *len);
 
+/*
+ * An output file that is written whole or not at all: the data goes to a
+ * temporary file beside the destination, renamed over it by
+ * aoe_ofile_close().  NULL or "-" is stdout.  A destination that exists and
+ * is not a regular file (/dev/null, a fifo, a terminal) is written in place,
+ * since a rename would replace it.  On any failure the destination is left
+ * as it was.
+ */
+typedef struct aoe_ofile {
+	FILE *fp;
+	char *path;	/* the destination; NULL for stdout */
+	char *tmp;	/* the temporary file; NULL when written in place */
+} aoe_ofile;
+
+int aoe_ofile_open(aoe_ofile *o, const char *path);
+int aoe_ofile_close(aoe_ofile *o);
+void aoe_ofile_abort(aoe_ofile *o);
+
 /* Monotonic clock in microseconds. */
 double aoe_now_us(void);
 

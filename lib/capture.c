@@ -165,43 +165,16 @@ aoe_graph_hash(const aoe_graph *g, uint64_t *h)
 int
 aoe_graph_write(const aoe_graph *g, const char *path)
 {
-	char *tmp, *slash;
-	FILE *fp;
-	int fd, rc, e;
+	aoe_ofile o;
+	int rc;
 
-	tmp = aoe_xmalloc(strlen(path) + 16);
-	slash = strrchr(path, '/');
-	sprintf(tmp, "%.*s.aoe-tmp.XXXXXX", slash ? (int)(slash - path + 1) :
-	    0, path);
-	if ((fd = mkstemp(tmp)) < 0) {
-		e = errno;
-		free(tmp);
-		return aoe_err(AOE_EIO, "cannot create a temporary file for "
-		    "'%s': %s", path, strerror(e));
+	if ((rc = aoe_ofile_open(&o, path)) < 0)
+		return rc;
+	if ((rc = aoe_json_save(g, o.fp)) < 0) {
+		aoe_ofile_abort(&o);
+		return rc;
 	}
-	(void)fchmod(fd, 0644);
-	if ((fp = fdopen(fd, "w")) == NULL) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		free(tmp);
-		return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
-		    strerror(e));
-	}
-	rc = aoe_json_save(g, fp);
-	if (rc == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0))
-		rc = aoe_err(AOE_EIO, "cannot write '%s': %s", path,
-		    strerror(errno));
-	if (fclose(fp) != 0 && rc == 0)
-		rc = aoe_err(AOE_EIO, "cannot write '%s': %s", path,
-		    strerror(errno));
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = aoe_err(AOE_EIO, "cannot rename '%s' to '%s': %s", tmp,
-		    path, strerror(errno));
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return aoe_ofile_close(&o);
 }
 
 /* Note a graph handed to the tools in DIR/.captured when it exists. */

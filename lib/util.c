@@ -166,6 +166,98 @@ aoe_strtonum(const char *s, long long min, long long max, long long *out)
 }
 
 int
+aoe_ofile_open(aoe_ofile *o, const char *path)
+{
+	struct stat st;
+	const char *slash;
+	int fd, e;
+
+	memset(o, 0, sizeof(*o));
+	if (path == NULL || strcmp(path, "-") == 0) {
+		o->fp = stdout;
+		return 0;
+	}
+	o->path = aoe_xstrdup(path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			e = EISDIR;
+			goto fail;
+		}
+		if ((o->fp = fopen(path, "w")) == NULL) {
+			e = errno;
+			goto fail;
+		}
+		return 0;
+	}
+	slash = strrchr(path, '/');
+	o->tmp = aoe_xmalloc(strlen(path) + 16);
+	sprintf(o->tmp, "%.*s.aoe-tmp.XXXXXX", slash ? (int)(slash - path + 1) :
+	    0, path);
+	if ((fd = mkstemp(o->tmp)) < 0) {
+		e = errno;
+		goto fail;
+	}
+	(void)fchmod(fd, 0644);
+	if ((o->fp = fdopen(fd, "w")) == NULL) {
+		e = errno;
+		close(fd);
+		unlink(o->tmp);
+		goto fail;
+	}
+	return 0;
+fail:
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+	return aoe_err(AOE_EIO, "cannot create '%s': %s", path, strerror(e));
+}
+
+int
+aoe_ofile_close(aoe_ofile *o)
+{
+	int e = 0;
+
+	if (o->fp == NULL)
+		return 0;
+	if (o->fp == stdout) {
+		o->fp = NULL;
+		if (fflush(stdout) != 0)
+			return aoe_err(AOE_EIO, "write error: %s",
+			    strerror(errno));
+		return 0;
+	}
+	if (fflush(o->fp) != 0 || (o->tmp && fsync(fileno(o->fp)) != 0))
+		e = errno;
+	if (fclose(o->fp) != 0 && e == 0)
+		e = errno;
+	o->fp = NULL;
+	if (e == 0 && o->tmp && rename(o->tmp, o->path) != 0)
+		e = errno;
+	if (e != 0) {
+		if (o->tmp)
+			unlink(o->tmp);
+		aoe_err(AOE_EIO, "cannot write '%s': %s", o->path,
+		    strerror(e));
+	}
+	free(o->path);
+	free(o->tmp);
+	o->path = o->tmp = NULL;
+	return e ? -AOE_EIO : 0;
+}
+
+void
+aoe_ofile_abort(aoe_ofile *o)
+{
+	if (o->fp && o->fp != stdout)
+		fclose(o->fp);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+}
+
+int
 aoe_read_file(const char *path, uint8_t **data, size_t *len)
 {
 	int fd, e;

@@ -2,7 +2,7 @@
 # aoe-capture: a model in, a static aoe-graph out; a workload run with
 # AOE_MODE set, its graphs captured; and plain AOE_MODE=2 tuning inline.
 . "$(dirname "$0")/tap.sh"
-plan 31
+plan 32
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 unset AOE_MODE AOE_CAPTURE_DIR PROFILING_MODE GE_USE_STATIC_MEMORY
@@ -20,6 +20,12 @@ ok $status "the captured graph runs"
 run aoe-capture -o "$T/g2.json" "$ex"
 [ $status -eq 0 ] && [ ! -s "$T/out" ] && cmp -s "$T/g.json" "$T/g2.json"
 ok $? "-o writes the same graph to a file"
+mkfifo "$T/fifo"
+cat "$T/fifo" >"$T/g3.json" &
+run aoe-capture -o "$T/fifo" "$ex"
+wait
+[ $status -eq 0 ] && [ -p "$T/fifo" ] && cmp -s "$T/g.json" "$T/g3.json"
+ok $? "-o to a fifo writes through it and leaves it a fifo"
 run aoe-capture --input-shape image:2,3,64,64 -o "$T/d.json" "$T/dyn.onnx"
 [ $status -eq 0 ] && grep -q '"name":"image","dtype":"float32","shape":\[2,3,64,64\]' "$T/d.json"
 ok $? "--input-shape binds a dynamic batch"

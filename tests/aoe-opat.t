@@ -3,7 +3,7 @@
 # grouping, records and the bank, injected faults, kill -9 and resume,
 # replay, the stages, and measuring on two "hosts" through GNU parallel.
 . "$(dirname "$0")/tap.sh"
-plan 36
+plan 37
 ex=$top/share/aoe/models/example.onnx
 dup=$top/tests/fixtures/opat-dup.json
 cd "$top" || exit 1
@@ -180,6 +180,13 @@ aoe-opat --list "$ex" | head -2 >"$T/tasks"
 run aoe-opat $O --no-bank --budget-trials 3 <"$T/tasks"
 [ $status -eq 0 ] && python3 "$T/check.py" "$T/out" 2
 ok $? "op tasks on stdin"
+# Renaming a finished file over the output must not replace a device.
+if mknod "$T/null" c 1 3 2>/dev/null; then
+	aoe-opat --list -o "$T/null" "$ex" && [ -c "$T/null" ]
+	ok $? "-o to a character device writes to it and leaves it a device"
+else
+	ok 0 "# SKIP mknod needs root"
+fi
 run aoe-opat --space stem.conv "$ex"
 [ $status -eq 0 ] && grep -q '"op_type":"Conv"' "$T/out"
 ok $? "--space prints a node's search space"

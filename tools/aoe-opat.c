@@ -165,7 +165,8 @@ main(int argc, char **argv)
 	aoe_check_opts co;
 	const char *output = NULL, *timings = NULL, *opsfile = NULL;
 	const char *space_node = NULL, *v;
-	char *shapes = NULL, *tmpout = NULL, *stdin_copy = NULL;
+	char *shapes = NULL, *stdin_copy = NULL;
+	aoe_ofile of = { NULL, NULL, NULL };
 	int mode = M_TUNE, check = 1, progress = -1, c, i, rc = 0, worst = 0;
 	int n;
 
@@ -296,19 +297,9 @@ main(int argc, char **argv)
 	if (mode != M_TUNE)
 		r.o.progress = 0;
 
-	if (output && strcmp(output, "-") != 0) {
-		size_t l = strlen(output) + 32;
-		tmpout = aoe_xmalloc(l);
-		snprintf(tmpout, l, "%s.tmp%ld", output, (long)getpid());
-		if ((r.out = fopen(tmpout, "w")) == NULL) {
-			rc = aoe_err(AOE_EIO, "cannot create '%s': %s", tmpout,
-			    strerror(errno));
-			free(tmpout);
-			tmpout = NULL;
-			goto fail;
-		}
-	} else
-		r.out = stdout;
+	if ((rc = aoe_ofile_open(&of, output)) < 0)
+		goto fail;
+	r.out = of.fp;
 	if (timings && (r.tfp = fopen(timings, "a")) == NULL) {
 		rc = aoe_err(AOE_EIO, "cannot open '%s': %s", timings,
 		    strerror(errno));
@@ -331,8 +322,7 @@ main(int argc, char **argv)
 	}
 	if (mode == M_TUNE && check && (rc = aoe_check_ready(&co)) != 0) {
 		if (rc > 0) {
-			if (tmpout)
-				unlink(tmpout);
+			aoe_ofile_abort(&of);
 			return AOE_EXIT_FALSE;
 		}
 		goto fail;
@@ -378,17 +368,9 @@ done:
 		goto fail;
 	if (rc == 0 && worst < 0)
 		rc = worst;
-	if (r.out != stdout) {
-		if (fflush(r.out) != 0 || fsync(fileno(r.out)) != 0 ||
-		    fclose(r.out) != 0 || rename(tmpout, output) != 0) {
-			rc = aoe_err(AOE_EIO, "cannot write '%s': %s", output,
-			    strerror(errno));
-			r.out = stdout;
-			goto fail;
-		}
-		r.out = stdout;
-	} else if (fflush(stdout) != 0) {
-		rc = aoe_err(AOE_EIO, "write error: %s", strerror(errno));
+	r.out = stdout;
+	if ((i = aoe_ofile_close(&of)) < 0) {
+		rc = i;
 		goto fail;
 	}
 	if (r.tfp)
@@ -398,16 +380,12 @@ done:
 	opat_run_free(&r);
 	free(stdin_copy);
 	free(shapes);
-	free(tmpout);
 	return rc < 0 ? aoe_exit_status(rc) : rc > 0 ? AOE_EXIT_FALSE :
 	    AOE_EXIT_OK;
 fail:
 	if (rc < 0 && rc != worst)
 		aoe_warnx("%s", aoe_errmsg());
-	if (r.out && r.out != stdout) {
-		fclose(r.out);
-		unlink(tmpout);
-	}
+	aoe_ofile_abort(&of);
 	if (r.tfp)
 		fclose(r.tfp);
 	if (stdin_copy)
@@ -415,6 +393,5 @@ fail:
 	opat_run_free(&r);
 	free(stdin_copy);
 	free(shapes);
-	free(tmpout);
 	return aoe_exit_status(rc);
 }

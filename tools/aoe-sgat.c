@@ -185,49 +185,57 @@ main(int argc, char **argv)
 			goto fail;
 		}
 	}
-	/* Records go to a temporary file, renamed when complete. */
+	/*
+	 * Records go to a private temporary file, which --commit reads, and
+	 * are copied to the output only when everything succeeded.
+	 */
 	{
-		size_t l = (output ? strlen(output) : 0) + 64;
+		const char *td = getenv("TMPDIR");
+		size_t l = strlen(td && *td ? td : "/tmp") + 32;
+		int fd;
 		tmpout = aoe_xmalloc(l);
-		if (output && strcmp(output, "-") != 0)
-			snprintf(tmpout, l, "%s.tmp%ld", output,
-			    (long)getpid());
-		else
-			snprintf(tmpout, l, "/tmp/aoe-sgat.%ld.jsonl",
-			    (long)getpid());
-	}
-	if ((out = fopen(tmpout, "w")) == NULL) {
-		rc = aoe_err(AOE_EIO, "cannot create '%s': %s", tmpout,
-		    strerror(errno));
-		goto fail;
+		snprintf(tmpout, l, "%s/aoe-sgat.XXXXXX", td && *td ? td :
+		    "/tmp");
+		if ((fd = mkstemp(tmpout)) < 0 ||
+		    (out = fdopen(fd, "w")) == NULL) {
+			rc = aoe_err(AOE_EIO, "cannot create '%s': %s",
+			    tmpout, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			else {
+				free(tmpout);
+				tmpout = NULL;
+			}
+			goto fail;
+		}
 	}
 	rc = sgat_tune(&o, argv[0], out);
-	if (rc == 0 && (fflush(out) != 0 || fsync(fileno(out)) != 0))
+	if (rc == 0 && fflush(out) != 0)
 		rc = aoe_err(AOE_EIO, "cannot write '%s': %s", tmpout,
 		    strerror(errno));
 	fclose(out);
 	if (rc == 0 && commit)
 		rc = commit_records(tmpout, !o.progress);
 	if (rc == 0) {
-		if (output && strcmp(output, "-") != 0) {
-			if (rename(tmpout, output) != 0)
-				rc = aoe_err(AOE_EIO, "cannot write '%s': %s",
-				    output, strerror(errno));
-		} else {
-			uint8_t *data;
-			size_t len;
-			if ((rc = aoe_read_file(tmpout, &data, &len)) == 0) {
-				if (fwrite(data, 1, len, stdout) != len ||
-				    fflush(stdout) != 0)
-					rc = aoe_err(AOE_EIO, "write error: "
-					    "%s", strerror(errno));
-				free(data);
+		uint8_t *data;
+		size_t len;
+		aoe_ofile of;
+		if ((rc = aoe_read_file(tmpout, &data, &len)) == 0) {
+			if ((rc = aoe_ofile_open(&of, output)) == 0) {
+				if (fwrite(data, 1, len, of.fp) != len) {
+					rc = aoe_err(AOE_EIO, "cannot write "
+					    "'%s': %s", output ? output :
+					    "standard output", strerror(errno));
+					aoe_ofile_abort(&of);
+				} else
+					rc = aoe_ofile_close(&of);
 			}
-			unlink(tmpout);
+			free(data);
 		}
 	}
 	if (rc < 0)
 		goto fail;
+	unlink(tmpout);
 	free(tmpout);
 	free(shapes);
 	return AOE_EXIT_OK;
