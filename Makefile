@@ -3,6 +3,9 @@
 #   make            build lib/libaoe.a and the tools
 #   make check      build and run the TAP tests (prove)
 #   make bench      benchmarks against peers (needs `make bench-deps`)
+#   make bench-models   fetch the real models and ONNX Runtime (cached)
+#   make bench-e2e  end-to-end latency against ONNX Runtime, before and
+#                   after tuning (bench/e2e.sh; long)
 #   make deps       install the Debian packages the build needs (as root)
 #   make install    install under $(DESTDIR)$(PREFIX)
 
@@ -85,6 +88,14 @@ lint-man:
 bench: all
 	$(MAKE) -C bench
 
+# Real models and ONNX Runtime for the benchmarks, cached outside the tree.
+bench-models: bench-deps
+	bench/fetch-models.sh
+
+# End to end against ONNX Runtime, untuned and tuned (see bench/README.md).
+bench-e2e: all bench-models
+	bench/e2e.sh
+
 deps:
 	@missing=; for p in $(DEB_PACKAGES); do \
 	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -132,6 +143,6 @@ uninstall:
 clean:
 	rm -rf build lib/*.o lib/libaoe.a $(TOOLS) $(TESTBIN) $(EXAMPLE)
 
-.PHONY: all check check-asan lint-man bench deps bench-deps example \
+.PHONY: all check check-asan lint-man bench bench-models bench-e2e deps bench-deps example \
 	install uninstall clean
 .SECONDARY: $(LIBOBJ)

@@ -1,34 +1,45 @@
 #!/bin/sh
 # e2e.sh: the yardstick.  For each model at 1 and 2 threads, the median
 # latency in ONNX Runtime, in aoe untuned, in aoe after operator tuning and
-# (when aoe-sgat exists) after operator and subgraph tuning; outputs are
-# checked against ONNX Runtime; one table with the ratios to ONNX Runtime
-# and the tuning time, saved under bench/results/ with the machine's
-# description.
+# after operator and subgraph tuning; every aoe output is checked against
+# ONNX Runtime's; one table with the ratios to ONNX Runtime and the tuning
+# time, then, for each model and thread count where tuned aoe is slower
+# than ONNX Runtime, the operator types that take its time (PROFILING_MODE).
+# Everything is saved under bench/results/ with the machine's description.
 #
 #   bench/e2e.sh [-r RUNS] [-n REPEATS] [-T SECONDS] [model ...]
 #
-# -T is the operator-tuning budget per model (aoe-opat --total-seconds).
-# Banks go to $AOE_CACHE/banks/<model>, so tuning is done once per model
-# and machine; delete that directory to tune again.
+# -T is the operator-tuning budget per model and thread count
+# (aoe-opat --total-seconds).  Banks go to $AOE_CACHE/banks/<model>/opat
+# (operator bank) and .../full (the same plus the subgraph bank), so tuning
+# is done once per model and machine; delete the directory to tune again.
+# The runners are interleaved within each repeat, so that a change of load
+# hits all of them alike; each figure is the median of REPEATS medians.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
 M=$CACHE/models
-runs=20 reps=3 budget=600
+runs=20 reps=3 budget=300
+usage() {
+	echo "usage: $0 [-r runs] [-n repeats] [-T seconds] [model ...]" >&2
+	exit 2
+}
 while getopts r:n:T: c; do
 	case $c in
 	r) runs=$OPTARG ;;
 	n) reps=$OPTARG ;;
 	T) budget=$OPTARG ;;
-	*) echo "usage: $0 [-r runs] [-n repeats] [-T seconds] [model ...]" >&2; exit 2 ;;
+	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 \
     transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls
 PATH=$top/tools:$top/pipelines:$PATH
+# GNU parallel and aoe's own children want a shell.
+SHELL=${SHELL:-/bin/sh}
+export SHELL
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir -p "$here/results"
@@ -45,18 +56,46 @@ shape_of() {
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
+
+# tune MODEL SPEC BANKDIR: operator then subgraph tuning at 1 and 2 threads,
+# once; the seconds it took go to BANKDIR/tune_s.
+tune() {
+	[ -f "$3/.tuned" ] && return 0
+	rm -rf "$3"
+	mkdir -p "$3/opat" "$3/full"
+	t0=$(date +%s)
+	for t in 1 2; do
+		TUNE_BANK_PATH=$3/opat aoe-opat --no-progress --commit \
+		    --threads $t --input-shape "$2" --total-seconds "$budget" \
+		    -o "$3/opat-$t.jsonl" "$1" >&2 || return 1
+	done
+	cp -R "$3/opat/." "$3/full/"
+	for t in 1 2; do
+		TUNE_BANK_PATH=$3/full aoe-sgat --no-progress --commit \
+		    --threads $t --input-shape "$2" \
+		    -o "$3/sgat-$t.jsonl" "$1" >&2 || return 1
+	done
+	echo $(($(date +%s) - t0)) >"$3/tune_s"
+	touch "$3/.tuned"
+}
 
 {
 	echo "# aoe end-to-end benchmark, $(date -u)"
 	echo "# cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1), $(nproc) cpus"
-	echo "# soc_version: $(aoe-bank soc 2>/dev/null || echo unknown)"
+	echo "# soc_version: $(aoe-opat --list "$top/share/aoe/models/example.onnx" 2>/dev/null |
+	    sed -n '1s/.*"soc_version":"\([^"]*\)".*/\1/p')"
 	echo "# aoe: $(git -C "$top" describe --always --dirty 2>/dev/null)"
-	printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %8s  %s\n' model thr ort_ms \
+	echo "# ort: onnxruntime-node $(node -p "require('$CACHE/ort/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || echo '?')"
+	echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg); runs=$runs repeats=$reps opat budget=${budget}s per thread count"
+	echo "# times in ms (median of $reps medians of $runs runs); ratios < 1 mean aoe is faster"
+	printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' model thr ort_ms \
 	    aoe_ms opat_ms full_ms aoe/ort opat/ort full/ort tune_s outputs
 } | tee "$out"
+: >"$tmp/slow"
 for m in "$@"; do
 	f=$M/$m.onnx
-	[ -f "$f" ] || { echo "$m: $f missing (bench/fetch-models.sh)" >&2; continue; }
+	[ -f "$f" ] || { echo "$m: $f missing (make bench-models)" >&2; continue; }
 	spec=$(shape_of "$m") name=${spec%%:*}
 	bank=$CACHE/banks/$m
 	python3 -c '
@@ -66,42 +105,52 @@ for d in sys.argv[1].split(","): n *= int(d)
 r = random.Random(42)
 sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in range(n)]))
 ' "${spec#*:}" >"$tmp/in.bin"
-	# Operator tuning, once per model and machine.
-	tune_s=-
-	if [ ! -f "$bank/.tuned" ]; then
-		mkdir -p "$bank"
-		t0=$(date +%s)
-		TUNE_BANK_PATH=$bank aoe-opat --no-progress --commit \
-		    --input-shape "$spec" --total-seconds "$budget" \
-		    -o "$bank/records.jsonl" "$f" >&2 && touch "$bank/.tuned"
-		echo $(($(date +%s) - t0)) >"$bank/tune_s"
+	if ! tune "$f" "$spec" "$bank"; then
+		echo "$m: tuning failed; skipped" >&2
+		continue
 	fi
-	[ -f "$bank/tune_s" ] && tune_s=$(cat "$bank/tune_s")
+	tune_s=$(cat "$bank/tune_s")
 	for t in 1 2; do
-		: >"$tmp/ort" ; : >"$tmp/aoe" ; : >"$tmp/opat"
+		: >"$tmp/ort"; : >"$tmp/aoe"; : >"$tmp/opat"; : >"$tmp/full"
 		i=0
 		while [ $i -lt "$reps" ]; do
 			node "$here/ort-run.js" -t $t -w 3 -r "$runs" -o "$tmp/o_ort" \
 			    "$f" "$spec=$tmp/in.bin" | field median >>"$tmp/ort"
-			aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" -s "$spec" \
-			    -i "$name=$tmp/in.bin" -o "$tmp/o_aoe" "$f" | field median >>"$tmp/aoe"
-			TUNE_BANK_PATH=$bank aoe-run --threads $t --warmup 3 --runs "$runs" \
-			    -s "$spec" -i "$name=$tmp/in.bin" -o "$tmp/o_opat" "$f" |
-			    field median >>"$tmp/opat"
+			aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" \
+			    -s "$spec" -i "$name=$tmp/in.bin" -o "$tmp/o_aoe" "$f" |
+			    field median >>"$tmp/aoe"
+			for b in opat full; do
+				TUNE_BANK_PATH=$bank/$b aoe-run --threads $t --warmup 3 \
+				    --runs "$runs" -s "$spec" -i "$name=$tmp/in.bin" \
+				    -o "$tmp/o_$b" "$f" | field median >>"$tmp/$b"
+			done
 			i=$((i + 1))
 		done
-		o=$(median <"$tmp/ort") a=$(median <"$tmp/aoe") p=$(median <"$tmp/opat")
-		# aoe-sgat arrives with subgraph tuning; until then, no column.
-		s=-
+		o=$(median <"$tmp/ort") a=$(median <"$tmp/aoe")
+		p=$(median <"$tmp/opat") s=$(median <"$tmp/full")
 		ok=PASS
-		for d in o_aoe o_opat; do
+		for d in o_aoe o_opat o_full; do
 			e=$("$here/relerr.py" "$tmp/$d" "$tmp/o_ort")
 			awk "BEGIN { exit !($e <= 1e-4) }" 2>/dev/null || ok="FAIL($d $e)"
 		done
-		printf '%-20s %3s %9s %9s %9s %9s %7.2f %7.2f %7s %8s  %s\n' "$m" $t "$o" \
-		    "$a" "$p" "$s" "$(echo "$a $o" | awk '{ print $1 / $2 }')" \
-		    "$(echo "$p $o" | awk '{ print $1 / $2 }')" - "$tune_s" "$ok" | tee -a "$out"
+		printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' "$m" $t \
+		    "$o" "$a" "$p" "$s" "$(ratio "$a" "$o")" "$(ratio "$p" "$o")" \
+		    "$(ratio "$s" "$o")" "$tune_s" "$ok" | tee -a "$out"
+		awk "BEGIN { exit !($s > $o) }" && echo "$m $t $s $o" >>"$tmp/slow"
 		rm -rf "$tmp"/o_*
 	done
 done
+# Where tuned aoe is slower: which operator types take its time.
+while read -r m t s o; do
+	spec=$(shape_of "$m")
+	{
+		echo
+		echo "# $m at $t threads: aoe tuned $s ms vs ONNX Runtime $o ms ($(ratio "$s" "$o")x); time by operator type:"
+		TUNE_BANK_PATH=$CACHE/banks/$m/full PROFILING_MODE=true aoe-run \
+		    --threads $t --warmup 3 --runs 10 -s "$spec" "$M/$m.onnx" 2>&1 >/dev/null |
+		    awk '$5 ~ /%$/ && $4 ~ /^[0-9.]+$/ { us[$2] += $4; n[$2]++; tot += $4 }
+			END { for (k in us) printf "%-22s %4d nodes %9.3f ms %5.1f%%\n", k, n[k], us[k] / 1000, 100 * us[k] / tot }' |
+		    sort -k4 -rn | head -6 | sed 's/^/#   /'
+	} | tee -a "$out"
+done <"$tmp/slow"
 echo "# saved in $out"

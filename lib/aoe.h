@@ -623,6 +623,7 @@ typedef struct aoe_check_opts {
 	int run_loop;		/* RUN_LOOP, 1-2048 */
 	double min_disk_gb;	/* free space needed in $HOME */
 	const char *graph;	/* a model to check, or NULL */
+	const char *shape;	/* --input-shape bindings for it, or NULL */
 	const char *lock_path;	/* the device lock, NULL for the default */
 	char work_path[1024];	/* WORK_PATH */
 	char ini[1024];		/* the aoe.ini read, or "" */

@@ -415,6 +415,10 @@ check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
 	}
 	if ((rc = aoe_model_load(o->graph, &g)) < 0)
 		return rc;
+	if (o->shape && *o->shape && (rc = aoe_bind_shapes(g, o->shape)) < 0) {
+		aoe_graph_free(g);
+		return rc;
+	}
 	if (getenv("AOE_MODE")) {
 		mode = aoe_xstrdup(getenv("AOE_MODE"));
 		unsetenv("AOE_MODE");

@@ -2,7 +2,7 @@
 # aoe-check: each precondition made to fail in turn, read back from the
 # report; bad settings; the report formats.
 . "$(dirname "$0")/tap.sh"
-plan 27
+plan 28
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
@@ -61,6 +61,9 @@ run aoe-check --graph "$T/dyn.onnx"
 [ $status -eq 1 ] && [ "$(status_of graph)" = FAIL ] &&
     grep -q "input 'image' has a dynamic shape Nx3x64x64: bind it with --input-shape image:" "$T/out"
 ok $? "a dynamic graph fails, naming the input and how to bind it"
+run aoe-check --graph "$T/dyn.onnx" --input-shape image:2,3,64,64
+[ "$(status_of graph)" = OK ] && [ "$(status_of memory)" != "" ]
+ok $? "--input-shape binds the dynamic graph before it is checked"
 
 # Another user's tuning run holds the device lock.
 (exec 9>"$T/device.lock"; flock -x 9; echo "user=alice pid=4242" >&9; exec sleep 30) &

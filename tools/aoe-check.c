@@ -15,8 +15,9 @@
 #include "aoe.h"
 
 static const char usage_text[] =
-    "usage: aoe-check [-hV] [--graph file] [--job-type 1|2] [--json]\n"
-    "                 [--lock file] [--min-disk-gb n] [--processes n]\n";
+    "usage: aoe-check [-hV] [--graph file] [--input-shape spec]\n"
+    "                 [--job-type 1|2] [--json] [--lock file]\n"
+    "                 [--min-disk-gb n] [--processes n]\n";
 
 static const char *const status_name[] = { "OK", "WARN", "FAIL" };
 
@@ -83,6 +84,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "graph", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "input-shape", required_argument, NULL, 's' },
 		{ "job-type", required_argument, NULL, 'j' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "lock", required_argument, NULL, 'l' },
@@ -94,11 +96,12 @@ main(int argc, char **argv)
 	aoe_check_opts o;
 	aoe_check_result r;
 	const char *graph = NULL, *lock = NULL;
+	char *shapes = NULL;
 	long long job = 0, procs = 0, disk = -1;
 	int c, json = 0, rc;
 
 	aoe_setprogname(argv[0]);
-	while ((c = getopt_long(argc, argv, "g:hj:Vp:", longopts,
+	while ((c = getopt_long(argc, argv, "g:hj:Vp:s:", longopts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 'D':
@@ -124,6 +127,9 @@ main(int argc, char **argv)
 		case 'l':
 			lock = optarg;
 			break;
+		case 's':
+			aoe_shape_spec_add(&shapes, optarg);
+			break;
 		case 'p':
 			procs = aoe_optnum("processes", optarg, 1, 1024);
 			break;
@@ -146,8 +152,11 @@ main(int argc, char **argv)
 	if (disk >= 0)
 		o.min_disk_gb = (double)disk;
 	o.graph = graph;
+	o.shape = shapes;
 	o.lock_path = lock;
-	if ((rc = aoe_check_run(&o, &r)) < 0)
+	rc = aoe_check_run(&o, &r);
+	free(shapes);
+	if (rc < 0)
 		goto fail;
 	if (json) {
 		if ((rc = print_json(&o, &r)) < 0)

@@ -179,6 +179,7 @@ main(int argc, char **argv)
 	if (check) {
 		co.job_type = 1;
 		co.graph = argv[0];
+		co.shape = shapes;
 		if ((rc = aoe_check_ready(&co)) != 0) {
 			if (rc > 0)
 				return AOE_EXIT_FALSE;
