@@ -67,6 +67,7 @@ opat_opts_init(opat_opts *o)
 	o->timeout_s = 20;
 	o->seed = 1;
 	o->noise_floor = 0.02;
+	o->min_gain_us = 1.0;
 	o->strategy = OPAT_AUTO;
 	o->min_trials = 4;
 }
@@ -823,6 +824,31 @@ round6(double x)
 	snprintf(b, sizeof(b), "%.6g", x);
 	return strtod(b, NULL);
 }
+/* The margin a winner must beat: the noise floor or the measured spread. */
+static double
+margin(const opat_opts *o, double spread_before, double spread_after)
+{
+	double m = o->noise_floor;
+
+	if (spread_before > m)
+		m = spread_before;
+	if (spread_after > m)
+		m = spread_after;
+	return m;
+}
+
+/*
+ * Admission (DESIGN.md): the winner beats the baseline by more than the
+ * margin, and saves at least min_gain_us, so that an op of a few
+ * nanoseconds is never "tuned" by timer noise.
+ */
+static int
+admits(const opat_opts *o, double before, double after, double margin)
+{
+	return after < before * (1 - margin) &&
+	    before - after >= o->min_gain_us;
+}
+
 
 /* Tune one case within its budget; returns its record. */
 static int
@@ -981,12 +1007,8 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 			best_s = c->base_s;
 		}
 	}
-	noise = r->o.noise_floor;
-	if (sb > noise)
-		noise = sb;
-	if (sa > noise)
-		noise = sa;
-	if (after < before * (1 - noise))
+	noise = margin(&r->o, sb, sa);
+	if (admits(&r->o, before, after, noise))
 		outcome = c->hit ? "update" : "add";
 	else
 		outcome = c->hit ? "reserved" : "unsatisfied";
@@ -1470,14 +1492,11 @@ opat_select_stream(opat_run *r, int argc, char **argv)
 		} else {
 			before = sc->base.us;
 			after = sc->best.us;
-			noise = r->o.noise_floor;
-			if (sc->base.spread > noise)
-				noise = sc->base.spread;
-			if (sc->best.spread > noise)
-				noise = sc->best.spread;
+			noise = margin(&r->o, sc->base.spread,
+			    sc->best.spread);
 			if (hit && !r->o.repeat_tune)
 				outcome = "reserved";
-			else if (after < before * (1 - noise))
+			else if (admits(&r->o, before, after, noise))
 				outcome = hit ? "update" : "add";
 			else
 				outcome = hit ? "reserved" : "unsatisfied";

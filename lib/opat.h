@@ -113,6 +113,7 @@ typedef struct opat_opts {
 	uint64_t seed;
 	double timeout_s;
 	double noise_floor;	/* smallest margin that counts as a win */
+	double min_gain_us;	/* and the smallest time saved */
 	int commit;
 	int use_bank;
 	int progress;

@@ -3,7 +3,7 @@
 # grouping, records and the bank, injected faults, kill -9 and resume,
 # replay, the stages, and measuring on two "hosts" through GNU parallel.
 . "$(dirname "$0")/tap.sh"
-plan 37
+plan 38
 ex=$top/share/aoe/models/example.onnx
 dup=$top/tests/fixtures/opat-dup.json
 cd "$top" || exit 1
@@ -192,6 +192,20 @@ run aoe-opat --space stem.conv "$ex"
 ok $? "--space prints a node's search space"
 
 # Failure paths.
+(exec 9>"$AOE_DEVICE_LOCK"; flock -x 9; echo "user=bob pid=77" >&9; exec sleep 30) &
+lockpid=$!
+i=0
+while ! grep -q bob "$AOE_DEVICE_LOCK" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+echo keep >"$T/keep"
+run aoe-opat $O --no-bank --budget-trials 2 -o "$T/keep" "$ex"
+kill $lockpid 2>/dev/null
+wait $lockpid 2>/dev/null
+[ $status -ne 0 ] && grep -q 'being tuned by user=bob pid=77' "$T/err" &&
+    [ "$(cat "$T/keep")" = keep ]
+ok $? "a device held by another tuning run is refused, -o left alone"
 fails_with 2 'strategy' "an unknown --strategy is a usage error" aoe-opat --strategy magic "$ex"
 fails_with 2 'budget-trials' "a bad --budget-trials is a usage error" aoe-opat --budget-trials x "$ex"
 echo '{"tune_ops_name": 3}' >"$T/bad.json"

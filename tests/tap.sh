@@ -8,6 +8,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$top/tools:$top/tests:$PATH
 T=$(mktemp -d "${TMPDIR:-/tmp}/aoe-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# Each test file has a device of its own: tuning tools take its lock.
+export AOE_DEVICE_LOCK="$T/device.lock"
 tap_n=0
 tap_failed=0
 

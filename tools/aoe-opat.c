@@ -168,6 +168,7 @@ main(int argc, char **argv)
 	char *shapes = NULL, *stdin_copy = NULL;
 	aoe_ofile of = { NULL, NULL, NULL };
 	int mode = M_TUNE, check = 1, progress = -1, c, i, rc = 0, worst = 0;
+	int lockfd = -1;
 	int n;
 
 	aoe_setprogname(argv[0]);
@@ -327,6 +328,11 @@ main(int argc, char **argv)
 		}
 		goto fail;
 	}
+	/* One tuning run at a time on this device (aoe-check's lock check). */
+	if (mode == M_TUNE && (lockfd = aoe_device_lock(NULL)) < 0) {
+		rc = lockfd;
+		goto fail;
+	}
 	for (i = 0; i < (argc ? argc : 1); i++) {
 		const char *path = argc ? argv[i] : "-";
 		if (strcmp(path, "-") == 0) {
@@ -380,6 +386,8 @@ done:
 	opat_run_free(&r);
 	free(stdin_copy);
 	free(shapes);
+	if (lockfd >= 0)
+		aoe_device_unlock(lockfd);
 	return rc < 0 ? aoe_exit_status(rc) : rc > 0 ? AOE_EXIT_FALSE :
 	    AOE_EXIT_OK;
 fail:
@@ -393,5 +401,7 @@ fail:
 	opat_run_free(&r);
 	free(stdin_copy);
 	free(shapes);
+	if (lockfd >= 0)
+		aoe_device_unlock(lockfd);
 	return aoe_exit_status(rc);
 }

@@ -91,6 +91,7 @@ main(int argc, char **argv)
 	aoe_check_opts co;
 	const char *output = NULL, *v;
 	char *tmpout = NULL, *shapes = NULL;
+	int lockfd = -1;
 	int check = 1, commit = 0, progress = -1, c, rc = 0;
 	FILE *out;
 
@@ -186,6 +187,11 @@ main(int argc, char **argv)
 			goto fail;
 		}
 	}
+	/* One tuning run at a time on this device (aoe-check's lock check). */
+	if ((lockfd = aoe_device_lock(NULL)) < 0) {
+		rc = lockfd;
+		goto fail;
+	}
 	/*
 	 * Records go to a private temporary file, which --commit reads, and
 	 * are copied to the output only when everything succeeded.
@@ -239,6 +245,7 @@ main(int argc, char **argv)
 	unlink(tmpout);
 	free(tmpout);
 	free(shapes);
+	aoe_device_unlock(lockfd);
 	return AOE_EXIT_OK;
 fail:
 	aoe_warnx("%s", aoe_errmsg());
@@ -246,5 +253,7 @@ fail:
 		unlink(tmpout);
 	free(tmpout);
 	free(shapes);
+	if (lockfd >= 0)
+		aoe_device_unlock(lockfd);
 	return aoe_exit_status(rc);
 }
