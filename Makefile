@@ -21,7 +21,7 @@ CFLAGS ?= -O3 -g
 ARCHFLAGS ?= -march=x86-64-v3
 SAN ?=
 XCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	-Wno-sign-compare -fopenmp $(ARCHFLAGS) -Ilib -Ibuild $(SAN) \
+	-Wno-sign-compare -pthread $(ARCHFLAGS) -Ilib -Ibuild $(SAN) \
 	-DAOE_SHAREDIR='"$(SHAREDIR)"'
 LDFLAGS ?=
 LDLIBS = -lprotobuf-c -lcjson -larchive -lm

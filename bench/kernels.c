@@ -10,8 +10,19 @@
  * peers: OpenBLAS sgemm for GEMM, oneDNN convolution (direct, in its
  * preferred blocked layout, reorders not timed) for Conv.  It prints
  * GFLOP/s and the ratios against the peer, and the machine's AVX2/FMA
- * peak measured with a register-only FMA loop.  The peers are linked
- * here only, never into libaoe.
+ * peak measured with a register-only FMA loop.  Conv GFLOP/s count the
+ * direct convolution's FLOPs whatever the algorithm (Winograd does
+ * fewer), so that every ratio is a ratio of times.  Arguments, if any,
+ * select the rows whose model or shape contains one of them (e.g.
+ * "resnet18" "3x3/1").  The peers are linked here only, never into
+ * libaoe.
+ *
+ * AOE_BENCH_ISA picks the instruction set of both sides: avx2 (the
+ * default) runs libaoe as on an AVX2-only machine (AOE_MAX_ISA=avx2) and
+ * expects the peers capped likewise (OPENBLAS_CORETYPE=Haswell, which
+ * OpenBLAS reads before main, and ONEDNN_MAX_CPU_ISA=AVX2, set here);
+ * avx512 lets libaoe use its AVX-512 micro-kernels and the peers theirs
+ * (run without OPENBLAS_CORETYPE), and adds the AVX-512 peak.
  */
 #include <dnnl.h>
 #include <immintrin.h>
@@ -27,10 +38,28 @@
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,
     const float *, int, float, float *, int);
 void openblas_set_num_threads(int);
+char *openblas_get_corename(void);
 #define CblasRowMajor 101
 #define CblasNoTrans 111
 
 static double budget = 4;
+static char **only;
+static int nonly;
+
+/* Whether the row of model and shape is selected by the arguments. */
+static int
+selected(const char *model, const char *shape)
+{
+	int i;
+
+	if (nonly == 0)
+		return 1;
+	for (i = 0; i < nonly; i++)
+		if (strstr(model, only[i]) != NULL ||
+		    strstr(shape, only[i]) != NULL)
+			return 1;
+	return 0;
+}
 
 static double
 now(void)
@@ -103,6 +132,50 @@ peak_gflops(int nthreads)
 	if (sink == 12345)
 		puts("");
 	return 2.0 * 8 * 12 * iters * nthreads / t / 1e9;
+}
+
+/* The same with 512-bit vectors (only called where AVX-512F runs). */
+__attribute__((target("avx512f"))) static double
+peak512_gflops(int nthreads)
+{
+	double t0, t;
+	long iters = 20000000;
+	float sink = 0;
+
+	t0 = now();
+#pragma omp parallel num_threads(nthreads) reduction(+:sink)
+	{
+		__m512 b = _mm512_set1_ps(1.0000001f);
+		__m512 c = _mm512_set1_ps(1e-7f);
+		__m512 a0 = c, a1 = c, a2 = c, a3 = c, a4 = c, a5 = c, a6 = c;
+		__m512 a7 = c, a8 = c, a9 = c, a10 = c, a11 = c;
+		long i;
+
+		for (i = 0; i < iters; i++) {
+			a0 = _mm512_fmadd_ps(a0, b, c);
+			a1 = _mm512_fmadd_ps(a1, b, c);
+			a2 = _mm512_fmadd_ps(a2, b, c);
+			a3 = _mm512_fmadd_ps(a3, b, c);
+			a4 = _mm512_fmadd_ps(a4, b, c);
+			a5 = _mm512_fmadd_ps(a5, b, c);
+			a6 = _mm512_fmadd_ps(a6, b, c);
+			a7 = _mm512_fmadd_ps(a7, b, c);
+			a8 = _mm512_fmadd_ps(a8, b, c);
+			a9 = _mm512_fmadd_ps(a9, b, c);
+			a10 = _mm512_fmadd_ps(a10, b, c);
+			a11 = _mm512_fmadd_ps(a11, b, c);
+		}
+		a0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1),
+		    _mm512_add_ps(a2, a3)), _mm512_add_ps(_mm512_add_ps(a4,
+		    a5), _mm512_add_ps(a6, a7)));
+		a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_add_ps(a8, a9),
+		    _mm512_add_ps(a10, a11)));
+		sink += _mm512_reduce_add_ps(a0);
+	}
+	t = now() - t0;
+	if (sink == 12345)
+		puts("");
+	return 2.0 * 16 * 12 * iters * nthreads / t / 1e9;
 }
 
 static uint64_t rs = 12345;
@@ -283,6 +356,8 @@ bench_gemm(const char *model, int m, int n, int k, int nthreads)
 	char buf[512];
 	int tried;
 
+	if (!selected(model, "gemm"))
+		return;
 	memset(&b, 0, sizeof(b));
 	b.g = aoe_graph_new("gemm");
 	b.g->opset = 17;
@@ -420,6 +495,12 @@ bench_conv(const cshape *c, int nthreads)
 	int tried;
 
 	fl = 2.0 * c->m * oh * ow * (c->c / c->g) * c->k * c->k / 1e9;
+	snprintf(what, sizeof(what), "%s%lldx%lld/%lld %lld>%lld @%lld",
+	    c->g > 1 ? "dw" : "", (long long)c->k, (long long)c->k,
+	    (long long)c->s, (long long)c->c, (long long)c->m,
+	    (long long)c->h);
+	if (!selected(c->model, what))
+		return;
 	memset(&b, 0, sizeof(b));
 	b.g = aoe_graph_new("conv");
 	b.g->opset = 17;
@@ -439,10 +520,6 @@ bench_conv(const cshape *c, int nthreads)
 	}
 	search(&b, &tdef, &tbest, buf, sizeof(buf), &tried);
 	tpeer = dnnl_conv_time(c, nthreads);
-	snprintf(what, sizeof(what), "%s%lldx%lld/%lld %lld>%lld @%lld",
-	    c->g > 1 ? "dw" : "", (long long)c->k, (long long)c->k,
-	    (long long)c->s, (long long)c->c, (long long)c->m,
-	    (long long)c->h);
 	printf("%-14s conv %-20s %d  %7.1f %7.1f %7.1f  %5.2f %5.2f  %4d  "
 	    "%s\n", c->model, what, nthreads, fl / tdef, fl / tbest,
 	    tpeer > 0 ? fl / tpeer : 0, tpeer / tdef, tpeer / tbest, tried,
@@ -485,31 +562,65 @@ main(int argc, char **argv)
 		{ "ppocrv4-det", 256, 40, 40, 64, 3, 1, 1, 1 },
 	};
 	const char *e = getenv("AOE_BENCH_BUDGET");
+	const char *isa = getenv("AOE_BENCH_ISA");
 	size_t i;
-	int t;
+	int t, wide;
 
-	(void)argc;
-	(void)argv;
+	only = argv + 1;
+	nonly = argc - 1;
 	if (e != NULL)
 		budget = atof(e);
-	/* The peers may use AVX2 at most, as libaoe (see kernels-run). */
-	setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 0);
-	setenv("DNNL_MAX_CPU_ISA", "AVX2", 0);
+	if (isa == NULL || isa[0] == '\0')
+		isa = "avx2";
+	if (strcmp(isa, "avx2") != 0 && strcmp(isa, "avx512") != 0) {
+		fprintf(stderr, "kernels: AOE_BENCH_ISA must be avx2 or "
+		    "avx512, not '%s'\n", isa);
+		return 1;
+	}
+	wide = strcmp(isa, "avx512") == 0;
+	__builtin_cpu_init();
+	if (wide && !__builtin_cpu_supports("avx512f")) {
+		fprintf(stderr, "kernels: AOE_BENCH_ISA=avx512 on a CPU "
+		    "without AVX-512F\n");
+		return 1;
+	}
+	if (wide) {
+		/* Every side at its best: no caps. */
+		unsetenv("AOE_MAX_ISA");
+		unsetenv("ONEDNN_MAX_CPU_ISA");
+		unsetenv("DNNL_MAX_CPU_ISA");
+		if (getenv("OPENBLAS_CORETYPE") != NULL)
+			fprintf(stderr, "kernels: OPENBLAS_CORETYPE=%s caps "
+			    "OpenBLAS; unset it for AOE_BENCH_ISA=avx512\n",
+			    getenv("OPENBLAS_CORETYPE"));
+	} else {
+		/* Everyone at AVX2 at most (see kernels-run). */
+		setenv("AOE_MAX_ISA", "avx2", 1);
+		setenv("ONEDNN_MAX_CPU_ISA", "AVX2", 0);
+		setenv("DNNL_MAX_CPU_ISA", "AVX2", 0);
+	}
 	if (dnnl_engine_create(&eng, dnnl_cpu, 0) != dnnl_success ||
 	    dnnl_stream_create(&stream, eng, dnnl_stream_default_flags) !=
 	    dnnl_success) {
 		fprintf(stderr, "kernels: cannot create a oneDNN engine\n");
 		return 1;
 	}
+	printf("# ISA %s (AOE_BENCH_ISA)\n", isa);
 	printf("# peak (AVX2 FMA, register-only): 1 thread %.1f GFLOP/s, "
 	    "2 threads %.1f GFLOP/s\n", peak_gflops(1), peak_gflops(2));
+	if (wide)
+		printf("# peak (AVX-512 FMA, register-only): 1 thread %.1f "
+		    "GFLOP/s, 2 threads %.1f GFLOP/s\n", peak512_gflops(1),
+		    peak512_gflops(2));
 	printf("# search: random legal points for %.1f s per row; ratios "
 	    "are peer time / aoe time (>1: aoe faster)\n", budget);
-	printf("# peers: OpenBLAS cblas_sgemm (OPENBLAS_CORETYPE=%s); oneDNN "
-	    "direct conv in its blocked layout (ISA %d, max %s)\n",
-	    getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") :
-	    "auto", (int)dnnl_get_effective_cpu_isa(),
-	    getenv("ONEDNN_MAX_CPU_ISA"));
+	printf("# peers: OpenBLAS cblas_sgemm (core %s, OPENBLAS_CORETYPE=%s); "
+	    "oneDNN direct conv in its blocked layout (ISA %#x, max %s)\n",
+	    openblas_get_corename(), getenv("OPENBLAS_CORETYPE") ?
+	    getenv("OPENBLAS_CORETYPE") : "auto",
+	    (unsigned)dnnl_get_effective_cpu_isa(),
+	    getenv("ONEDNN_MAX_CPU_ISA") ? getenv("ONEDNN_MAX_CPU_ISA") :
+	    "none");
 	printf("%-14s %-4s %-20s %s  %7s %7s %7s  %5s %5s  %4s  %s\n", "model",
 	    "op", "shape", "t", "default", "best", "peer", "d/p", "b/p",
 	    "pts", "best schedule");

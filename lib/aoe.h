@@ -662,6 +662,12 @@ const char *aoe_device_lock_path(void);
 int aoe_device_lock(const char *path);
 /* Release a lock taken by aoe_device_lock(). */
 void aoe_device_unlock(int fd);
+/*
+ * fork() for a measuring child: the child does not keep the device lock
+ * open and is killed when its parent dies, so that a tuning run killed
+ * with kill -9 leaves no child behind holding the device.
+ */
+pid_t aoe_fork_child(void);
 
 /*
  * The shared input loop (as mblaze's): call fn for each operand, or for

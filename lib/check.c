@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -489,6 +491,25 @@ lock_owner(int fd, char *buf, size_t n)
 		snprintf(buf, n, "an unknown process");
 }
 
+/* The descriptor of the device lock this process holds, or -1. */
+static int held_fd = -1;
+
+pid_t
+aoe_fork_child(void)
+{
+	pid_t parent = getpid(), pid;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	if (held_fd >= 0) {
+		close(held_fd);
+		held_fd = -1;
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	return 0;
+}
+
 int
 aoe_device_lock(const char *path)
 {
@@ -536,6 +557,7 @@ aoe_device_lock(const char *path)
 		return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
 		    strerror(e));
 	}
+	held_fd = fd;
 	return fd;
 }
 
@@ -544,6 +566,8 @@ aoe_device_unlock(int fd)
 {
 	if (fd < 0)
 		return;
+	if (fd == held_fd)
+		held_fd = -1;
 	(void)ftruncate(fd, 0);
 	flock(fd, LOCK_UN);
 	close(fd);

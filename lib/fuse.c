@@ -33,6 +33,7 @@
 
 #include "aoe.h"
 #include "fuse.h"
+#include "kernel.h"
 
 #define MAX_CHAIN 16
 
@@ -48,38 +49,55 @@ aoe_fuse_act_of(const aoe_node *n, aoe_act *a)
 	a->hi = aoe_attr_float(n, "_aoe_act_hi", FLT_MAX);
 }
 
-void
-aoe_fuse_act_apply(const aoe_act *a, float *y, int64_t len, int nthreads)
-{
-	int64_t i;
-	float lo = a->lo, hi = a->hi;
+struct act_ctx {
+	const aoe_act *a;
+	float *y;
+	int64_t len, nch;
+};
 
-	if (nthreads < 1)
-		nthreads = 1;
-	switch (a->kind) {
+/* A fused activation over one piece of y. */
+static void
+act_chunk(void *arg, int64_t c, int tid)
+{
+	const struct act_ctx *x = arg;
+	int64_t i, i0 = aoe_chunk_lo(x->len, x->nch, c);
+	int64_t i1 = aoe_chunk_lo(x->len, x->nch, c + 1);
+	float *y = x->y, lo = x->a->lo, hi = x->a->hi;
+
+	switch (x->a->kind) {
 	case AOE_ACT_RELU:
-#pragma omp parallel for num_threads(nthreads) \
-    if (nthreads > 1 && len > 65536) schedule(static)
-		for (i = 0; i < len; i++)
+		for (i = i0; i < i1; i++)
 			y[i] = y[i] > 0 ? y[i] : 0;
 		break;
 	case AOE_ACT_CLIP:
-#pragma omp parallel for num_threads(nthreads) \
-    if (nthreads > 1 && len > 65536) schedule(static)
-		for (i = 0; i < len; i++) {
+		for (i = i0; i < i1; i++) {
 			float v = y[i] < lo ? lo : y[i];
 			y[i] = v > hi ? hi : v;
 		}
 		break;
 	case AOE_ACT_SIGMOID:
-#pragma omp parallel for num_threads(nthreads) \
-    if (nthreads > 1 && len > 16384) schedule(static)
-		for (i = 0; i < len; i++)
+		for (i = i0; i < i1; i++)
 			y[i] = 1.0f / (1.0f + expf(-y[i]));
 		break;
 	default:
 		break;
 	}
+}
+
+void
+aoe_fuse_act_apply(const aoe_act *a, float *y, int64_t len, int nthreads)
+{
+	struct act_ctx x = { a, y, len, 1 };
+
+	if (a->kind == AOE_ACT_NONE || len <= 0)
+		return;
+	/* Below these sizes a second thread costs more than it gives. */
+	if (nthreads > 1 && len > (a->kind == AOE_ACT_SIGMOID ? 16384 :
+	    65536))
+		x.nch = 4 * (int64_t)nthreads;
+	else
+		nthreads = 1;
+	aoe_parallel(nthreads, x.nch, act_chunk, &x);
 }
 
 /*

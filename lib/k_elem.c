@@ -40,7 +40,6 @@
 #include <string.h>
 
 #ifdef _OPENMP
-#include <omp.h>
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -488,6 +487,25 @@ unary_find(const char *op)
 	return NULL;
 }
 
+/* One tile of a unary kernel. */
+struct utile_ctx {
+	ufn fn;
+	float *o;
+	const float *x;
+	int64_t n, tile;
+	const struct uprm *p;
+};
+
+static void
+utile_chunk(void *arg, int64_t t, int tid)
+{
+	const struct utile_ctx *c = arg;
+	int64_t i0 = t * c->tile;
+	int64_t m = c->n - i0 < c->tile ? c->n - i0 : c->tile;
+
+	c->fn(c->o + i0, c->x + i0, m, c->p);
+}
+
 /* Run a float32 unary kernel over n elements, in parallel tiles. */
 static void
 unary_apply(ufn fn, float *o, const float *x, int64_t n,
@@ -495,7 +513,7 @@ unary_apply(ufn fn, float *o, const float *x, int64_t n,
 {
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int64_t tile = aoe_sched_get(k->sched, "tile", DEF_TILE);
-	int64_t ntiles, t;
+	int64_t ntiles;
 	int nt = nthreads_for(n, grain, k->nthreads);
 
 	if (tile < 64)
@@ -505,11 +523,10 @@ unary_apply(ufn fn, float *o, const float *x, int64_t n,
 		return;
 	}
 	ntiles = (n + tile - 1) / tile;
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (t = 0; t < ntiles; t++) {
-		int64_t i0 = t * tile, m = n - i0 < tile ? n - i0 : tile;
+	{
+		struct utile_ctx c = { fn, o, x, n, tile, p };
 
-		fn(o + i0, x + i0, m, p);
+		aoe_parallel(nt, ntiles, utile_chunk, &c);
 	}
 }
 
@@ -880,69 +897,88 @@ bplan_make(struct bplan *p, int nin, aoe_tensor *const *in, int ond,
 typedef void (*bfn)(void *o, const void *a, const void *b, const void *c,
     int64_t n, int sa, int sb, int sc, const void *prm);
 
+/* One of nparts equal parts of a broadcast loop. */
+struct bpart_ctx {
+	const struct bplan *p;
+	bfn fn;
+	void *o;
+	size_t eo;
+	const void *const *in;
+	const size_t *es;
+	const void *prm;
+	int64_t nparts;
+};
+
+static void
+bpart_chunk(void *arg, int64_t part, int tid)
+{
+	const struct bpart_ctx *c = arg;
+	const struct bplan *p = c->p;
+	const int64_t total = p->total, L = p->dims[p->nd - 1];
+	const int64_t t = part, ntt = c->nparts;
+	int d, j, nd = p->nd;
+	int64_t e0, e1, row, jj, idx[AOE_MAXDIM], off[MAXIN];
+	const char *ptr[MAXIN];
+	int s[MAXIN];
+
+	e0 = total / ntt * t + (t < total % ntt ? t : total % ntt);
+	e1 = e0 + total / ntt + (t < total % ntt);
+	row = e0 / L;
+	jj = e0 % L;
+	for (j = 0; j < MAXIN; j++) {
+		off[j] = 0;
+		s[j] = j < p->nin ? (p->st[j][nd - 1] != 0) : 0;
+	}
+	for (d = nd - 2; d >= 0; d--) {
+		idx[d] = row % p->dims[d];
+		row /= p->dims[d];
+		for (j = 0; j < p->nin; j++)
+			off[j] += idx[d] * p->st[j][d];
+	}
+	for (j = 0; j < p->nin; j++)
+		off[j] += jj * p->st[j][nd - 1];
+	while (e0 < e1) {
+		int64_t cnt = L - jj < e1 - e0 ? L - jj : e1 - e0;
+
+		for (j = 0; j < MAXIN; j++)
+			ptr[j] = j < p->nin ?
+			    (const char *)c->in[j] + off[j] * c->es[j] : NULL;
+		c->fn((char *)c->o + e0 * c->eo, ptr[0], ptr[1], ptr[2], cnt,
+		    s[0], s[1], s[2], c->prm);
+		e0 += cnt;
+		if (e0 >= e1)
+			break;
+		/* Next row: rewind the run, step the odometer. */
+		for (j = 0; j < p->nin; j++)
+			off[j] -= jj * p->st[j][nd - 1];
+		jj = 0;
+		for (d = nd - 2; d >= 0; d--) {
+			for (j = 0; j < p->nin; j++)
+				off[j] += p->st[j][d];
+			if (++idx[d] < p->dims[d])
+				break;
+			for (j = 0; j < p->nin; j++)
+				off[j] -= idx[d] * p->st[j][d];
+			idx[d] = 0;
+		}
+	}
+}
+
 static void
 bplan_run(const struct bplan *p, bfn fn, void *o, size_t eo,
     const void *const *in, const size_t *es, const void *prm,
     int nthreads, int64_t grain)
 {
-	int64_t total = p->total, L = p->dims[p->nd - 1];
+	int64_t total = p->total;
 	int nt = nthreads_for(total, grain, nthreads);
+	struct bpart_ctx c = { p, fn, o, eo, in, es, prm, 1 };
 
 	if (total == 0)
 		return;
-	#pragma omp parallel num_threads(nt) if(nt > 1)
-	{
-		int t = 0, ntt = 1, d, j, nd = p->nd;
-		int64_t e0, e1, row, jj, idx[AOE_MAXDIM], off[MAXIN];
-		const char *ptr[MAXIN];
-		int s[MAXIN];
-
-#ifdef _OPENMP
-		t = omp_get_thread_num();
-		ntt = omp_get_num_threads();
-#endif
-		e0 = total / ntt * t + (t < total % ntt ? t : total % ntt);
-		e1 = e0 + total / ntt + (t < total % ntt);
-		row = e0 / L;
-		jj = e0 % L;
-		for (j = 0; j < MAXIN; j++) {
-			off[j] = 0;
-			s[j] = j < p->nin ? (p->st[j][nd - 1] != 0) : 0;
-		}
-		for (d = nd - 2; d >= 0; d--) {
-			idx[d] = row % p->dims[d];
-			row /= p->dims[d];
-			for (j = 0; j < p->nin; j++)
-				off[j] += idx[d] * p->st[j][d];
-		}
-		for (j = 0; j < p->nin; j++)
-			off[j] += jj * p->st[j][nd - 1];
-		while (e0 < e1) {
-			int64_t cnt = L - jj < e1 - e0 ? L - jj : e1 - e0;
-
-			for (j = 0; j < MAXIN; j++)
-				ptr[j] = j < p->nin ?
-				    (const char *)in[j] + off[j] * es[j] : NULL;
-			fn((char *)o + e0 * eo, ptr[0], ptr[1], ptr[2], cnt,
-			    s[0], s[1], s[2], prm);
-			e0 += cnt;
-			if (e0 >= e1)
-				break;
-			/* Next row: rewind the run, step the odometer. */
-			for (j = 0; j < p->nin; j++)
-				off[j] -= jj * p->st[j][nd - 1];
-			jj = 0;
-			for (d = nd - 2; d >= 0; d--) {
-				for (j = 0; j < p->nin; j++)
-					off[j] += p->st[j][d];
-				if (++idx[d] < p->dims[d])
-					break;
-				for (j = 0; j < p->nin; j++)
-					off[j] -= idx[d] * p->st[j][d];
-				idx[d] = 0;
-			}
-		}
-	}
+	/* A few parts a thread, so that a late thread delays little. */
+	if (nt > 1)
+		c.nparts = total < 4 * nt ? total : 4 * nt;
+	aoe_parallel(nt, c.nparts, bpart_chunk, &c);
 }
 
 /*

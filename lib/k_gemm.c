@@ -3,16 +3,22 @@
  *
  * aoe_sgemm() follows Goto's scheme: B is packed into KC x NC panels of
  * NR-wide strips, A into MC x KC blocks of MR-tall strips, and an AVX2/FMA
- * micro-kernel keeps an MR x NR tile of C in registers (edge tiles use a
- * kernel of their own size).  Threads split C into a grid of independent
- * row and column ranges, so that they never wait for each other.  A
+ * or AVX-512 micro-kernel keeps an MR x NR tile of C in registers (edge
+ * tiles use a kernel of their own size).  The AVX-512 kernels are
+ * compiled for that instruction set alone and chosen at run time, when
+ * the CPU has it and AOE_MAX_ISA does not cap libaoe to AVX2.  Threads
+ * split C into a grid of independent row and column ranges, so that they
+ * never wait for each other.  A
  * k-major B whose panels meet only one block of A is read in place, and
  * products with one row or one column are matrix-vector loops.  The
  * knobs (all optional):
  *
- *	mr, nr	micro-kernel shape: 6x16 (default) or 4x24
- *	mc	rows of A per packed block (144, rounded to mr)
- *	kc	depth of a packed block (384)
+ *	mr, nr	micro-kernel shape: AVX2 6x16 or 4x24; AVX-512 14x32,
+ *		12x32, 8x48 or 6x64 (the default is 6x16 on AVX2, 14x32
+ *		with AVX-512)
+ *	mc	rows of A per packed block (144, 168 with AVX-512; rounded
+ *		to mr)
+ *	kc	depth of a packed block (384, 256 with AVX-512)
  *	nc	columns of B per packed panel (3072, rounded to nr)
  *	par	thread split: 0 auto, 1 rows (M), 2 columns (N)
  *	packb	-1 auto, 0 read B in place when it is k-major, 1 pack
@@ -28,6 +34,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 
 #include "aoe.h"
@@ -35,15 +42,76 @@
 #include "fuse.h"
 
 
+/* The largest AVX2 micro-kernel; the AVX-512 ones need no tile buffer. */
 #define MR_MAX 6
 #define NR_MAX 24
 
 /* Blocking in force for one call. */
 typedef struct blocking {
 	int mr, nr;
+	int wide;		/* an AVX-512 micro-kernel */
 	int64_t mc, kc, nc;
 	int packb;		/* 0: read B in place when it can; -1 auto */
 } blocking;
+
+/* The micro-kernel shapes: AVX2 first, then AVX-512. */
+static const struct ukshape {
+	int mr, nr, wide;
+} ukshapes[] = {
+	{ 6, 16, 0 }, { 4, 24, 0 },
+	{ 14, 32, 1 }, { 12, 32, 1 }, { 8, 48, 1 }, { 6, 64, 1 },
+};
+#define NSHAPES ((int)(sizeof(ukshapes) / sizeof(ukshapes[0])))
+
+/*
+ * Whether the AVX-512 kernels may run: the CPU has AVX-512F (and the
+ * system saves its registers), and AOE_MAX_ISA=avx2 does not cap libaoe
+ * to what an AVX2-only machine runs.  Read once.
+ */
+static int isa_avx512;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+
+static void
+isa_init(void)
+{
+	const char *e = getenv("AOE_MAX_ISA");
+
+	__builtin_cpu_init();
+	isa_avx512 = __builtin_cpu_supports("avx512f") != 0;
+	if (e == NULL || e[0] == '\0' || strcasecmp(e, "avx512") == 0)
+		return;
+	if (strcasecmp(e, "avx2") == 0)
+		isa_avx512 = 0;
+	else
+		aoe_warnx("AOE_MAX_ISA '%s' is neither avx2 nor avx512: "
+		    "ignored", e);
+}
+
+int
+aoe_cpu_avx512(void)
+{
+	pthread_once(&isa_once, isa_init);
+	return isa_avx512;
+}
+
+/* The index of shape mr x nr in ukshapes, or -1. */
+static int
+shape_index(int64_t mr, int64_t nr)
+{
+	int i;
+
+	for (i = 0; i < NSHAPES; i++)
+		if (ukshapes[i].mr == mr && ukshapes[i].nr == nr)
+			return i;
+	return -1;
+}
+
+/* The default blocking of the instruction set in use. */
+#define DEF_MR (aoe_cpu_avx512() ? 14 : 6)
+#define DEF_NR (aoe_cpu_avx512() ? 32 : 16)
+#define DEF_MC (aoe_cpu_avx512() ? 168 : 144)
+#define DEF_KC (aoe_cpu_avx512() ? 256 : 384)
+#define DEF_NC 3072
 
 static int64_t
 min64(int64_t a, int64_t b)
@@ -169,6 +237,189 @@ static ukr_fn *const ukr_tab[MR_MAX + 1][4] = {
 	{ NULL, ukr_6x1, ukr_6x2, NULL },
 };
 
+/*
+ * The AVX-512 micro-kernels, compiled for AVX-512F whatever the build's
+ * -march, and called only when aoe_cpu_avx512() says so.  The same
+ * scheme as above with vectors of 16 columns: C[0..MR)[0..16*NV) =
+ * alpha * A~ B~ + bias + beta C, where vector v of B~'s k step p is at
+ * b + p*ldb + v*vs (vs is 16 when B~'s strips are nr wide or B is read
+ * in place, 16*kc when they are 16 wide).  The last vector stores only
+ * the columns in mask, so that edge tiles need no buffer.
+ */
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+
+#define ZFMA(c, a, b) c = _mm512_fmadd_ps(a, b, c)
+
+#define ZROW(r)								\
+	if (MR > r) {							\
+		av = _mm512_set1_ps(a[r]);				\
+		ZFMA(c##r##_0, av, b0);					\
+		if (NV > 1)						\
+			ZFMA(c##r##_1, av, b1);				\
+		if (NV > 2)						\
+			ZFMA(c##r##_2, av, b2);				\
+		if (NV > 3)						\
+			ZFMA(c##r##_3, av, b3);				\
+	}
+
+/* Write vector v of a row to c: alpha v + bias + beta c, under mask m. */
+#define ZSTORE(v, c, bi, m) do {					\
+	__m512 t_ = _mm512_fmadd_ps(va, v, bi);				\
+	if ((m) == 0xffff) {						\
+		if (beta != 0)						\
+			t_ = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), t_); \
+		_mm512_storeu_ps(c, t_);				\
+	} else {							\
+		if (beta != 0)						\
+			t_ = _mm512_fmadd_ps(vb,			\
+			    _mm512_maskz_loadu_ps(m, c), t_);		\
+		_mm512_mask_storeu_ps(c, m, t_);			\
+	}								\
+} while (0)
+
+#define ZOUT(r)								\
+	if (MR > r) {							\
+		float *cr_ = c + r * ldc;				\
+		bi = bias ? _mm512_set1_ps(bias[r]) :			\
+		    _mm512_setzero_ps();				\
+		ZSTORE(c##r##_0, cr_, bi, NV == 1 ? mask : 0xffff);	\
+		if (NV > 1)						\
+			ZSTORE(c##r##_1, cr_ + 16, bi,			\
+			    NV == 2 ? mask : 0xffff);			\
+		if (NV > 2)						\
+			ZSTORE(c##r##_2, cr_ + 32, bi,			\
+			    NV == 3 ? mask : 0xffff);			\
+		if (NV > 3)						\
+			ZSTORE(c##r##_3, cr_ + 48, bi, mask);		\
+	}
+
+#define ZDECL(r) __m512 c##r##_0 = z, c##r##_1 = z, c##r##_2 = z, c##r##_3 = z
+
+static inline __attribute__((always_inline)) void
+zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
+    const float *restrict b, int64_t ldb, int64_t vs, float *restrict c,
+    int64_t ldc, float alpha, float beta, const float *bias,
+    const float *pf, __mmask16 mask)
+{
+	const __m512 z = _mm512_setzero_ps();
+	__m512 b0, b1 = z, b2 = z, b3 = z, av, va, vb, bi;
+	ZDECL(0); ZDECL(1); ZDECL(2); ZDECL(3); ZDECL(4); ZDECL(5);
+	ZDECL(6); ZDECL(7); ZDECL(8); ZDECL(9); ZDECL(10); ZDECL(11);
+	ZDECL(12); ZDECL(13);
+	int64_t p;
+	int r;
+
+	for (r = 0; r < MR; r++)
+		_mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+#pragma GCC unroll 4
+	for (p = 0; p < kc; p++) {
+		b0 = _mm512_loadu_ps(b);
+		if (NV > 1)
+			b1 = _mm512_loadu_ps(b + vs);
+		if (NV > 2)
+			b2 = _mm512_loadu_ps(b + 2 * vs);
+		if (NV > 3)
+			b3 = _mm512_loadu_ps(b + 3 * vs);
+		ZROW(0) ZROW(1) ZROW(2) ZROW(3) ZROW(4) ZROW(5) ZROW(6)
+		ZROW(7) ZROW(8) ZROW(9) ZROW(10) ZROW(11) ZROW(12) ZROW(13)
+		_mm_prefetch((const char *)pf, _MM_HINT_T0);
+		if (NV > 1)
+			_mm_prefetch((const char *)(pf + vs), _MM_HINT_T0);
+		if (NV > 2)
+			_mm_prefetch((const char *)(pf + 2 * vs), _MM_HINT_T0);
+		if (NV > 3)
+			_mm_prefetch((const char *)(pf + 3 * vs), _MM_HINT_T0);
+		a += MR;
+		b += ldb;
+		pf += ldb;
+	}
+	va = _mm512_set1_ps(alpha);
+	vb = _mm512_set1_ps(beta);
+	ZOUT(0) ZOUT(1) ZOUT(2) ZOUT(3) ZOUT(4) ZOUT(5) ZOUT(6)
+	ZOUT(7) ZOUT(8) ZOUT(9) ZOUT(10) ZOUT(11) ZOUT(12) ZOUT(13)
+}
+
+typedef void zkr_fn(int64_t, const float *, const float *, int64_t, int64_t,
+    float *, int64_t, float, float, const float *, const float *,
+    __mmask16);
+
+#define ZKR(mr, nv)							\
+static void								\
+zkr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
+    int64_t vs, float *c, int64_t ldc, float alpha, float beta,		\
+    const float *bias, const float *pf, __mmask16 mask)			\
+{									\
+	zkr_gen(mr, nv, kc, a, b, ldb, vs, c, ldc, alpha, beta, bias, pf,\
+	    mask);							\
+}
+
+ZKR(1, 1) ZKR(2, 1) ZKR(3, 1) ZKR(4, 1) ZKR(5, 1) ZKR(6, 1) ZKR(7, 1)
+ZKR(8, 1) ZKR(9, 1) ZKR(10, 1) ZKR(11, 1) ZKR(12, 1) ZKR(13, 1) ZKR(14, 1)
+ZKR(1, 2) ZKR(2, 2) ZKR(3, 2) ZKR(4, 2) ZKR(5, 2) ZKR(6, 2) ZKR(7, 2)
+ZKR(8, 2) ZKR(9, 2) ZKR(10, 2) ZKR(11, 2) ZKR(12, 2) ZKR(13, 2) ZKR(14, 2)
+ZKR(1, 3) ZKR(2, 3) ZKR(3, 3) ZKR(4, 3) ZKR(5, 3) ZKR(6, 3) ZKR(7, 3)
+ZKR(8, 3)
+ZKR(1, 4) ZKR(2, 4) ZKR(3, 4) ZKR(4, 4) ZKR(5, 4) ZKR(6, 4)
+
+/* By rows and vectors of 16 columns (the shapes' edge tiles). */
+#define ZMR_MAX 14
+static zkr_fn *const zkr_tab[ZMR_MAX + 1][5] = {
+	{ NULL, NULL, NULL, NULL, NULL },
+	{ NULL, zkr_1x1, zkr_1x2, zkr_1x3, zkr_1x4 },
+	{ NULL, zkr_2x1, zkr_2x2, zkr_2x3, zkr_2x4 },
+	{ NULL, zkr_3x1, zkr_3x2, zkr_3x3, zkr_3x4 },
+	{ NULL, zkr_4x1, zkr_4x2, zkr_4x3, zkr_4x4 },
+	{ NULL, zkr_5x1, zkr_5x2, zkr_5x3, zkr_5x4 },
+	{ NULL, zkr_6x1, zkr_6x2, zkr_6x3, zkr_6x4 },
+	{ NULL, zkr_7x1, zkr_7x2, zkr_7x3, NULL },
+	{ NULL, zkr_8x1, zkr_8x2, zkr_8x3, NULL },
+	{ NULL, zkr_9x1, zkr_9x2, NULL, NULL },
+	{ NULL, zkr_10x1, zkr_10x2, NULL, NULL },
+	{ NULL, zkr_11x1, zkr_11x2, NULL, NULL },
+	{ NULL, zkr_12x1, zkr_12x2, NULL, NULL },
+	{ NULL, zkr_13x1, zkr_13x2, NULL, NULL },
+	{ NULL, zkr_14x1, zkr_14x2, NULL, NULL },
+};
+
+/*
+ * The macro-kernel of the AVX-512 shapes, as macro_kernel below: B strip
+ * jr starts at bpanel + jr*bstep, steps bld per k and has its vectors
+ * bvs apart; a narrower last strip is at btail (tld, tvs) when set.
+ */
+static void
+macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
+    int64_t nc, int64_t kc, const float *apanel, const float *bpanel,
+    int64_t bstep, int64_t bld, int64_t bvs, const float *btail,
+    int64_t tld, int64_t tvs, float *c, const float *bias, float beta)
+{
+	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
+	const float *bp, *pf;
+
+	for (jr = 0; jr < nc; jr += nr) {
+		int64_t ncols = nc - jr < nr ? nc - jr : nr, ld = bld, vs = bvs;
+		int nv = (int)((ncols + 15) / 16);
+		__mmask16 mask = (__mmask16)(ncols % 16 ?
+		    (1u << (ncols % 16)) - 1 : 0xffff);
+		if (ncols < nr && btail != NULL) {
+			bp = btail;
+			ld = tld;
+			vs = tvs;
+		} else
+			bp = bpanel + jr * bstep;
+		pf = jr + nr < nc && (jr + 2 * nr <= nc || btail == NULL) ?
+		    bpanel + (jr + nr) * bstep : bp;
+		for (ir = 0; ir < mc; ir += mr, pf = bp) {
+			int64_t nrows = mc - ir < mr ? mc - ir : mr;
+			zkr_tab[nrows][nv](kc, apanel + ir * kc, bp, ld, vs,
+			    c + ir * x->ldc + jr, x->ldc, x->alpha, beta,
+			    bias ? bias + ir : NULL, pf, mask);
+		}
+	}
+}
+
+#pragma GCC pop_options
+
 /* Transpose 8x8 in registers: on return v[q][r] = row[r][off+q]. */
 static inline __attribute__((always_inline)) void
 transpose8_regs(const float *const row[8], int64_t off, __m256 v[8])
@@ -248,6 +499,25 @@ store_lanes(float *d, __m256 v, int h)
 }
 
 /*
+ * Eight-step blocks of gh rows of a strip of A (gh at most 8, from rows
+ * row[]) into dst, h floats a step: the first kc & ~7 steps.
+ */
+static inline __attribute__((always_inline)) void
+pack_a_group(const float *const row[8], int64_t kc, float *dst, int h,
+    int gh)
+{
+	__m256 v[8];
+	int64_t p;
+	int q;
+
+	for (p = 0; p + 8 <= kc; p += 8) {
+		transpose8_regs(row, p, v);
+		for (q = 0; q < 8; q++)
+			store_lanes(dst + (p + q) * h, v[q], gh);
+	}
+}
+
+/*
  * Pack rows [i0, i0+mc) and depth [p0, p0+kc) of op(A) into strips of mr
  * rows: strip s starts at dst + s*kc*mr and holds A(i0+s*mr+r, p0+p) at
  * p*h + r, where h is mr, or the row count of a last, shorter strip (the
@@ -258,48 +528,46 @@ pack_a(const aoe_gemm_ex *x, int64_t i0, int64_t mc, int64_t p0,
     int64_t kc, int mr, float *dst)
 {
 	int64_t i, p, q;
-	int r, h;
+	int r, h, g0, gh;
 
 	for (i = 0; i < mc; i += mr, dst += kc * mr) {
 		h = (int)min64(mr, mc - i);
 		if (x->transa) {
 			const float *s = x->a + p0 * x->lda + i0 + i;
-			if (h == 6)
-				for (p = 0; p < kc; p++, s += x->lda)
-					memcpy(dst + p * 6, s, 6 * 4);
-			else if (h == 4)
-				for (p = 0; p < kc; p++, s += x->lda)
-					memcpy(dst + p * 4, s, 4 * 4);
-			else
+#define PACK_AT(H)							\
+			for (p = 0; p < kc; p++, s += x->lda)		\
+				memcpy(dst + p * (H), s, (H) * 4)
+			switch (h) {
+			case 14: PACK_AT(14); break;
+			case 12: PACK_AT(12); break;
+			case 8: PACK_AT(8); break;
+			case 6: PACK_AT(6); break;
+			case 4: PACK_AT(4); break;
+			default:
 				for (p = 0; p < kc; p++, s += x->lda)
 					for (r = 0; r < h; r++)
 						dst[p * h + r] = s[r];
+			}
+#undef PACK_AT
 			continue;
 		}
-		/* Eight steps at a time through a transpose. */
-		const float *row[8];
-		__m256 v[8];
-		for (r = 0; r < 8; r++)
-			row[r] = x->a + (i0 + i + (r < h ? r : h - 1)) *
-			    x->lda + p0;
-		if (h == 6)
-			for (p = 0; p + 8 <= kc; p += 8) {
-				transpose8_regs(row, p, v);
-				for (q = 0; q < 8; q++)
-					store_lanes(dst + (p + q) * 6, v[q], 6);
-			}
-		else if (h == 4)
-			for (p = 0; p + 8 <= kc; p += 8) {
-				transpose8_regs(row, p, v);
-				for (q = 0; q < 8; q++)
-					store_lanes(dst + (p + q) * 4, v[q], 4);
-			}
-		else
-			for (p = 0; p + 8 <= kc; p += 8) {
-				transpose8_regs(row, p, v);
-				for (q = 0; q < 8; q++)
-					store_lanes(dst + (p + q) * h, v[q], h);
-			}
+		/* Eight steps of up to eight rows at a time: transposes. */
+		for (g0 = 0; g0 < h; g0 += 8) {
+			const float *row[8];
+			gh = h - g0 < 8 ? h - g0 : 8;
+			for (r = 0; r < 8; r++)
+				row[r] = x->a + (i0 + i + g0 + (r < gh ? r :
+				    gh - 1)) * x->lda + p0;
+			if (gh == 8)
+				pack_a_group(row, kc, dst + g0, h, 8);
+			else if (gh == 6)
+				pack_a_group(row, kc, dst + g0, h, 6);
+			else if (gh == 4)
+				pack_a_group(row, kc, dst + g0, h, 4);
+			else
+				pack_a_group(row, kc, dst + g0, h, gh);
+		}
+		p = kc & ~(int64_t)7;
 		for (r = 0; r < h; r++) {
 			const float *s = x->a + (i0 + i + r) * x->lda + p0;
 			for (q = p; q < kc; q++)
@@ -543,7 +811,7 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	int64_t jc, pc, ic, nc, kc, mc, nb, mb, NC, KC, MC, mpad, npad;
 	float *abuf = NULL, *bbuf = NULL;
 	const float *ap, *bp, *btail;
-	int inplace;
+	int inplace, pu;
 
 	if (i0 >= i1 || j0 >= j1)
 		return 0;
@@ -562,6 +830,12 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	inplace = x->bpack == NULL && x->packb == NULL && !x->transb &&
 	    (bk->packb == 0 || (bk->packb < 0 && mb == 1 &&
 	    stride_ok(x->ldb)));
+	/*
+	 * B is packed in nr-wide strips, but a caller's packer (Conv's
+	 * implicit im2col) packs 16-wide ones for the AVX-512 shapes, which
+	 * then read their vectors from side-by-side strips.
+	 */
+	pu = bk->wide && x->packb != NULL ? 16 : (int)nr;
 	if (x->apack == NULL && (abuf = tlbuf(0, (size_t)(MC * KC))) == NULL)
 		return -1;
 	if (x->bpack == NULL && (bbuf = tlbuf(1,
@@ -578,16 +852,14 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 				bp = x->b + pc * x->ldb + jc;
 				if (nc % nr) {
 					pack_b(x, pc, kc, jc + nc / nr * nr,
-					    nc % nr, (int)nr, bbuf);
+					    nc % nr, pu, bbuf);
 					btail = bbuf;
 				}
 			} else {
 				if (x->packb)
-					x->packb(x, pc, kc, jc, nc, (int)nr,
-					    bbuf);
+					x->packb(x, pc, kc, jc, nc, pu, bbuf);
 				else
-					pack_b(x, pc, kc, jc, nc, (int)nr,
-					    bbuf);
+					pack_b(x, pc, kc, jc, nc, pu, bbuf);
 				bp = bbuf;
 			}
 			for (ic = i0; ic < i1; ic += MC) {
@@ -599,15 +871,95 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 					    abuf);
 					ap = abuf;
 				}
-				macro_kernel(x, bk, mc, nc, kc, ap, bp,
-				    inplace ? 1 : kc, inplace ? x->ldb : nr,
-				    btail, x->c + ic * x->ldc + jc,
-				    pc == 0 && x->bias ? x->bias + ic : NULL,
-				    pc == 0 ? x->beta : 1.0f);
+				if (bk->wide)
+					macro_kernel512(x, bk, mc, nc, kc, ap,
+					    bp, inplace ? 1 : kc,
+					    inplace ? x->ldb : pu,
+					    inplace || pu > 16 ? 16 : 16 * kc,
+					    btail, pu, pu > 16 ? 16 : 16 * kc,
+					    x->c + ic * x->ldc + jc,
+					    pc == 0 && x->bias ? x->bias + ic :
+					    NULL, pc == 0 ? x->beta : 1.0f);
+				else
+					macro_kernel(x, bk, mc, nc, kc, ap, bp,
+					    inplace ? 1 : kc,
+					    inplace ? x->ldb : nr, btail,
+					    x->c + ic * x->ldc + jc,
+					    pc == 0 && x->bias ? x->bias + ic :
+					    NULL, pc == 0 ? x->beta : 1.0f);
 			}
 		}
 	}
 	return 0;
+}
+
+struct gemv_ctx {
+	int64_t ny, k, ld, incy, nch;
+	const float *mat, *xv, *bias;
+	float *y, alpha, beta;
+};
+
+/* Rows [lo, hi) of y by dot products with the rows of M. */
+static void
+gemv_dot_chunk(void *arg, int64_t c, int tid)
+{
+	const struct gemv_ctx *g = arg;
+	int64_t i, lo = aoe_chunk_lo(g->ny, g->nch, c);
+	int64_t hi = aoe_chunk_lo(g->ny, g->nch, c + 1), k = g->k;
+	const float *xv = g->xv;
+
+	for (i = lo; i < hi; i++) {
+		const float *row = g->mat + i * g->ld;
+		__m256 s0 = _mm256_setzero_ps(), s1 = s0;
+		float s;
+		int64_t q;
+
+		for (q = 0; q + 16 <= k; q += 16) {
+			s0 = _mm256_fmadd_ps(_mm256_loadu_ps(row + q),
+			    _mm256_loadu_ps(xv + q), s0);
+			s1 = _mm256_fmadd_ps(_mm256_loadu_ps(row + q + 8),
+			    _mm256_loadu_ps(xv + q + 8), s1);
+		}
+		s0 = _mm256_add_ps(s0, s1);
+		__m128 h = _mm_add_ps(_mm256_castps256_ps128(s0),
+		    _mm256_extractf128_ps(s0, 1));
+		h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+		h = _mm_add_ss(h, _mm_movehdup_ps(h));
+		s = _mm_cvtss_f32(h);
+		for (; q < k; q++)
+			s += row[q] * xv[q];
+		s *= g->alpha;
+		if (g->bias)
+			s += g->bias[i];
+		if (g->beta != 0)
+			s += g->beta * g->y[i * g->incy];
+		g->y[i * g->incy] = s;
+	}
+}
+
+/* One 2048-row piece of y, a column of M at a time (kept in cache). */
+static void
+gemv_col_chunk(void *arg, int64_t ch, int tid)
+{
+	const struct gemv_ctx *g = arg;
+	float acc[2048];
+	int64_t i, p, lo = ch * 2048, len = min64(2048, g->ny - lo);
+
+	memset(acc, 0, sizeof(float) * len);
+	for (p = 0; p < g->k; p++) {
+		const float *col = g->mat + p * g->ld + lo;
+		float xp = g->xv[p];
+		for (i = 0; i < len; i++)
+			acc[i] += xp * col[i];
+	}
+	for (i = 0; i < len; i++) {
+		float s = g->alpha * acc[i];
+		if (g->bias)
+			s += g->bias[lo + i];
+		if (g->beta != 0)
+			s += g->beta * g->y[(lo + i) * g->incy];
+		g->y[(lo + i) * g->incy] = s;
+	}
 }
 
 /*
@@ -621,64 +973,40 @@ gemv(int dot, int64_t ny, int64_t k, const float *mat, int64_t ld,
     const float *xv, float *y, int64_t incy, float alpha, float beta,
     const float *bias, int nthreads)
 {
-	int64_t i, p;
+	struct gemv_ctx g = { ny, k, ld, incy, 1, mat, xv, bias, y, alpha,
+	    beta };
 
+	if (nthreads < 2 || ny * k <= 65536)
+		nthreads = 1;
 	if (dot) {
-#pragma omp parallel for num_threads(nthreads) if (nthreads > 1 && \
-    ny * k > 65536) schedule(static)
-		for (i = 0; i < ny; i++) {
-			const float *row = mat + i * ld;
-			__m256 s0 = _mm256_setzero_ps(), s1 = s0;
-			float s;
-			int64_t q;
+		g.nch = nthreads > 1 ? min64(ny, 4 * nthreads) : 1;
+		aoe_parallel(nthreads, g.nch, gemv_dot_chunk, &g);
+	} else
+		aoe_parallel(nthreads, ceildiv(ny, 2048), gemv_col_chunk, &g);
+}
 
-			for (q = 0; q + 16 <= k; q += 16) {
-				s0 = _mm256_fmadd_ps(_mm256_loadu_ps(row + q),
-				    _mm256_loadu_ps(xv + q), s0);
-				s1 = _mm256_fmadd_ps(_mm256_loadu_ps(row + q +
-				    8), _mm256_loadu_ps(xv + q + 8), s1);
-			}
-			s0 = _mm256_add_ps(s0, s1);
-			__m128 h = _mm_add_ps(_mm256_castps256_ps128(s0),
-			    _mm256_extractf128_ps(s0, 1));
-			h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-			h = _mm_add_ss(h, _mm_movehdup_ps(h));
-			s = _mm_cvtss_f32(h);
-			for (; q < k; q++)
-				s += row[q] * xv[q];
-			s *= alpha;
-			if (bias)
-				s += bias[i];
-			if (beta != 0)
-				s += beta * y[i * incy];
-			y[i * incy] = s;
-		}
-		return;
-	}
-	/* Column-at-a-time: split y into chunks that stay in cache. */
-	int64_t chunk = 2048, nch = ceildiv(ny, chunk), ch;
-#pragma omp parallel for num_threads(nthreads) if (nthreads > 1 && \
-    ny * k > 65536 && nch > 1) schedule(static)
-	for (ch = 0; ch < nch; ch++) {
-		float acc[2048];
-		int64_t lo = ch * chunk, len = min64(chunk, ny - lo);
+/* One tile of the thread grid of a GEMM. */
+struct tile_ctx {
+	const aoe_gemm_ex *x;
+	const struct blocking *bk;
+	int tm, tn;
+	int64_t pm, pn;		/* micro-panels of rows and columns */
+	int fail;
+};
 
-		memset(acc, 0, sizeof(float) * len);
-		for (p = 0; p < k; p++) {
-			const float *col = mat + p * ld + lo;
-			float xp = xv[p];
-			for (i = 0; i < len; i++)
-				acc[i] += xp * col[i];
-		}
-		for (i = 0; i < len; i++) {
-			float s = alpha * acc[i];
-			if (bias)
-				s += bias[lo + i];
-			if (beta != 0)
-				s += beta * y[(lo + i) * incy];
-			y[(lo + i) * incy] = s;
-		}
-	}
+static void
+tile_chunk(void *arg, int64_t t, int tid)
+{
+	struct tile_ctx *tc = arg;
+	const struct blocking *bk = tc->bk;
+	int it = (int)(t / tc->tn), jt = (int)(t % tc->tn);
+	int64_t i0 = tc->pm * it / tc->tm * bk->mr;
+	int64_t i1 = min64(tc->x->m, tc->pm * (it + 1) / tc->tm * bk->mr);
+	int64_t j0 = tc->pn * jt / tc->tn * bk->nr;
+	int64_t j1 = min64(tc->x->n, tc->pn * (jt + 1) / tc->tn * bk->nr);
+
+	if (gemm_range(tc->x, bk, i0, i1, j0, j1) < 0)
+		__atomic_store_n(&tc->fail, 1, __ATOMIC_RELAXED);
 }
 
 /* Choose the thread grid tm x tn for an m x n x k problem. */
@@ -717,19 +1045,25 @@ thread_grid(const blocking *bk, int64_t m, int64_t n, int64_t k,
 	}
 }
 
-/* The blocking a schedule asks for, with defaults and sane bounds. */
+/*
+ * The blocking a schedule asks for, with defaults and sane bounds.  A
+ * shape that does not exist, or needs AVX-512 where it cannot run (a
+ * bank entry from elsewhere), falls back to the default.
+ */
 static void
 get_blocking(const aoe_sched *s, blocking *bk)
 {
-	bk->mr = (int)aoe_sched_get(s, "mr", 6);
-	bk->nr = (int)aoe_sched_get(s, "nr", 16);
-	if (bk->mr != 4 || bk->nr != 24) {
-		bk->mr = 6;
-		bk->nr = 16;
-	}
-	bk->mc = aoe_sched_get(s, "mc", 144);
-	bk->kc = aoe_sched_get(s, "kc", 384);
-	bk->nc = aoe_sched_get(s, "nc", 3072);
+	int i = shape_index(aoe_sched_get(s, "mr", DEF_MR),
+	    aoe_sched_get(s, "nr", DEF_NR));
+
+	if (i < 0 || (ukshapes[i].wide && !aoe_cpu_avx512()))
+		i = shape_index(DEF_MR, DEF_NR);
+	bk->mr = ukshapes[i].mr;
+	bk->nr = ukshapes[i].nr;
+	bk->wide = ukshapes[i].wide;
+	bk->mc = aoe_sched_get(s, "mc", DEF_MC);
+	bk->kc = aoe_sched_get(s, "kc", DEF_KC);
+	bk->nc = aoe_sched_get(s, "nc", DEF_NC);
 	bk->packb = (int)aoe_sched_get(s, "packb", -1);
 	bk->mc = max64(bk->mr, min64(bk->mc, 1 << 16) / bk->mr * bk->mr);
 	bk->kc = max64(8, min64(bk->kc, 1 << 16));
@@ -863,20 +1197,11 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 
 	thread_grid(&bk, m, n, k, nthreads, par, &tm, &tn);
 	{
-		int64_t pm = ceildiv(m, bk.mr), pn = ceildiv(n, bk.nr);
-		int t;
+		struct tile_ctx tc = { x, &bk, tm, tn, ceildiv(m, bk.mr),
+		    ceildiv(n, bk.nr), 0 };
 
-#pragma omp parallel for num_threads(nthreads) reduction(|:fail) \
-    schedule(static, 1)
-		for (t = 0; t < tm * tn; t++) {
-			int it = t / tn, jt = t % tn;
-			int64_t i0 = pm * it / tm * bk.mr;
-			int64_t i1 = min64(m, pm * (it + 1) / tm * bk.mr);
-			int64_t j0 = pn * jt / tn * bk.nr;
-			int64_t j1 = min64(n, pn * (jt + 1) / tn * bk.nr);
-			if (gemm_range(x, &bk, i0, i1, j0, j1) < 0)
-				fail = 1;
-		}
+		aoe_parallel(nthreads, (int64_t)tm * tn, tile_chunk, &tc);
+		fail = tc.fail;
 	}
 	return fail ? aoe_err(AOE_ENOMEM, "sgemm: out of memory") : 0;
 }
@@ -972,14 +1297,20 @@ prepack_b(aoe_graph *g, aoe_node *n, const aoe_tensor *b, int trans,
 	return 0;
 }
 
+void
+aoe_sgemm_default_sched(aoe_sched *s)
+{
+	aoe_sched_set(s, "mr", DEF_MR);
+	aoe_sched_set(s, "nr", DEF_NR);
+	aoe_sched_set(s, "mc", DEF_MC);
+	aoe_sched_set(s, "kc", DEF_KC);
+	aoe_sched_set(s, "nc", DEF_NC);
+}
+
 static void
 gemm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
-	aoe_sched_set(s, "mr", 6);
-	aoe_sched_set(s, "nr", 16);
-	aoe_sched_set(s, "mc", 144);
-	aoe_sched_set(s, "kc", 384);
-	aoe_sched_set(s, "nc", 3072);
+	aoe_sgemm_default_sched(s);
 	aoe_sched_set(s, "par", 0);
 	aoe_sched_set(s, "packb", -1);
 	aoe_sched_set(s, "prepack", 1);
@@ -1261,6 +1592,25 @@ mm_one(const aoe_gemm_ex *x, const mm_shape *s, const float *a,
 	return aoe_sgemm_ex(&xt, nthreads, sc);
 }
 
+/* One of many small GEMMs of a batched MatMul, on one thread. */
+struct mm_ctx {
+	const aoe_gemm_ex *x;
+	const mm_shape *s;
+	const float *a, *b;
+	float *y;
+	const aoe_sched *sched;
+	int fail;
+};
+
+static void
+mm_chunk(void *arg, int64_t t, int tid)
+{
+	struct mm_ctx *c = arg;
+
+	if (mm_one(c->x, c->s, c->a, c->b, c->y, t, 1, c->sched) < 0)
+		__atomic_store_n(&c->fail, 1, __ATOMIC_RELAXED);
+}
+
 static int
 matmul_run(aoe_kctx *kc)
 {
@@ -1312,11 +1662,10 @@ matmul_run(aoe_kctx *kc)
 			    kc->sched) < 0)
 				fail = 1;
 	} else {
-#pragma omp parallel for num_threads(kc->nthreads) schedule(static) \
-    reduction(|:fail)
-		for (t = 0; t < s.nbatch; t++)
-			if (mm_one(&x, &s, a, b, y, t, 1, kc->sched) < 0)
-				fail = 1;
+		struct mm_ctx mc = { &x, &s, a, b, y, kc->sched, 0 };
+
+		aoe_parallel(kc->nthreads, s.nbatch, mm_chunk, &mc);
+		fail = mc.fail;
 	}
 	return fail ? aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 	    n->op_type, n->name) : 0;
@@ -1353,29 +1702,89 @@ knob_upto(aoe_space *sp, const char *name, const int64_t *vals, int nv,
 	return 0;
 }
 
+/* The shapes that may run here, as "6x16, 4x24, ...". */
+static const char *
+shapes_str(void)
+{
+	static char buf[128];
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < NSHAPES; i++)
+		if (!ukshapes[i].wide || aoe_cpu_avx512())
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o,
+			    "%s%dx%d", o ? ", " : "", ukshapes[i].mr,
+			    ukshapes[i].nr);
+	return buf;
+}
+
+/* Why AVX-512 cannot run here. */
+static const char *
+no512_why(void)
+{
+	const char *e = getenv("AOE_MAX_ISA");
+
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && e != NULL &&
+	    strcasecmp(e, "avx2") == 0)
+		return "AOE_MAX_ISA=avx2 caps libaoe to AVX2";
+	return "this CPU has no AVX-512";
+}
+
+int
+aoe_space_isa_why(const char *knob, int64_t v, char *why, size_t len)
+{
+	int i, rows = strcmp(knob, "mr") == 0, wide = 0;
+
+	if (aoe_cpu_avx512() || (!rows && strcmp(knob, "nr") != 0))
+		return 0;
+	for (i = 0; i < NSHAPES; i++)
+		if ((rows ? ukshapes[i].mr : ukshapes[i].nr) == v) {
+			if (!ukshapes[i].wide)
+				return 0;
+			wide = 1;
+		}
+	if (!wide)
+		return 0;
+	snprintf(why, len, "%s=%lld is for AVX-512 micro-kernels, which "
+	    "cannot run (%s)", knob, (long long)v, no512_why());
+	return 1;
+}
+
 int
 aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k)
 {
-	static const int64_t mrs[] = { 4, 6 }, nrs[] = { 16, 24 };
-	static const int64_t mcs[] = { 48, 72, 96, 144, 192, 288, 384, 576 };
+	static const int64_t mrs2[] = { 6, 4 }, nrs2[] = { 16, 24 };
+	static const int64_t mrs5[] = { 14, 4, 6, 8, 12 };
+	static const int64_t nrs5[] = { 32, 16, 24, 48, 64 };
+	static const int64_t mcs2[] = { 48, 72, 96, 144, 192, 288, 384, 576 };
+	/* With 14 rows: multiples of 14 too. */
+	static const int64_t mcs5[] = { 48, 56, 72, 96, 112, 144, 168, 192,
+	    224, 288, 336, 384, 448, 576 };
 	static const int64_t kcs[] = { 64, 128, 192, 256, 384, 512, 768,
 	    1024 };
 	static const int64_t ncs[] = { 192, 384, 768, 1536, 3072, 6144 };
 	static const int64_t pars[] = { 0, 1, 2 }, packbs[] = { -1, 0, 1 };
-	int one = m <= 1 || n <= 1;
+	int one = m <= 1 || n <= 1, w = aoe_cpu_avx512();
+	int nsh = w ? 5 : 2;
+	const char *doc = w ? "micro-kernel rows (with nr: AVX2 6x16 or 4x24, "
+	    "AVX-512 14x32, 12x32, 8x48 or 6x64)" : "micro-kernel rows (with "
+	    "nr: 6x16 or 4x24)";
 
 	/* A matrix-vector product reads no knob: one point. */
-	if (aoe_space_add(sp, "mr", one ? 1 : 2, one ? mrs + 1 : mrs,
-	    "micro-kernel rows (with nr: 6x16 or 4x24)") < 0 ||
-	    aoe_space_add(sp, "nr", one ? 1 : 2, nrs,
+	if (aoe_space_add(sp, "mr", one ? 1 : nsh, w ? mrs5 : mrs2, doc) < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, DEF_MR);
+	if (aoe_space_add(sp, "nr", one ? 1 : nsh, w ? nrs5 : nrs2,
 	    "micro-kernel columns") < 0)
 		return -AOE_EINTERNAL;
-	AOE_SPACE_DEF(sp, 16);
-	if (knob_upto(sp, "mc", mcs, one ? 0 : 8, m, 144,
-	    "rows of A per packed block (L2)") < 0 ||
-	    knob_upto(sp, "kc", kcs, one ? 0 : 8, k, 384,
+	AOE_SPACE_DEF(sp, DEF_NR);
+	if (knob_upto(sp, "mc", w ? mcs5 : mcs2, one ? 0 : w ? 14 : 8, m,
+	    DEF_MC, "rows of A per packed block (L2)") < 0 ||
+	    knob_upto(sp, "kc", kcs, one ? 0 : 8, k, DEF_KC,
 	    "depth of a packed block (L1/L2)") < 0 ||
-	    knob_upto(sp, "nc", ncs, one ? 0 : 6, n, 3072,
+	    knob_upto(sp, "nc", ncs, one ? 0 : 6, n, DEF_NC,
 	    "columns of B per packed panel (L3)") < 0)
 		return -AOE_EINTERNAL;
 	if (aoe_space_add(sp, "par", one ? 1 : 3, pars,
@@ -1390,15 +1799,22 @@ int
 aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s, char *why,
     size_t len)
 {
-	int64_t mr = aoe_sched_get(s, "mr", 6), nr = aoe_sched_get(s, "nr", 16);
+	int64_t mr = aoe_sched_get(s, "mr", DEF_MR);
+	int64_t nr = aoe_sched_get(s, "nr", DEF_NR);
+	int i = shape_index(mr, nr);
 
-	if (!((mr == 6 && nr == 16) || (mr == 4 && nr == 24))) {
+	if (i < 0) {
 		snprintf(why, len, "micro-kernel %lldx%lld does not exist "
-		    "(6x16 or 4x24)", (long long)mr, (long long)nr);
+		    "(%s)", (long long)mr, (long long)nr, shapes_str());
 		return -1;
 	}
-	if (aoe_sched_get(s, "mc", 144) % mr != 0 ||
-	    aoe_sched_get(s, "nc", 3072) % nr != 0) {
+	if (ukshapes[i].wide && !aoe_cpu_avx512()) {
+		snprintf(why, len, "the AVX-512 micro-kernel %lldx%lld cannot "
+		    "run (%s)", (long long)mr, (long long)nr, no512_why());
+		return -1;
+	}
+	if (aoe_sched_get(s, "mc", DEF_MC) % mr != 0 ||
+	    aoe_sched_get(s, "nc", DEF_NC) % nr != 0) {
 		snprintf(why, len, "mc must be a multiple of mr and nc of nr");
 		return -1;
 	}
@@ -1458,7 +1874,10 @@ aoe_space_gemm(aoe_space *sp)
 		return -AOE_EINTERNAL;
 	sp->fact[0] = cb;
 	sp->check = gemm_check;
-	sp->constraints = "(mr,nr) in {(6,16),(4,24)}; mc % mr == 0; "
-	    "nc % nr == 0; packb == -1 when a constant B is prepacked";
+	sp->constraints = aoe_cpu_avx512() ? "(mr,nr) in {(6,16),(4,24),"
+	    "(14,32),(12,32),(8,48),(6,64)}; mc % mr == 0; nc % nr == 0; "
+	    "packb == -1 when a constant B is prepacked" : "(mr,nr) in "
+	    "{(6,16),(4,24)}; mc % mr == 0; nc % nr == 0; packb == -1 when "
+	    "a constant B is prepacked";
 	return 0;
 }

@@ -28,9 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define HAVE_AVX2 1
@@ -53,6 +50,18 @@ nthreads_for(int64_t n, int64_t grain, int nthreads)
 		return 1;
 	t = n / grain;
 	return t < nthreads ? (int)t : nthreads;
+}
+
+/*
+ * Chunks for a loop of n items on nt threads: a few per thread, so that a
+ * thread that starts late holds up only a small piece.
+ */
+static int64_t
+nchunks_for(int64_t n, int nt)
+{
+	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
+
+	return k < n ? k : n;
 }
 
 static void
@@ -290,6 +299,30 @@ bn_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
 }
 
+struct bn_ctx {
+	const float *xs, *a, *b;
+	float *ys;
+	int64_t c, hw, n, nch;
+};
+
+static void
+bn_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct bn_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->n, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->n, p->nch, chunk + 1), hw = p->hw;
+
+	for (; t < end; t++) {
+		const float *xp = p->xs + t * hw;
+		float *yp = p->ys + t * hw;
+		float av = p->a[t % p->c], bv = p->b[t % p->c];
+		int64_t j;
+
+		for (j = 0; j < hw; j++)
+			yp[j] = xp[j] * av + bv;
+	}
+}
+
 static int
 bn_run(aoe_kctx *k)
 {
@@ -302,9 +335,8 @@ bn_run(aoe_kctx *k)
 	float eps = aoe_attr_float(n, "epsilon", 1e-5f);
 	float *a = k->scratch, *b;
 	int64_t c = x->dims[1], nb = x->dims[0], hw = prod(x->dims, 2, x->ndim);
-	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR), i, t;
-	const float *xs = x->data;
-	float *ys = y->data;
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR), i;
+	struct bn_ctx p;
 	int nt;
 
 	if (a == NULL)
@@ -316,16 +348,15 @@ bn_run(aoe_kctx *k)
 		b[i] = bi[i] - mu[i] * a[i];
 	}
 	nt = nthreads_for(nb * c * hw, grain, k->nthreads);
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (t = 0; t < nb * c; t++) {
-		const float *xp = xs + t * hw;
-		float *yp = ys + t * hw;
-		float av = a[t % c], bv = b[t % c];
-		int64_t j;
-
-		for (j = 0; j < hw; j++)
-			yp[j] = xp[j] * av + bv;
-	}
+	p.xs = x->data;
+	p.ys = y->data;
+	p.a = a;
+	p.b = b;
+	p.c = c;
+	p.hw = hw;
+	p.n = nb * c;
+	p.nch = nchunks_for(p.n, nt);
+	aoe_parallel(nt, p.nch, bn_chunk, &p);
 	return 0;
 }
 
@@ -396,6 +427,57 @@ badshape:
 	return 0;
 }
 
+struct ln_ctx {
+	const float *xs, *sc, *bi;
+	float *ys, *om, *oi;
+	int sc1, bi1;
+	float eps;
+	int64_t rows, d, nch;
+};
+
+static void
+ln_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct ln_ctx *p = ctx;
+	const float *sc = p->sc, *bi = p->bi;
+	int64_t r = aoe_chunk_lo(p->rows, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->rows, p->nch, chunk + 1), d = p->d;
+	int sc1 = p->sc1, bi1 = p->bi1;
+
+	for (; r < end; r++) {
+		const float *xp = p->xs + r * d;
+		float *yp = p->ys + r * d;
+		float mean, var, inv, v[16] = { 0 };
+		int64_t j;
+		int q;
+
+		mean = row_sum(xp, d) / (float)d;
+		for (j = 0; j + 16 <= d; j += 16)
+			for (q = 0; q < 16; q++)
+				v[q] += (xp[j + q] - mean) * (xp[j + q] - mean);
+		for (; j < d; j++)
+			v[0] += (xp[j] - mean) * (xp[j] - mean);
+		for (q = 1; q < 16; q++)
+			v[0] += v[q];
+		var = v[0] / (float)d;
+		inv = 1.0f / sqrtf(var + p->eps);
+		if (p->om)
+			p->om[r] = mean;
+		if (p->oi)
+			p->oi[r] = inv;
+		if (!sc1 && bi && !bi1)
+			for (j = 0; j < d; j++)
+				yp[j] = (xp[j] - mean) * inv * sc[j] + bi[j];
+		else if (!sc1 && !bi)
+			for (j = 0; j < d; j++)
+				yp[j] = (xp[j] - mean) * inv * sc[j];
+		else
+			for (j = 0; j < d; j++)
+				yp[j] = (xp[j] - mean) * inv *
+				    sc[sc1 ? 0 : j] + (bi ? bi[bi1 ? 0 : j] : 0.0f);
+	}
+}
+
 static int
 ln_run(aoe_kctx *k)
 {
@@ -410,46 +492,25 @@ ln_run(aoe_kctx *k)
 	float eps = aoe_attr_float(n, "epsilon", 1e-5f);
 	int axis = aoe_axis(aoe_attr_int(n, "axis", -1), x->ndim);
 	int64_t rows = prod(x->dims, 0, axis), d = prod(x->dims, axis, x->ndim);
-	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR), r;
-	const float *xs = x->data;
-	float *ys = y->data;
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int nt = nthreads_for(rows * d, grain, k->nthreads);
+	struct ln_ctx p;
 
 	if (d == 0)
 		return 0;
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (r = 0; r < rows; r++) {
-		const float *xp = xs + r * d;
-		float *yp = ys + r * d;
-		float mean, var, inv, v[16] = { 0 };
-		int64_t j;
-		int q;
-
-		mean = row_sum(xp, d) / (float)d;
-		for (j = 0; j + 16 <= d; j += 16)
-			for (q = 0; q < 16; q++)
-				v[q] += (xp[j + q] - mean) * (xp[j + q] - mean);
-		for (; j < d; j++)
-			v[0] += (xp[j] - mean) * (xp[j] - mean);
-		for (q = 1; q < 16; q++)
-			v[0] += v[q];
-		var = v[0] / (float)d;
-		inv = 1.0f / sqrtf(var + eps);
-		if (om)
-			om[r] = mean;
-		if (oi)
-			oi[r] = inv;
-		if (!sc1 && bi && !bi1)
-			for (j = 0; j < d; j++)
-				yp[j] = (xp[j] - mean) * inv * sc[j] + bi[j];
-		else if (!sc1 && !bi)
-			for (j = 0; j < d; j++)
-				yp[j] = (xp[j] - mean) * inv * sc[j];
-		else
-			for (j = 0; j < d; j++)
-				yp[j] = (xp[j] - mean) * inv *
-				    sc[sc1 ? 0 : j] + (bi ? bi[bi1 ? 0 : j] : 0.0f);
-	}
+	p.xs = x->data;
+	p.ys = y->data;
+	p.sc = sc;
+	p.bi = bi;
+	p.om = om;
+	p.oi = oi;
+	p.sc1 = sc1;
+	p.bi1 = bi1;
+	p.eps = eps;
+	p.rows = rows;
+	p.d = d;
+	p.nch = nchunks_for(rows, nt);
+	aoe_parallel(nt, p.nch, ln_chunk, &p);
 	return 0;
 }
 
@@ -563,6 +624,44 @@ sm_cols(float *y, const float *x, int64_t d, int64_t inner, int64_t w,
 	}
 }
 
+struct sm_ctx {
+	const float *xs;
+	float *ys;
+	int64_t d, inner, tile, ntile, n, nch;
+	int logsm, vec;
+};
+
+/* Rows of a Softmax whose axis is innermost. */
+static void
+sm_rows_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct sm_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->n, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->n, p->nch, chunk + 1), d = p->d;
+
+	for (; t < end; t++)
+		sm_row(p->ys + t * d, p->xs + t * d, d, p->logsm, p->vec);
+}
+
+/* Tiles of columns of a Softmax whose axis is not innermost. */
+static void
+sm_cols_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct sm_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->n, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->n, p->nch, chunk + 1);
+	int64_t ntile = p->ntile, tile = p->tile, inner = p->inner;
+
+	for (; t < end; t++) {
+		int64_t o = t / ntile, c0 = (t % ntile) * tile;
+		int64_t w = inner - c0 < tile ? inner - c0 : tile;
+		int64_t base = o * p->d * inner + c0;
+
+		sm_cols(p->ys + base, p->xs + base, p->d, inner, w, p->logsm,
+		    p->vec);
+	}
+}
+
 static int
 sm_run(aoe_kctx *k)
 {
@@ -572,9 +671,8 @@ sm_run(aoe_kctx *k)
 	int vec = (int)aoe_sched_get(k->sched, "vec", DEF_VEC);
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int64_t tile = aoe_sched_get(k->sched, "tile", DEF_TILE);
-	int64_t outer, d, inner, ntile, t, total;
-	const float *xs = x->data;
-	float *ys = y->data;
+	int64_t outer, d, inner, total;
+	struct sm_ctx p;
 	int nt;
 
 	sm_axis(k->g, n, x, &axis);
@@ -593,26 +691,27 @@ sm_run(aoe_kctx *k)
 	if (total == 0)
 		return 0;
 	nt = nthreads_for(total, grain, k->nthreads);
+	p.xs = x->data;
+	p.ys = y->data;
+	p.d = d;
+	p.inner = inner;
+	p.logsm = logsm;
+	p.vec = vec;
 	if (inner == 1) {
-		#pragma omp parallel for num_threads(nt) if(nt > 1) \
-		    schedule(static)
-		for (t = 0; t < outer; t++)
-			sm_row(ys + t * d, xs + t * d, d, logsm, vec);
+		p.n = outer;
+		p.nch = nchunks_for(p.n, nt);
+		aoe_parallel(nt, p.nch, sm_rows_chunk, &p);
 		return 0;
 	}
 	if (tile < 8)
 		tile = 8;
 	if (tile > MAX_TILE)
 		tile = MAX_TILE;
-	ntile = (inner + tile - 1) / tile;
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (t = 0; t < outer * ntile; t++) {
-		int64_t o = t / ntile, c0 = (t % ntile) * tile;
-		int64_t w = inner - c0 < tile ? inner - c0 : tile;
-		int64_t base = o * d * inner + c0;
-
-		sm_cols(ys + base, xs + base, d, inner, w, logsm, vec);
-	}
+	p.tile = tile;
+	p.ntile = (inner + tile - 1) / tile;
+	p.n = outer * p.ntile;
+	p.nch = nchunks_for(p.n, nt);
+	aoe_parallel(nt, p.nch, sm_cols_chunk, &p);
 	return 0;
 }
 
@@ -751,33 +850,29 @@ red_post(int kind, double acc, int64_t cnt)
  * an odometer.  Used for any mix of reduced dimensions, the non-float32
  * types and LogSumExp.
  */
-static void
-red_general(aoe_kctx *k, const aoe_tensor *x, void *yd, const struct rgeo *r,
-    int kind)
-{
-	int nd = x->ndim, nr = 0, nk = 0, i;
-	int64_t rdims[AOE_MAXDIM], rst[AOE_MAXDIM], kdims[AOE_MAXDIM];
-	int64_t kst[AOE_MAXDIM], st[AOE_MAXDIM], nout = 1, rcount = 1, o;
-	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
-	int dt = x->dtype, nt;
+struct red_ctx {
+	const aoe_tensor *x;
+	void *yd;
+	int kind, dt, nr, nk;
+	int64_t rdims[AOE_MAXDIM], rst[AOE_MAXDIM];
+	int64_t kdims[AOE_MAXDIM], kst[AOE_MAXDIM];
+	int64_t rcount, nout, nch;
+};
 
-	st[nd > 0 ? nd - 1 : 0] = 1;
-	for (i = nd - 2; i >= 0; i--)
-		st[i] = st[i + 1] * x->dims[i + 1];
-	for (i = 0; i < nd; i++) {
-		if (r->red[i]) {
-			rdims[nr] = x->dims[i];
-			rst[nr++] = st[i];
-			rcount *= x->dims[i];
-		} else {
-			kdims[nk] = x->dims[i];
-			kst[nk++] = st[i];
-			nout *= x->dims[i];
-		}
-	}
-	nt = nthreads_for(nout * rcount, grain, k->nthreads);
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (o = 0; o < nout; o++) {
+static void
+red_general_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct red_ctx *p = ctx;
+	const aoe_tensor *x = p->x;
+	void *yd = p->yd;
+	const int64_t *rdims = p->rdims, *rst = p->rst;
+	const int64_t *kdims = p->kdims, *kst = p->kst;
+	int64_t rcount = p->rcount, o;
+	int64_t lo = aoe_chunk_lo(p->nout, p->nch, chunk);
+	int64_t hi = aoe_chunk_lo(p->nout, p->nch, chunk + 1);
+	int kind = p->kind, dt = p->dt, nr = p->nr, nk = p->nk;
+
+	for (o = lo; o < hi; o++) {
 		int64_t base = 0, rem = o, idx[AOE_MAXDIM], e, off;
 		double acc, m = -INFINITY;
 		int64_t iacc;
@@ -891,6 +986,42 @@ red_general(aoe_kctx *k, const aoe_tensor *x, void *yd, const struct rgeo *r,
 	}
 }
 
+static void
+red_general(aoe_kctx *k, const aoe_tensor *x, void *yd, const struct rgeo *r,
+    int kind)
+{
+	int64_t st[AOE_MAXDIM], nout = 1, rcount = 1;
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
+	int nd = x->ndim, nr = 0, nk = 0, i, nt;
+	struct red_ctx p;
+
+	st[nd > 0 ? nd - 1 : 0] = 1;
+	for (i = nd - 2; i >= 0; i--)
+		st[i] = st[i + 1] * x->dims[i + 1];
+	for (i = 0; i < nd; i++) {
+		if (r->red[i]) {
+			p.rdims[nr] = x->dims[i];
+			p.rst[nr++] = st[i];
+			rcount *= x->dims[i];
+		} else {
+			p.kdims[nk] = x->dims[i];
+			p.kst[nk++] = st[i];
+			nout *= x->dims[i];
+		}
+	}
+	nt = nthreads_for(nout * rcount, grain, k->nthreads);
+	p.x = x;
+	p.yd = yd;
+	p.kind = kind;
+	p.dt = x->dtype;
+	p.nr = nr;
+	p.nk = nk;
+	p.rcount = rcount;
+	p.nout = nout;
+	p.nch = nchunks_for(nout, nt);
+	aoe_parallel(nt, p.nch, red_general_chunk, &p);
+}
+
 /* Reduce contiguous rows of length d: float32 sum-like, max, min, prod. */
 static float
 red_row(int kind, const float *x, int64_t d)
@@ -999,6 +1130,48 @@ red_cols(int kind, float *y, const float *x, int64_t d, int64_t inner,
 	}
 }
 
+struct redf_ctx {
+	const float *xs;
+	float *ys;
+	int kind;
+	int64_t d, inner, tile, ntile, n, nch;
+};
+
+/* Float32 reduction of contiguous rows. */
+static void
+red_rows_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct redf_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->n, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->n, p->nch, chunk + 1), d = p->d;
+
+	for (; t < end; t++)
+		p->ys[t] = (float)red_post(p->kind, red_row(p->kind,
+		    p->xs + t * d, d), d);
+}
+
+/* Float32 reduction of tiles of columns. */
+static void
+red_cols_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct redf_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->n, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->n, p->nch, chunk + 1);
+	int64_t ntile = p->ntile, tile = p->tile, inner = p->inner, d = p->d;
+	int kind = p->kind;
+
+	for (; t < end; t++) {
+		int64_t o = t / ntile, c0 = (t % ntile) * tile, j;
+		int64_t w = inner - c0 < tile ? inner - c0 : tile;
+		float *yp = p->ys + o * inner + c0;
+
+		red_cols(kind, yp, p->xs + o * d * inner + c0, d, inner, w);
+		if (kind == R_MEAN || kind == R_L2 || kind == R_LOGSUM)
+			for (j = 0; j < w; j++)
+				yp[j] = (float)red_post(kind, yp[j], d);
+	}
+}
+
 static int
 red_run(aoe_kctx *k)
 {
@@ -1008,10 +1181,9 @@ red_run(aoe_kctx *k)
 	int prev;
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int64_t tile = aoe_sched_get(k->sched, "tile", DEF_TILE);
-	int64_t outer, d, inner, t, ntile;
+	int64_t outer, d, inner;
+	struct redf_ctx p;
 	struct rgeo r;
-	const float *xs = x->data;
-	float *ys = y->data;
 	int rc, nt;
 
 	if ((rc = red_geo(k->g, n, x, &r)) < 0)
@@ -1054,28 +1226,24 @@ red_run(aoe_kctx *k)
 		inner = prod(x->dims, last + 1, x->ndim);
 	}
 	nt = nthreads_for(outer * d * inner, grain, k->nthreads);
+	p.xs = x->data;
+	p.ys = y->data;
+	p.kind = kind;
+	p.d = d;
+	p.inner = inner;
 	if (inner == 1) {
-		#pragma omp parallel for num_threads(nt) if(nt > 1) \
-		    schedule(static)
-		for (t = 0; t < outer; t++)
-			ys[t] = (float)red_post(kind, red_row(kind, xs + t * d,
-			    d), d);
+		p.n = outer;
+		p.nch = nchunks_for(p.n, nt);
+		aoe_parallel(nt, p.nch, red_rows_chunk, &p);
 		return 0;
 	}
 	if (tile < 8)
 		tile = 8;
-	ntile = (inner + tile - 1) / tile;
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (t = 0; t < outer * ntile; t++) {
-		int64_t o = t / ntile, c0 = (t % ntile) * tile, j;
-		int64_t w = inner - c0 < tile ? inner - c0 : tile;
-		float *yp = ys + o * inner + c0;
-
-		red_cols(kind, yp, xs + o * d * inner + c0, d, inner, w);
-		if (kind == R_MEAN || kind == R_L2 || kind == R_LOGSUM)
-			for (j = 0; j < w; j++)
-				yp[j] = (float)red_post(kind, yp[j], d);
-	}
+	p.tile = tile;
+	p.ntile = (inner + tile - 1) / tile;
+	p.n = outer * p.ntile;
+	p.nch = nchunks_for(p.n, nt);
+	aoe_parallel(nt, p.nch, red_cols_chunk, &p);
 	return 0;
 }
 
@@ -1224,6 +1392,36 @@ in_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
 }
 
+struct in_ctx {
+	const float *xs, *sc, *bi;
+	float *ys;
+	float eps;
+	int64_t c, hw, planes, nch;
+};
+
+static void
+in_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct in_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->planes, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->planes, p->nch, chunk + 1), hw = p->hw;
+
+	for (; t < end; t++) {
+		const float *xp = p->xs + t * hw;
+		float *yp = p->ys + t * hw;
+		float mean = row_sum(xp, hw) / (float)hw, a, b;
+		double v = 0.0;
+		int64_t j;
+
+		for (j = 0; j < hw; j++)
+			v += (double)(xp[j] - mean) * (xp[j] - mean);
+		a = p->sc[t % p->c] / sqrtf((float)(v / (double)hw) + p->eps);
+		b = p->bi[t % p->c] - mean * a;
+		for (j = 0; j < hw; j++)
+			yp[j] = xp[j] * a + b;
+	}
+}
+
 static int
 in_run(aoe_kctx *k)
 {
@@ -1233,29 +1431,23 @@ in_run(aoe_kctx *k)
 	const float *bi = aoe_in(k->g, n, 2)->data;
 	float eps = aoe_attr_float(n, "epsilon", 1e-5f);
 	int64_t c = x->dims[1], planes = x->dims[0] * c;
-	int64_t hw = prod(x->dims, 2, x->ndim), t;
+	int64_t hw = prod(x->dims, 2, x->ndim);
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
-	const float *xs = x->data;
-	float *ys = y->data;
 	int nt = nthreads_for(planes * hw, grain, k->nthreads);
+	struct in_ctx p;
 
 	if (hw == 0)
 		return 0;
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (t = 0; t < planes; t++) {
-		const float *xp = xs + t * hw;
-		float *yp = ys + t * hw;
-		float mean = row_sum(xp, hw) / (float)hw, a, b;
-		double v = 0.0;
-		int64_t j;
-
-		for (j = 0; j < hw; j++)
-			v += (double)(xp[j] - mean) * (xp[j] - mean);
-		a = sc[t % c] / sqrtf((float)(v / (double)hw) + eps);
-		b = bi[t % c] - mean * a;
-		for (j = 0; j < hw; j++)
-			yp[j] = xp[j] * a + b;
-	}
+	p.xs = x->data;
+	p.ys = y->data;
+	p.sc = sc;
+	p.bi = bi;
+	p.eps = eps;
+	p.c = c;
+	p.hw = hw;
+	p.planes = planes;
+	p.nch = nchunks_for(planes, nt);
+	aoe_parallel(nt, p.nch, in_chunk, &p);
 	return 0;
 }
 
@@ -1285,6 +1477,42 @@ lrn_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
 }
 
+struct lrn_ctx {
+	const float *xs;
+	float *ys;
+	float alpha, beta, bias;
+	int64_t size, c, hw, lo, hi, n, nch;
+};
+
+static void
+lrn_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct lrn_ctx *p = ctx;
+	int64_t t = aoe_chunk_lo(p->n, p->nch, chunk);
+	int64_t end = aoe_chunk_lo(p->n, p->nch, chunk + 1);
+	int64_t c = p->c, hw = p->hw;
+	const float *xs = p->xs;
+
+	for (; t < end; t++) {
+		int64_t ch = t % c, b = t / c, c0, c1, j, q;
+		float *yp = p->ys + t * hw;
+
+		c0 = ch - p->lo < 0 ? 0 : ch - p->lo;
+		c1 = ch + p->hi >= c ? c - 1 : ch + p->hi;
+		for (j = 0; j < hw; j++)
+			yp[j] = 0.0f;
+		for (q = c0; q <= c1; q++) {
+			const float *xq = xs + (b * c + q) * hw;
+
+			for (j = 0; j < hw; j++)
+				yp[j] += xq[j] * xq[j];
+		}
+		for (j = 0; j < hw; j++)
+			yp[j] = xs[t * hw + j] / powf(p->bias + p->alpha /
+			    (float)p->size * yp[j], p->beta);
+	}
+}
+
 static int
 lrn_run(aoe_kctx *k)
 {
@@ -1295,31 +1523,23 @@ lrn_run(aoe_kctx *k)
 	float bias = aoe_attr_float(n, "bias", 1.0f);
 	int64_t size = aoe_attr_int(n, "size", 1);
 	int64_t nb = x->dims[0], c = x->dims[1], hw = prod(x->dims, 2, x->ndim);
-	int64_t lo = (size - 1) / 2, hi = size - 1 - lo, t;
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
-	const float *xs = x->data;
-	float *ys = y->data;
 	int nt = nthreads_for(nb * c * hw * size, grain, k->nthreads);
+	struct lrn_ctx p;
 
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (t = 0; t < nb * c; t++) {
-		int64_t ch = t % c, b = t / c, c0, c1, j, q;
-		float *yp = ys + t * hw;
-
-		c0 = ch - lo < 0 ? 0 : ch - lo;
-		c1 = ch + hi >= c ? c - 1 : ch + hi;
-		for (j = 0; j < hw; j++)
-			yp[j] = 0.0f;
-		for (q = c0; q <= c1; q++) {
-			const float *xq = xs + (b * c + q) * hw;
-
-			for (j = 0; j < hw; j++)
-				yp[j] += xq[j] * xq[j];
-		}
-		for (j = 0; j < hw; j++)
-			yp[j] = xs[t * hw + j] / powf(bias + alpha /
-			    (float)size * yp[j], beta);
-	}
+	p.xs = x->data;
+	p.ys = y->data;
+	p.alpha = alpha;
+	p.beta = beta;
+	p.bias = bias;
+	p.size = size;
+	p.c = c;
+	p.hw = hw;
+	p.lo = (size - 1) / 2;
+	p.hi = size - 1 - p.lo;
+	p.n = nb * c;
+	p.nch = nchunks_for(p.n, nt);
+	aoe_parallel(nt, p.nch, lrn_chunk, &p);
 	return 0;
 }
 

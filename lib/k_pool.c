@@ -33,9 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 #define HAVE_AVX2 1
@@ -59,6 +56,18 @@ nthreads_for(int64_t n, int64_t grain, int nthreads)
 		return 1;
 	t = n / grain;
 	return t < nthreads ? (int)t : nthreads;
+}
+
+/*
+ * Chunks for a loop of n items on nt threads: a few per thread, so that a
+ * thread that starts late holds up only a small piece.
+ */
+static int64_t
+nchunks_for(int64_t n, int nt)
+{
+	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
+
+	return k < n ? k : n;
 }
 
 static void
@@ -262,16 +271,28 @@ pool_infer(aoe_graph *g, aoe_node *n)
  * window's taps with an odometer.  Max for float32/float64/int8/uint8
  * (with the optional Indices), and average for float32.
  */
+struct pgen_ctx {
+	const struct pgeo *p;
+	const void *x;
+	void *y;
+	int64_t *ind;
+	int64_t planes, nch;
+};
+
 #define POOL_GEN(name, T, LOWEST)					\
 static void								\
-name(const struct pgeo *p, const T *x, T *y, int64_t *ind,		\
-    int64_t planes, int nt)						\
+name##_chunk(void *ctx, int64_t chunk, int tid)				\
 {									\
+	const struct pgen_ctx *gc = ctx;				\
+	const struct pgeo *p = gc->p;					\
+	const T *x = gc->x;						\
+	T *y = gc->y;							\
+	int64_t *ind = gc->ind;						\
 	int64_t isz = prod(p->in, 0, p->ns), osz = prod(p->out, 0, p->ns); \
-	int64_t pl;							\
+	int64_t pl = aoe_chunk_lo(gc->planes, gc->nch, chunk);		\
+	int64_t end = aoe_chunk_lo(gc->planes, gc->nch, chunk + 1);	\
 									\
-	_Pragma("omp parallel for num_threads(nt) if(nt > 1)")		\
-	for (pl = 0; pl < planes; pl++) {				\
+	for (; pl < end; pl++) {					\
 		int64_t o, oi[MAXSP], ki[MAXSP];			\
 		int ns = p->ns, j;					\
 									\
@@ -346,6 +367,21 @@ name(const struct pgeo *p, const T *x, T *y, int64_t *ind,		\
 			}						\
 		}							\
 	}								\
+}									\
+									\
+static void								\
+name(const struct pgeo *p, const T *x, T *y, int64_t *ind,		\
+    int64_t planes, int nt)						\
+{									\
+	struct pgen_ctx gc;						\
+									\
+	gc.p = p;							\
+	gc.x = x;							\
+	gc.y = y;							\
+	gc.ind = ind;							\
+	gc.planes = planes;						\
+	gc.nch = nchunks_for(planes, nt);				\
+	aoe_parallel(nt, gc.nch, name##_chunk, &gc);			\
 }
 POOL_GEN(pool_gen_f32, float, -INFINITY)
 POOL_GEN(pool_gen_f64, double, -INFINITY)
@@ -537,16 +573,44 @@ avg_counts(float *inv, int64_t out, int64_t in, int64_t k, int64_t s,
 	}
 }
 
+struct pool2d_ctx {
+	const struct p2d *q;
+	const float *x;
+	float *y;
+	float *buf;		/* per thread: a line, then the row results */
+	size_t per;		/* floats of buf per thread */
+	int64_t tile, planes, nch;
+};
+
+static void
+pool2d_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct pool2d_ctx *c = ctx;
+	const struct p2d *q = c->q;
+	float *line = c->buf + (size_t)tid * c->per;
+	float *hb = line + q->linelen + 16;
+	int64_t pl = aoe_chunk_lo(c->planes, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->planes, c->nch, chunk + 1);
+	int64_t tile = c->tile, r0;
+
+	for (; pl < end; pl++)
+		for (r0 = 0; r0 < q->OH; r0 += tile)
+			pool2d_rows(q, c->x + pl * q->H * q->W,
+			    c->y + pl * q->OH * q->OW, line, hb, r0,
+			    r0 + tile < q->OH ? r0 + tile : q->OH);
+}
+
 static int
 pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
     int64_t planes)
 {
+	struct pool2d_ctx c;
 	struct p2d q;
 	float *inv;
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int64_t tile = aoe_sched_get(k->sched, "tile", DEF_TILE);
-	int64_t pl, need;
-	int nt, err = 0;
+	int64_t pl, need, hrows;
+	int nt;
 
 	q.H = p->in[0];
 	q.W = p->in[1];
@@ -584,37 +648,30 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	}
 	nt = nthreads_for(planes * (q.H * q.W + q.OH * q.OW), grain,
 	    k->nthreads);
-	#pragma omp parallel num_threads(nt) if(nt > 1)
-	{
-		/* Rows one block of output rows needs, at most. */
-		int64_t hrows = (tile - 1) * q.sh + (q.kh - 1) * q.dh + 1;
-		float *line, *hb;
-
-		if (hrows > q.H)
-			hrows = q.H;
-		line = malloc((size_t)(q.linelen + 16) * sizeof(float));
-		hb = malloc((size_t)(hrows * q.OW + 16) * sizeof(float));
-		if (line == NULL || hb == NULL) {
-			#pragma omp atomic write
-			err = 1;
-		} else {
-			#pragma omp for schedule(static)
-			for (pl = 0; pl < planes; pl++) {
-				int64_t r0;
-
-				for (r0 = 0; r0 < q.OH; r0 += tile)
-					pool2d_rows(&q, x + pl * q.H * q.W,
-					    y + pl * q.OH * q.OW, line, hb, r0,
-					    r0 + tile < q.OH ? r0 + tile : q.OH);
-			}
-		}
-		free(line);
-		free(hb);
-	}
-	free(inv);
-	if (err)
+	/*
+	 * Each thread's line buffer and row results, for as many output rows
+	 * as one block needs at most; a multiple of 64 bytes apiece.
+	 */
+	hrows = (tile - 1) * q.sh + (q.kh - 1) * q.dh + 1;
+	if (hrows > q.H)
+		hrows = q.H;
+	c.per = ((size_t)(q.linelen + 16 + hrows * q.OW + 16) + 15) &
+	    ~(size_t)15;
+	c.buf = aligned_alloc(64, c.per * (size_t)nt * sizeof(float));
+	if (c.buf == NULL) {
+		free(inv);
 		return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 		    k->n->op_type, k->n->name);
+	}
+	c.q = &q;
+	c.x = x;
+	c.y = y;
+	c.tile = tile;
+	c.planes = planes;
+	c.nch = nchunks_for(planes, nt);
+	aoe_parallel(nt, c.nch, pool2d_chunk, &c);
+	free(c.buf);
+	free(inv);
 	return 0;
 }
 
@@ -685,21 +742,24 @@ gpool_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, dims);
 }
 
-static int
-gpool_run(aoe_kctx *k)
-{
-	const aoe_node *n = k->n;
-	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
-	int64_t planes = x->dims[0] * x->dims[1], hw = prod(x->dims, 2, x->ndim);
-	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR), pl;
-	int avg = strcmp(n->op_type, "GlobalAveragePool") == 0;
-	const float *xs = x->data;
-	float *ys = y->data;
-	int nt = nthreads_for(planes * hw, grain, k->nthreads);
+struct gpool_ctx {
+	const float *xs;
+	float *ys;
+	int avg;
+	int64_t hw, planes, nch;
+};
 
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (pl = 0; pl < planes; pl++) {
-		const float *xp = xs + pl * hw;
+static void
+gpool_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct gpool_ctx *c = ctx;
+	int64_t pl = aoe_chunk_lo(c->planes, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->planes, c->nch, chunk + 1), hw = c->hw;
+	float *ys = c->ys;
+	int avg = c->avg;
+
+	for (; pl < end; pl++) {
+		const float *xp = c->xs + pl * hw;
 		float a[16];
 		int64_t i;
 		int j;
@@ -731,6 +791,25 @@ gpool_run(aoe_kctx *k)
 			ys[pl] = a[0];
 		}
 	}
+}
+
+static int
+gpool_run(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
+	int64_t planes = x->dims[0] * x->dims[1], hw = prod(x->dims, 2, x->ndim);
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
+	int nt = nthreads_for(planes * hw, grain, k->nthreads);
+	struct gpool_ctx c;
+
+	c.xs = x->data;
+	c.ys = y->data;
+	c.avg = strcmp(n->op_type, "GlobalAveragePool") == 0;
+	c.hw = hw;
+	c.planes = planes;
+	c.nch = nchunks_for(planes, nt);
+	aoe_parallel(nt, c.nch, gpool_chunk, &c);
 	return 0;
 }
 
@@ -1177,17 +1256,28 @@ resize_scratch(aoe_graph *g, aoe_node *n, const struct rgeo *r, size_t es)
 	return rc;
 }
 
-/* One weighted pass (float32): [outer][in][inner] -> [outer][out][inner]. */
-static void
-pass_f32(const struct taps *tp, const float *x, float *y, int64_t outer,
-    int64_t in, int64_t out, int64_t inner, float extrap, int nthreads,
-    int64_t grain)
-{
-	int64_t rows = outer * out, r;
-	int nt = nthreads_for(rows * inner * tp->nt, grain, nthreads);
+/* A pass of Resize, as the chunk functions see it. */
+struct pass_ctx {
+	const struct taps *tp;
+	const void *x;
+	void *y;
+	int64_t in, out, inner, n, nch;
+	size_t es;
+	float extrap;
+};
 
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (r = 0; r < rows; r++) {
+static void
+pass_f32_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct pass_ctx *c = ctx;
+	const struct taps *tp = c->tp;
+	const float *x = c->x;
+	float *y = c->y, extrap = c->extrap;
+	int64_t r = aoe_chunk_lo(c->n, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->n, c->nch, chunk + 1);
+	int64_t in = c->in, out = c->out, inner = c->inner;
+
+	for (; r < end; r++) {
 		int64_t o = r % out, b = r / out, j, t;
 		const int64_t *id = tp->idx + o * tp->nt;
 		const float *w = tp->w + o * tp->nt;
@@ -1226,6 +1316,28 @@ pass_f32(const struct taps *tp, const float *x, float *y, int64_t outer,
 	}
 }
 
+/* One weighted pass (float32): [outer][in][inner] -> [outer][out][inner]. */
+static void
+pass_f32(const struct taps *tp, const float *x, float *y, int64_t outer,
+    int64_t in, int64_t out, int64_t inner, float extrap, int nthreads,
+    int64_t grain)
+{
+	int64_t rows = outer * out;
+	int nt = nthreads_for(rows * inner * tp->nt, grain, nthreads);
+	struct pass_ctx c;
+
+	c.tp = tp;
+	c.x = x;
+	c.y = y;
+	c.in = in;
+	c.out = out;
+	c.inner = inner;
+	c.extrap = extrap;
+	c.n = rows;
+	c.nch = nchunks_for(rows, nt);
+	aoe_parallel(nt, c.nch, pass_f32_chunk, &c);
+}
+
 /* Output o of one row, from the tap table. */
 static inline float
 tap_one(const struct taps *tp, const float *xr, int64_t o)
@@ -1246,14 +1358,17 @@ tap_one(const struct taps *tp, const float *xr, int64_t o)
  * (even and odd outputs) and interleaved.
  */
 static void
-pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
-    int64_t in, int64_t out, float extrap, int nthreads, int64_t grain)
+pass_f32_last_chunk(void *ctx, int64_t chunk, int tid)
 {
-	int64_t b;
-	int nt = nthreads_for(outer * out * tp->nt, grain, nthreads);
+	const struct pass_ctx *c = ctx;
+	const struct taps *tp = c->tp;
+	const float *x = c->x;
+	float *y = c->y, extrap = c->extrap;
+	int64_t b = aoe_chunk_lo(c->n, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->n, c->nch, chunk + 1);
+	int64_t in = c->in, out = c->out;
 
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (b = 0; b < outer; b++) {
+	for (; b < end; b++) {
 		const float *xr = x + b * in;
 		float *yr = y + b * out;
 		int64_t o = 0, i;
@@ -1297,46 +1412,101 @@ pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
 	}
 }
 
-/* One nearest pass for any element size. */
 static void
-pass_nearest(const struct taps *tp, const void *x_, void *y_, int64_t outer,
-    int64_t in, int64_t out, int64_t inner, size_t es, float extrap,
-    int nthreads, int64_t grain)
+pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
+    int64_t in, int64_t out, float extrap, int nthreads, int64_t grain)
 {
-	const char *x = x_;
-	char *y = y_;
-	int64_t rows = outer * out, r;
-	int nt = nthreads_for(rows * inner, grain, nthreads);
+	int nt = nthreads_for(outer * out * tp->nt, grain, nthreads);
+	struct pass_ctx c;
 
-	if (inner == 1 && es == 4) {
-		#pragma omp parallel for num_threads(nt) if(nt > 1) \
-		    schedule(static)
-		for (r = 0; r < outer; r++) {
-			const uint32_t *xr = (const uint32_t *)x + r * in;
-			uint32_t *yr = (uint32_t *)y + r * out;
-			int64_t o;
+	c.tp = tp;
+	c.x = x;
+	c.y = y;
+	c.in = in;
+	c.out = out;
+	c.extrap = extrap;
+	c.n = outer;
+	c.nch = nchunks_for(outer, nt);
+	aoe_parallel(nt, c.nch, pass_f32_last_chunk, &c);
+}
 
-			for (o = 0; o < out; o++)
-				yr[o] = xr[tp->idx[o]];
-			for (o = 0; o < out; o++)
-				if (tp->ex[o])
-					memcpy(&yr[o], &extrap, 4);
-		}
-		return;
+/* Nearest along the last axis, 4-byte elements: a gather per row. */
+static void
+nearest_last4_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct pass_ctx *c = ctx;
+	const struct taps *tp = c->tp;
+	int64_t r = aoe_chunk_lo(c->n, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->n, c->nch, chunk + 1);
+	int64_t in = c->in, out = c->out;
+
+	for (; r < end; r++) {
+		const uint32_t *xr = (const uint32_t *)c->x + r * in;
+		uint32_t *yr = (uint32_t *)c->y + r * out;
+		int64_t o;
+
+		for (o = 0; o < out; o++)
+			yr[o] = xr[tp->idx[o]];
+		for (o = 0; o < out; o++)
+			if (tp->ex[o])
+				memcpy(&yr[o], &c->extrap, 4);
 	}
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (r = 0; r < rows; r++) {
+}
+
+/* Nearest along any axis: a copy of a row of inner elements per output. */
+static void
+nearest_rows_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct pass_ctx *c = ctx;
+	const struct taps *tp = c->tp;
+	const char *x = c->x;
+	char *y = c->y;
+	int64_t r = aoe_chunk_lo(c->n, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->n, c->nch, chunk + 1);
+	int64_t in = c->in, out = c->out, inner = c->inner;
+	size_t es = c->es;
+
+	for (; r < end; r++) {
 		int64_t o = r % out, b = r / out, j;
 		char *yr = y + r * inner * es;
 
 		if (tp->ex[o]) {
 			for (j = 0; j < inner; j++)
-				memcpy(yr + j * es, &extrap, es);
+				memcpy(yr + j * es, &c->extrap, es);
 			continue;
 		}
 		memcpy(yr, x + (b * in + tp->idx[o]) * inner * es,
 		    (size_t)inner * es);
 	}
+}
+
+/* One nearest pass for any element size. */
+static void
+pass_nearest(const struct taps *tp, const void *x, void *y, int64_t outer,
+    int64_t in, int64_t out, int64_t inner, size_t es, float extrap,
+    int nthreads, int64_t grain)
+{
+	int64_t rows = outer * out;
+	int nt = nthreads_for(rows * inner, grain, nthreads);
+	struct pass_ctx c;
+
+	c.tp = tp;
+	c.x = x;
+	c.y = y;
+	c.in = in;
+	c.out = out;
+	c.inner = inner;
+	c.es = es;
+	c.extrap = extrap;
+	if (inner == 1 && es == 4) {
+		c.n = outer;
+		c.nch = nchunks_for(outer, nt);
+		aoe_parallel(nt, c.nch, nearest_last4_chunk, &c);
+		return;
+	}
+	c.n = rows;
+	c.nch = nchunks_for(rows, nt);
+	aoe_parallel(nt, c.nch, nearest_rows_chunk, &c);
 }
 
 /* y[i * f + r] = x[i]: an integer nearest upscale of one row. */
@@ -1364,23 +1534,27 @@ rep4(uint32_t *restrict y, const uint32_t *restrict x, int64_t w, int64_t f)
 			y[i * f + r] = x[i];
 }
 
-/* Nearest on the last two axes in one pass (the common 2-D upsample). */
-static void
-nearest2d(const struct taps *th, const struct taps *tw, const void *x_,
-    void *y_, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
-    size_t es, int nthreads, int64_t grain)
-{
-	const char *x = x_;
-	char *y = y_;
-	int64_t pl, fw = W > 0 && OW % W == 0 ? OW / W : 0, o;
-	int nt = nthreads_for(planes * OH * OW, grain, nthreads);
+struct nearest2d_ctx {
+	const struct taps *th, *tw;
+	const char *x;
+	char *y;
+	int64_t H, W, OH, OW, fw, planes, nch;
+	size_t es;
+};
 
-	/* An integer upscale along W: each element repeated fw times. */
-	for (o = 0; o < OW && fw > 0; o++)
-		if (tw->idx[o] != o / fw)
-			fw = 0;
-	#pragma omp parallel for num_threads(nt) if(nt > 1) schedule(static)
-	for (pl = 0; pl < planes; pl++) {
+static void
+nearest2d_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct nearest2d_ctx *c = ctx;
+	const struct taps *th = c->th, *tw = c->tw;
+	const char *x = c->x;
+	char *y = c->y;
+	int64_t pl = aoe_chunk_lo(c->planes, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->planes, c->nch, chunk + 1);
+	int64_t H = c->H, W = c->W, OH = c->OH, OW = c->OW, fw = c->fw;
+	size_t es = c->es;
+
+	for (; pl < end; pl++) {
 		int64_t oh, ow;
 
 		for (oh = 0; oh < OH; oh++) {
@@ -1403,6 +1577,35 @@ nearest2d(const struct taps *th, const struct taps *tw, const void *x_,
 					    xr + tw->idx[ow] * es, es);
 		}
 	}
+}
+
+/* Nearest on the last two axes in one pass (the common 2-D upsample). */
+static void
+nearest2d(const struct taps *th, const struct taps *tw, const void *x,
+    void *y, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW,
+    size_t es, int nthreads, int64_t grain)
+{
+	int64_t fw = W > 0 && OW % W == 0 ? OW / W : 0, o;
+	int nt = nthreads_for(planes * OH * OW, grain, nthreads);
+	struct nearest2d_ctx c;
+
+	/* An integer upscale along W: each element repeated fw times. */
+	for (o = 0; o < OW && fw > 0; o++)
+		if (tw->idx[o] != o / fw)
+			fw = 0;
+	c.th = th;
+	c.tw = tw;
+	c.x = x;
+	c.y = y;
+	c.H = H;
+	c.W = W;
+	c.OH = OH;
+	c.OW = OW;
+	c.fw = fw;
+	c.es = es;
+	c.planes = planes;
+	c.nch = nchunks_for(planes, nt);
+	aoe_parallel(nt, c.nch, nearest2d_chunk, &c);
 }
 
 static int

@@ -17,7 +17,6 @@
  * walks, in elements, a multiple of 8; default 64).
  */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __AVX2__
@@ -51,6 +50,18 @@ nthr(const aoe_kctx *k, int64_t bytes)
 	if (t < 2)
 		return 1;
 	return t < max ? (int)t : max;
+}
+
+/*
+ * Chunks for a loop of n items on nt threads: a few per thread, so that a
+ * thread that starts late holds up only a small piece.
+ */
+static int64_t
+nchunks_for(int64_t n, int nt)
+{
+	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
+
+	return k < n ? k : n;
 }
 
 static void
@@ -147,27 +158,42 @@ idx_at(const void *p, int dt, int64_t j)
 	    ((const int32_t *)p)[j];
 }
 
+struct memcpy_ctx {
+	char *dst;
+	const char *src;
+	size_t n, nth;
+};
+
+/* Slice t of nth of a copy, cut at multiples of 64 bytes. */
+static void
+memcpy_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct memcpy_ctx *c = ctx;
+	size_t t = (size_t)chunk, n = c->n, nth = c->nth;
+	size_t a = t == 0 ? 0 : (n * t / nth) & ~(size_t)63;
+	size_t b = t == nth - 1 ? n : (n * (t + 1) / nth) & ~(size_t)63;
+
+	if (b > a)
+		memcpy(c->dst + a, c->src + a, b - a);
+}
+
 /* Copy memory, split over nt threads. */
 static void
 par_memcpy(char *dst, const char *src, size_t n, int nt)
 {
+	struct memcpy_ctx c;
+
 	if (n == 0 || dst == src)
 		return;
 	if (nt <= 1 || n < 8192) {
 		memcpy(dst, src, n);
 		return;
 	}
-#pragma omp parallel num_threads(nt)
-	{
-		size_t t = (size_t)omp_get_thread_num();
-		size_t nth = (size_t)omp_get_num_threads();
-		size_t a = t == 0 ? 0 : (n * t / nth) & ~(size_t)63;
-		size_t b = t == nth - 1 ? n : (n * (t + 1) / nth) &
-		    ~(size_t)63;
-
-		if (b > a)
-			memcpy(dst + a, src + a, b - a);
-	}
+	c.dst = dst;
+	c.src = src;
+	c.n = n;
+	c.nth = (size_t)nt;
+	aoe_parallel(nt, nt, memcpy_chunk, &c);
 }
 
 /* Copy n elements of size es, reading src with a stride of st elements. */
@@ -258,22 +284,58 @@ fill(char *dst, const void *val, int64_t n, size_t es)
 	}
 }
 
+struct fill_ctx {
+	char *dst;
+	const void *val;
+	int64_t n, nth;
+	size_t es;
+};
+
+static void
+fill_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct fill_ctx *c = ctx;
+	int64_t a = aoe_chunk_lo(c->n, c->nth, chunk);
+	int64_t b = aoe_chunk_lo(c->n, c->nth, chunk + 1);
+
+	fill(c->dst + a * (int64_t)c->es, c->val, b - a, c->es);
+}
+
 static void
 par_fill(char *dst, const void *val, int64_t n, size_t es, int nt)
 {
+	struct fill_ctx c;
+
 	if (n <= 0)
 		return;
 	if (nt <= 1) {
 		fill(dst, val, n, es);
 		return;
 	}
-#pragma omp parallel num_threads(nt)
-	{
-		int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();
-		int64_t a = n * t / nth, b = n * (t + 1) / nth;
+	c.dst = dst;
+	c.val = val;
+	c.n = n;
+	c.nth = nt;
+	c.es = es;
+	aoe_parallel(nt, nt, fill_chunk, &c);
+}
 
-		fill(dst + a * (int64_t)es, val, b - a, es);
-	}
+struct rows_ctx {
+	char *dst;
+	const char *src;
+	int64_t dpitch, spitch, nrows, rowbytes, nch;
+};
+
+static void
+rows_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct rows_ctx *c = ctx;
+	int64_t r = aoe_chunk_lo(c->nrows, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->nrows, c->nch, chunk + 1);
+
+	for (; r < end; r++)
+		memcpy(c->dst + r * c->dpitch, c->src + r * c->spitch,
+		    (size_t)c->rowbytes);
 }
 
 /*
@@ -284,6 +346,7 @@ static void
 copy_rows(char *dst, int64_t dpitch, const char *src, int64_t spitch,
     int64_t nrows, int64_t rowbytes, int nt)
 {
+	struct rows_ctx c;
 	int64_t r;
 
 	if (nrows <= 0 || rowbytes <= 0)
@@ -298,9 +361,14 @@ copy_rows(char *dst, int64_t dpitch, const char *src, int64_t spitch,
 			    (size_t)rowbytes, nt);
 		return;
 	}
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-	for (r = 0; r < nrows; r++)
-		memcpy(dst + r * dpitch, src + r * spitch, (size_t)rowbytes);
+	c.dst = dst;
+	c.src = src;
+	c.dpitch = dpitch;
+	c.spitch = spitch;
+	c.nrows = nrows;
+	c.rowbytes = rowbytes;
+	c.nch = nchunks_for(nrows, nt);
+	aoe_parallel(nt, c.nch, rows_chunk, &c);
 }
 
 /*
@@ -477,6 +545,42 @@ tile2d(char *dst, int64_t ld, const char *src, int64_t ls, int64_t a0,
 	}
 }
 
+struct transpose_ctx {
+	char *dst;
+	const char *src;
+	const sview *o;		/* the other dimensions, source strides */
+	const int64_t *od;	/* and their destination strides */
+	int64_t A, B, ls, ld, tile, ntA, n, nch;
+	size_t es;
+};
+
+static void
+transpose_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct transpose_ctx *x = ctx;
+	const sview *o = x->o;
+	int64_t task = aoe_chunk_lo(x->n, x->nch, chunk);
+	int64_t end = aoe_chunk_lo(x->n, x->nch, chunk + 1);
+	int64_t ntA = x->ntA, tile = x->tile, A = x->A;
+	size_t es = x->es;
+
+	for (; task < end; task++) {
+		int64_t p = task / ntA, a0 = (task % ntA) * tile;
+		int64_t a1 = a0 + tile < A ? a0 + tile : A;
+		int64_t soff = 0, doff = 0, c;
+		int q;
+
+		for (q = o->nd - 1; q >= 0; q--) {
+			c = p % o->d[q];
+			p /= o->d[q];
+			soff += c * o->s[q];
+			doff += c * x->od[q];
+		}
+		tile2d(x->dst + doff * (int64_t)es, x->ld,
+		    x->src + soff * (int64_t)es, x->ls, a0, a1, x->B, es, tile);
+	}
+}
+
 /*
  * Transposing copy: dimension j of the view has source stride 1, the last
  * dimension L does not.  Every combination of the other dimensions is a 2-D
@@ -486,8 +590,9 @@ static void
 sv_transpose(const aoe_kctx *k, char *dst, const char *src, const sview *v,
     size_t es, int j, int nt)
 {
+	struct transpose_ctx x;
 	sview o;
-	int64_t ds[VMAX], od[VMAX], A, B, ls, ld, P, tile, ntA, task;
+	int64_t ds[VMAX], od[VMAX], A, B, ls, ld, P, tile, ntA;
 	int i, L = v->nd - 1;
 
 	ds[L] = 1;
@@ -511,21 +616,55 @@ sv_transpose(const aoe_kctx *k, char *dst, const char *src, const sview *v,
 		tile = 8;
 	tile &= ~(int64_t)7;
 	ntA = (A + tile - 1) / tile;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-	for (task = 0; task < P * ntA; task++) {
-		int64_t p = task / ntA, a0 = (task % ntA) * tile;
-		int64_t a1 = a0 + tile < A ? a0 + tile : A;
-		int64_t soff = 0, doff = 0, c;
-		int q;
+	x.dst = dst;
+	x.src = src;
+	x.o = &o;
+	x.od = od;
+	x.A = A;
+	x.B = B;
+	x.ls = ls;
+	x.ld = ld;
+	x.tile = tile;
+	x.ntA = ntA;
+	x.es = es;
+	x.n = P * ntA;
+	x.nch = nchunks_for(x.n, nt);
+	aoe_parallel(nt, x.nch, transpose_chunk, &x);
+}
 
-		for (q = o.nd - 1; q >= 0; q--) {
-			c = p % o.d[q];
-			p /= o.d[q];
-			soff += c * o.s[q];
-			doff += c * od[q];
-		}
-		tile2d(dst + doff * (int64_t)es, ld, src + soff * (int64_t)es,
-		    ls, a0, a1, B, es, tile);
+struct svcopy_ctx {
+	char *dst;
+	const char *src;
+	const sview *v;
+	int64_t rows, w, nth;
+	size_t es;
+};
+
+/* Slice t of nth of the rows of a strided copy. */
+static void
+svcopy_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct svcopy_ctx *x = ctx;
+	const sview *v = x->v;
+	int64_t r0 = aoe_chunk_lo(x->rows, x->nth, chunk);
+	int64_t r1 = aoe_chunk_lo(x->rows, x->nth, chunk + 1), r, off;
+	int64_t c[VMAX], w = x->w, st;
+	int L = v->nd - 1;
+	size_t es = x->es;
+
+	if (r0 >= r1)
+		return;
+	st = v->s[L];
+	off = sv_seek(v, L, r0, c);
+	for (r = r0; r < r1; r++) {
+		char *dp = x->dst + r * w * (int64_t)es;
+		const char *sp = x->src + off * (int64_t)es;
+
+		if (st == 1)
+			copy_run(dp, sp, w, es);
+		else
+			gather_elems(dp, sp, w, st, es);
+		off = sv_next(v, L, c, off);
 	}
 }
 
@@ -533,6 +672,7 @@ sv_transpose(const aoe_kctx *k, char *dst, const char *src, const sview *v,
 static void
 sv_copy(const aoe_kctx *k, char *dst, const char *src, sview *v, size_t es)
 {
+	struct svcopy_ctx x;
 	int64_t total = 1, rows, w;
 	int i, L, nt;
 
@@ -557,26 +697,14 @@ sv_copy(const aoe_kctx *k, char *dst, const char *src, sview *v, size_t es)
 	rows = total / w;
 	if (rows < nt)
 		nt = rows > 1 ? (int)rows : 1;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-	{
-		int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();
-		int64_t r0 = rows * t / nth, r1 = rows * (t + 1) / nth, r, off;
-		int64_t c[VMAX], st = v->s[L];
-
-		if (r0 < r1) {
-			off = sv_seek(v, L, r0, c);
-			for (r = r0; r < r1; r++) {
-				char *dp = dst + r * w * (int64_t)es;
-				const char *sp = src + off * (int64_t)es;
-
-				if (st == 1)
-					copy_run(dp, sp, w, es);
-				else
-					gather_elems(dp, sp, w, st, es);
-				off = sv_next(v, L, c, off);
-			}
-		}
-	}
+	x.dst = dst;
+	x.src = src;
+	x.v = v;
+	x.rows = rows;
+	x.w = w;
+	x.es = es;
+	x.nth = nt;
+	aoe_parallel(nt, nt, svcopy_chunk, &x);
 }
 
 /* The plain copy of Identity, Reshape, Flatten, Squeeze and Unsqueeze. */
@@ -1379,17 +1507,49 @@ gather_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, x->dtype, nd, dims);
 }
 
+struct gather_ctx {
+	const char *xd;
+	char *yd;
+	const void *id;
+	int idt;
+	size_t es;
+	int64_t A, ni, inner, blk, n, nch;
+};
+
+/* Items o * ni + j: index j of the indices in outer slice o. */
+static void
+gather_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct gather_ctx *c = ctx;
+	int64_t t = aoe_chunk_lo(c->n, c->nch, chunk);
+	int64_t end = aoe_chunk_lo(c->n, c->nch, chunk + 1);
+	int64_t ni = c->ni, A = c->A, blk = c->blk;
+
+	for (; t < end; t++) {
+		int64_t o = t / ni, j = t % ni;
+		int64_t v = idx_at(c->id, c->idt, j);
+		const char *s;
+		char *d = c->yd + t * blk;
+
+		if (v < 0)
+			v += A;
+		s = c->xd + (o * A + v) * blk;
+		if (c->inner == 1)
+			gather_elems(d, s, 1, 1, c->es);
+		else
+			copy_run(d, s, c->inner, c->es);
+	}
+}
+
 static int
 gather_run(aoe_kctx *k)
 {
 	aoe_tensor *x = aoe_in(k->g, k->n, 0), *ix = aoe_in(k->g, k->n, 1);
 	aoe_tensor *y = aoe_out(k->g, k->n, 0);
 	size_t es = aoe_dtype_size(x->dtype);
-	int64_t outer, inner, A, ni, o, j, blk;
-	int ax, rc, nt, idt = ix->dtype;
-	const char *xd = x->data;
-	char *yd = y->data;
-	const void *id = ix->data;
+	int64_t outer, inner, A, ni, blk;
+	struct gather_ctx c;
+	int ax, rc, nt;
 
 	if (aoe_tensor_numel(y) == 0)
 		return 0;
@@ -1403,22 +1563,18 @@ gather_run(aoe_kctx *k)
 	ni = aoe_tensor_numel(ix);
 	blk = inner * (int64_t)es;
 	nt = nthr(k, outer * ni * blk);
-#pragma omp parallel for collapse(2) num_threads(nt) if (nt > 1) \
-    schedule(static)
-	for (o = 0; o < outer; o++)
-		for (j = 0; j < ni; j++) {
-			int64_t v = idx_at(id, idt, j);
-			const char *s;
-			char *d = yd + (o * ni + j) * blk;
-
-			if (v < 0)
-				v += A;
-			s = xd + (o * A + v) * blk;
-			if (inner == 1)
-				gather_elems(d, s, 1, 1, es);
-			else
-				copy_run(d, s, inner, es);
-		}
+	c.xd = x->data;
+	c.yd = y->data;
+	c.id = ix->data;
+	c.idt = ix->dtype;
+	c.es = es;
+	c.A = A;
+	c.ni = ni;
+	c.inner = inner;
+	c.blk = blk;
+	c.n = outer * ni;
+	c.nch = nchunks_for(c.n, nt);
+	aoe_parallel(nt, c.nch, gather_chunk, &c);
 	return 0;
 }
 
@@ -1448,6 +1604,46 @@ gather_elements_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, x->dtype, ix->ndim, ix->dims);
 }
 
+struct gather_el_ctx {
+	const aoe_tensor *x, *ix;
+	char *yd;
+	const sview *v;
+	const int64_t *xs;
+	int ax;
+	size_t es;
+	int64_t A, rows, w, nth;
+};
+
+/* Slice t of nth of the rows of a GatherElements. */
+static void
+gather_el_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct gather_el_ctx *g = ctx;
+	const sview *v = g->v;
+	int64_t r0 = aoe_chunk_lo(g->rows, g->nth, chunk);
+	int64_t r1 = aoe_chunk_lo(g->rows, g->nth, chunk + 1), r, off;
+	int64_t c[VMAX], i, e, q, w = g->w, A = g->A, sa = g->xs[g->ax];
+	const char *xd = g->x->data;
+	char *yd = g->yd;
+	size_t es = g->es;
+	int L = v->nd - 1, idt = g->ix->dtype;
+
+	if (r0 >= r1)
+		return;
+	off = sv_seek(v, L, r0, c);
+	for (r = r0; r < r1; r++) {
+		for (i = 0; i < w; i++) {
+			e = r * w + i;
+			q = idx_at(g->ix->data, idt, e);
+			if (q < 0)
+				q += A;
+			q = off + q * sa + i * v->s[L];
+			memcpy(yd + e * (int64_t)es, xd + q * (int64_t)es, es);
+		}
+		off = sv_next(v, L, c, off);
+	}
+}
+
 static int
 gather_elements_run(aoe_kctx *k)
 {
@@ -1455,7 +1651,8 @@ gather_elements_run(aoe_kctx *k)
 	aoe_tensor *y = aoe_out(k->g, k->n, 0);
 	size_t es = aoe_dtype_size(x->dtype);
 	int64_t xs[AOE_MAXDIM], total, rows, w, A;
-	int ax, rc, nt, L = ix->ndim - 1, idt = ix->dtype;
+	int ax, rc, nt, L = ix->ndim - 1;
+	struct gather_el_ctx g;
 	sview v;
 
 	if ((total = aoe_tensor_numel(y)) == 0)
@@ -1474,30 +1671,18 @@ gather_elements_run(aoe_kctx *k)
 	w = ix->dims[L];
 	rows = total / w;
 	nt = nthr(k, total * (int64_t)es);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-	{
-		int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();
-		int64_t r0 = rows * t / nth, r1 = rows * (t + 1) / nth, r, off;
-		int64_t c[VMAX], i, e, q;
-		const char *xd = x->data;
-		char *yd = y->data;
-
-		if (r0 < r1) {
-			off = sv_seek(&v, L, r0, c);
-			for (r = r0; r < r1; r++) {
-				for (i = 0; i < w; i++) {
-					e = r * w + i;
-					q = idx_at(ix->data, idt, e);
-					if (q < 0)
-						q += A;
-					q = off + q * xs[ax] + i * v.s[L];
-					memcpy(yd + e * (int64_t)es,
-					    xd + q * (int64_t)es, es);
-				}
-				off = sv_next(&v, L, c, off);
-			}
-		}
-	}
+	g.x = x;
+	g.ix = ix;
+	g.yd = y->data;
+	g.v = &v;
+	g.xs = xs;
+	g.ax = ax;
+	g.es = es;
+	g.A = A;
+	g.rows = rows;
+	g.w = w;
+	g.nth = nt;
+	aoe_parallel(nt, nt, gather_el_chunk, &g);
 	return 0;
 }
 
@@ -1883,31 +2068,51 @@ castlike_infer(aoe_graph *g, aoe_node *n)
 	return cast_check(g, n, &x, like->dtype);
 }
 
+struct cast_ctx {
+	const aoe_tensor *x, *y;
+	size_t ses, des;
+	int64_t n, nth;
+	int bad;		/* set, atomically, when a cast fails */
+};
+
+/* Slice t of nth of a Cast, cut at multiples of 64 elements. */
+static void
+cast_chunk(void *ctx, int64_t chunk, int tid)
+{
+	struct cast_ctx *c = ctx;
+	int64_t t = chunk, n = c->n, nth = c->nth;
+	int64_t a = aoe_chunk_lo(n, nth, t) & ~(int64_t)63;
+	int64_t b = t == nth - 1 ? n : aoe_chunk_lo(n, nth, t + 1) &
+	    ~(int64_t)63;
+
+	if (b > a && cast_elems((const char *)c->x->data + a *
+	    (int64_t)c->ses, c->x->dtype, (char *)c->y->data + a *
+	    (int64_t)c->des, c->y->dtype, b - a) < 0)
+		__atomic_store_n(&c->bad, 1, __ATOMIC_RELAXED);
+}
+
 static int
 cast_run(aoe_kctx *k)
 {
 	aoe_tensor *x = aoe_in(k->g, k->n, 0), *y = aoe_out(k->g, k->n, 0);
 	int64_t n = aoe_tensor_numel(y);
 	size_t ses = aoe_dtype_size(x->dtype), des = aoe_dtype_size(y->dtype);
-	int nt = nthr(k, n * (int64_t)(ses > des ? ses : des)), bad = 0;
+	int nt = nthr(k, n * (int64_t)(ses > des ? ses : des));
+	struct cast_ctx c;
 
 	if (n == 0)
 		return 0;
 	if (x->dtype == y->dtype)
 		return copy_run_op(k);
-#pragma omp parallel num_threads(nt) if (nt > 1) reduction(|:bad)
-	{
-		int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();
-		int64_t a = (n * t / nth) & ~(int64_t)63;
-		int64_t b = t == nth - 1 ? n : (n * (t + 1) / nth) &
-		    ~(int64_t)63;
-
-		if (b > a && cast_elems((const char *)x->data + a *
-		    (int64_t)ses, x->dtype, (char *)y->data + a *
-		    (int64_t)des, y->dtype, b - a) < 0)
-			bad = 1;
-	}
-	if (bad)
+	c.x = x;
+	c.y = y;
+	c.ses = ses;
+	c.des = des;
+	c.n = n;
+	c.nth = nt;
+	c.bad = 0;
+	aoe_parallel(nt, nt, cast_chunk, &c);
+	if (__atomic_load_n(&c.bad, __ATOMIC_RELAXED))
 		return aoe_err(AOE_EUNSUP, "%s '%s': cast from %s to %s not "
 		    "supported", k->n->op_type, k->n->name,
 		    aoe_dtype_name(x->dtype), aoe_dtype_name(y->dtype));
@@ -2030,6 +2235,85 @@ pad_map(int64_t i, int64_t n, int mode)
 	return i < n ? i : p - i;
 }
 
+struct pad_ctx {
+	const aoe_tensor *x;
+	char *yd;
+	const sview *v;
+	const int64_t *pb, *xs;
+	const void *val;
+	int mode;
+	size_t es;
+	int64_t rows, W, iw, p0, m0, m1, nth;
+};
+
+/* Slice t of nth of the output rows of a Pad. */
+static void
+pad_chunk(void *ctx, int64_t chunk, int tid)
+{
+	const struct pad_ctx *p = ctx;
+	const aoe_tensor *x = p->x;
+	const sview *v = p->v;
+	const int64_t *pb = p->pb, *xs = p->xs;
+	const void *val = p->val;
+	int64_t r0 = aoe_chunk_lo(p->rows, p->nth, chunk);
+	int64_t r1 = aoe_chunk_lo(p->rows, p->nth, chunk + 1), row;
+	int64_t c[VMAX], off, i, q, xx, W = p->W, iw = p->iw, p0 = p->p0;
+	int64_t m0 = p->m0, m1 = p->m1;
+	const char *xd = x->data;
+	char *yd = p->yd;
+	size_t es = p->es;
+	int d, in, mode = p->mode, L = v->nd;
+
+	if (r0 < r1)
+		sv_seek(v, L, r0, c);
+	for (row = r0; row < r1; row++) {
+		char *dp = yd + row * W * (int64_t)es;
+		const char *sp;
+
+		in = 1;
+		off = 0;
+		for (d = 0; d < L; d++) {
+			i = c[d] - pb[d];
+			if (i < 0 || i >= x->dims[d]) {
+				if (mode == PAD_CONSTANT) {
+					in = 0;
+					break;
+				}
+				i = pad_map(i, x->dims[d], mode);
+			}
+			off += i * xs[d];
+		}
+		if (!in)
+			fill(dp, val, W, es);
+		else {
+			sp = xd + off * (int64_t)es;
+			if (mode == PAD_CONSTANT) {
+				fill(dp, val, m0, es);
+				fill(dp + m1 * (int64_t)es, val, W - m1, es);
+			} else {
+				for (xx = 0; xx < m0; xx++) {
+					q = pad_map(xx - p0, iw, mode);
+					memcpy(dp + xx * (int64_t)es,
+					    sp + q * (int64_t)es, es);
+				}
+				for (xx = m1; xx < W; xx++) {
+					q = pad_map(xx - p0, iw, mode);
+					memcpy(dp + xx * (int64_t)es,
+					    sp + q * (int64_t)es, es);
+				}
+			}
+			if (m1 > m0)
+				copy_run(dp + m0 * (int64_t)es,
+				    sp + (m0 - p0) * (int64_t)es, m1 - m0, es);
+		}
+		for (d = L - 1; d >= 0; d--) {
+			if (++c[d] < v->d[d])
+				break;
+			c[d] = 0;
+		}
+	}
+}
+
 static int
 pad_run(aoe_kctx *k)
 {
@@ -2040,6 +2324,7 @@ pad_run(aoe_kctx *k)
 	size_t es = aoe_dtype_size(x->dtype);
 	uint64_t val[2] = { 0, 0 };
 	int rc, mode, nt, r = x->ndim, L = r - 1;
+	struct pad_ctx pc;
 	sview v;
 
 	if ((rc = pad_params(k->g, k->n, x, pb, pe, &mode)) < 0)
@@ -2075,66 +2360,22 @@ pad_run(aoe_kctx *k)
 	nt = nthr(k, total * (int64_t)es);
 	if (rows < nt)
 		nt = rows > 1 ? (int)rows : 1;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-	{
-		int64_t t = omp_get_thread_num(), nth = omp_get_num_threads();
-		int64_t r0 = rows * t / nth, r1 = rows * (t + 1) / nth, row;
-		int64_t c[VMAX], off, i, q, xx;
-		const char *xd = x->data;
-		char *yd = y->data;
-		int d, in;
-
-		if (r0 < r1)
-			sv_seek(&v, L, r0, c);
-		for (row = r0; row < r1; row++) {
-			char *dp = yd + row * W * (int64_t)es;
-			const char *sp;
-
-			in = 1;
-			off = 0;
-			for (d = 0; d < L; d++) {
-				i = c[d] - pb[d];
-				if (i < 0 || i >= x->dims[d]) {
-					if (mode == PAD_CONSTANT) {
-						in = 0;
-						break;
-					}
-					i = pad_map(i, x->dims[d], mode);
-				}
-				off += i * xs[d];
-			}
-			if (!in)
-				fill(dp, val, W, es);
-			else {
-				sp = xd + off * (int64_t)es;
-				if (mode == PAD_CONSTANT) {
-					fill(dp, val, m0, es);
-					fill(dp + m1 * (int64_t)es, val, W - m1,
-					    es);
-				} else {
-					for (xx = 0; xx < m0; xx++) {
-						q = pad_map(xx - p0, iw, mode);
-						memcpy(dp + xx * (int64_t)es,
-						    sp + q * (int64_t)es, es);
-					}
-					for (xx = m1; xx < W; xx++) {
-						q = pad_map(xx - p0, iw, mode);
-						memcpy(dp + xx * (int64_t)es,
-						    sp + q * (int64_t)es, es);
-					}
-				}
-				if (m1 > m0)
-					copy_run(dp + m0 * (int64_t)es,
-					    sp + (m0 - p0) * (int64_t)es,
-					    m1 - m0, es);
-			}
-			for (d = L - 1; d >= 0; d--) {
-				if (++c[d] < v.d[d])
-					break;
-				c[d] = 0;
-			}
-		}
-	}
+	pc.x = x;
+	pc.yd = y->data;
+	pc.v = &v;
+	pc.pb = pb;
+	pc.xs = xs;
+	pc.val = val;
+	pc.mode = mode;
+	pc.es = es;
+	pc.rows = rows;
+	pc.W = W;
+	pc.iw = iw;
+	pc.p0 = p0;
+	pc.m0 = m0;
+	pc.m1 = m1;
+	pc.nth = nt;
+	aoe_parallel(nt, nt, pad_chunk, &pc);
 	return 0;
 }
 

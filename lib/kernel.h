@@ -41,6 +41,39 @@ void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
     const float *src, int64_t ld, float *dst, const aoe_sched *s);
 float *aoe_sgemm_tlbuf(int which, size_t nfloats);
 int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
+/* The GEMM knobs' default (mr nr mc kc nc) for the instruction set. */
+void aoe_sgemm_default_sched(aoe_sched *s);
+/*
+ * Whether the AVX-512 micro-kernels may run: the CPU has AVX-512F and
+ * AOE_MAX_ISA=avx2 does not cap libaoe (read once).
+ */
+int aoe_cpu_avx512(void);
+
+/*
+ * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
+ * 2-D NCHW, 3x3 kernel, unit strides and dilations, any pads and groups.
+ * The weights are transformed by aoe_wino_weights into
+ * aoe_wino_wsize() floats (u), or at each run when u is NULL.
+ */
+typedef struct aoe_wino {
+	int64_t n, c, k, group;		/* images, channels in, out, groups */
+	int64_t h, w, oh, ow;		/* input and output planes */
+	int64_t pt, pl;			/* leading pads (top, left) */
+	const float *x, *wt, *bias;	/* bias may be NULL */
+	float *y;
+	const aoe_node *node;		/* for its fused activation */
+} aoe_wino;
+size_t aoe_wino_wsize(int m, int64_t c, int64_t k, int64_t group);
+void aoe_wino_weights(int m, int64_t c, int64_t k, int64_t group,
+    const float *w, float *u, int nthreads);
+int aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
+    const aoe_sched *s);
+/*
+ * Its knobs wino_m, wino_tb, wino_kb, in Conv's space (live 0: held at
+ * their defaults, m the default F(m,3)).
+ */
+int aoe_space_wino(aoe_space *sp, int live, int m, int64_t k, int64_t oh,
+    int64_t ow);
 
 /*
  * The search spaces of the families (each beside its kernels), which
@@ -67,6 +100,11 @@ int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
 /* The GEMM knobs' constraints; 0 or -1 with why. */
 int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
     char *why, size_t len);
+/*
+ * 1 with why when value v of knob is illegal only because the instruction
+ * set it needs cannot run here (AVX-512 micro-kernel shapes), else 0.
+ */
+int aoe_space_isa_why(const char *knob, int64_t v, char *why, size_t len);
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -114,5 +152,26 @@ v_exp(__m256 x)
 	return y;
 }
 #endif
+
+/*
+ * The thread pool (lib/pool.c), on which every parallel loop runs.
+ * aoe_parallel() calls fn(ctx, chunk, tid) once for each chunk in
+ * [0, nchunks), on up to nthreads threads; the caller is tid 0, and every
+ * tid is below nthreads and used by one thread at a time, so per-thread
+ * scratch may be indexed by it.  Chunks run in no particular order.  The
+ * caller takes chunks itself and waits only for those a worker started.
+ * With nthreads < 2, one chunk, or from inside a chunk, the chunks run in
+ * order on the calling thread.
+ */
+typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
+void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
+    void *ctx);
+
+/* The first item of chunk c when n items are cut into k chunks. */
+static inline int64_t
+aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
+{
+	return (int64_t)((__int128)n * c / k);
+}
 
 #endif

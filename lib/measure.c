@@ -2,8 +2,9 @@
  * measure.c - measure candidate schedules of one node safely.
  *
  * The parent keeps the whole graph prepared with the default schedules
- * and never runs a kernel itself (a child forked after OpenMP started
- * its threads would deadlock in libgomp).  For each candidate it forks a
+ * and never runs a kernel itself, so that every measurement starts from
+ * the same state (cold thread pool, no warm caches of the parent's).
+ * For each candidate it forks a
  * child, which fills the node's non-constant inputs with fresh random
  * data, runs the default schedule to get the reference, applies the
  * candidate (re-preparing the node, e.g. repacking weights), runs it and
@@ -248,8 +249,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	say(fd, "running\n");
 	/*
 	 * The reference: fresh inputs, the default schedule.  It is computed
-	 * here, not in the parent, so that the parent never starts OpenMP
-	 * threads (a child forked after that would deadlock in libgomp).
+	 * here, not in the parent, which never runs a kernel.
 	 */
 	for (i = 0; i < n->nin; i++) {
 		aoe_tensor *it = aoe_in(g, n, i);
@@ -451,7 +451,7 @@ opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
 				goto out;
 			}
 			sl[i].start = aoe_now_us();
-			if ((sl[i].pid = fork()) < 0) {
+			if ((sl[i].pid = aoe_fork_child()) < 0) {
 				close(p[0]);
 				close(p[1]);
 				sl[i].pid = -1;

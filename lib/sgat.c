@@ -278,7 +278,7 @@ measure(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	fflush(NULL);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return aoe_err(AOE_EIO, "pipe: %s", strerror(errno));
-	if ((pid = fork()) < 0) {
+	if ((pid = aoe_fork_child()) < 0) {
 		close(p[0]);
 		close(p[1]);
 		return aoe_err(AOE_EIO, "fork: %s", strerror(errno));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "aoe.h"
+#include "kernel.h"
 #include "bankpriv.h"
 
 /* FNV-1a 64: the key of a signature. */
@@ -320,7 +321,11 @@ soc_detect(void)
 			level = 2;
 		if (level == 2 && has_flags(flags, v3))
 			level = 3;
-		if (level == 3 && has_flags(flags, v4))
+		/*
+		 * Level 4 only when libaoe may use it: under AOE_MAX_ISA=avx2
+		 * it tunes and runs as on an AVX2 machine, and its banks say so.
+		 */
+		if (level == 3 && has_flags(flags, v4) && aoe_cpu_avx512())
 			level = 4;
 		snprintf(soc, sizeof(soc), "%s_f%d_m%d_x86-64-v%d", vendor,
 		    family, model, level);

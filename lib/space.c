@@ -229,8 +229,10 @@ aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
 			return -AOE_EDATA;
 		}
 		if (aoe_knob_index(k, s->k[i].v) < 0) {
-			snprintf(why, len, "%s=%lld is not a legal value",
-			    k->name, (long long)s->k[i].v);
+			if (!aoe_space_isa_why(k->name, s->k[i].v, why,
+			    len))
+				snprintf(why, len, "%s=%lld is not a legal "
+				    "value", k->name, (long long)s->k[i].v);
 			return -AOE_EDATA;
 		}
 	}
