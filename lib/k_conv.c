@@ -1833,9 +1833,10 @@ aoe_space_conv(aoe_space *sp)
 	}
 	sp->fact[1] = convt;
 	sp->check = conv_check;
-	sp->constraints = convt ? "(mr,nr) in {(6,16),(4,24)}; mc % mr == 0; "
-	    "nc % nr == 0" : "(mr,nr) in {(6,16),(4,24)}; mc % mr == 0; "
-	    "nc % nr == 0; algo=4 holds every other knob at its default; "
+	sp->constraints = convt ? "(mr,nr) a micro-kernel shape of this CPU "
+	    "(see mr); mc % mr == 0; nc % nr == 0" : "(mr,nr) a micro-kernel "
+	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
+	    "algo=4 holds every other knob at its default; "
 	    "tile != 0 only with algo=3; batch_par == -1 with algo=3; "
 	    "packb == -1 with algo=2; algo=5 only for 2-D 3x3 kernels "
 	    "with unit strides and dilations, holding mr nr mc kc nc par "

@@ -292,6 +292,29 @@ aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 		}
 		if (aoe_space_validate(sp, s, NULL, 0) == 0)
 			return 0;
+		/*
+		 * Repair: constraints often hold some knobs at their
+		 * defaults for a choice of another (Conv's algorithms), which
+		 * a uniform draw almost never hits.  Reset knobs to their
+		 * defaults one at a time, in random order, until it is legal.
+		 */
+		{
+			int ord[AOE_SCHED_MAX], j, tmp;
+			for (i = 0; i < sp->nknobs; i++)
+				ord[i] = i;
+			for (i = sp->nknobs - 1; i > 0; i--) {
+				j = (int)(rnd(seed) % (uint64_t)(i + 1));
+				tmp = ord[i];
+				ord[i] = ord[j];
+				ord[j] = tmp;
+			}
+			for (i = 0; i < sp->nknobs; i++) {
+				const aoe_knob *k = &sp->knobs[ord[i]];
+				aoe_sched_set(s, k->name, k->def);
+				if (aoe_space_validate(sp, s, NULL, 0) == 0)
+					return 0;
+			}
+		}
 	}
 	return aoe_err(AOE_EDATA, "%s '%s': no legal point found in %d tries",
 	    sp->op_type, sp->n ? sp->n->name : "", SAMPLE_TRIES);
