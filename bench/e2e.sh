@@ -2,7 +2,8 @@
 # e2e.sh: the yardstick.  For each model at 1 and 2 threads, the median
 # latency in ONNX Runtime, in aoe untuned, in aoe after operator tuning and
 # after operator and subgraph tuning; every aoe output is checked against
-# ONNX Runtime's; one table with the ratios to ONNX Runtime and the tuning
+# ONNX Runtime's (relative L2 error at most 1e-4, or twice the change ONNX
+# Runtime's own graph optimisations make, if that is larger); one table with the ratios to ONNX Runtime and the tuning
 # time, then, for each model and thread count where tuned aoe is slower
 # than ONNX Runtime, the operator types that take its time (PROFILING_MODE).
 # Everything is saved under bench/results/ with the machine's description.
@@ -128,11 +129,20 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		done
 		o=$(median <"$tmp/ort") a=$(median <"$tmp/aoe")
 		p=$(median <"$tmp/opat") s=$(median <"$tmp/full")
-		ok=PASS
+		# The tolerance: 1e-4 relative L2, or twice what ONNX Runtime's
+		# own graph optimisations change, for models that sensitive.
+		node "$here/ort-run.js" -O disabled -t 1 -w 0 -r 1 -o "$tmp/o_ort0" \
+		    "$f" "$spec=$tmp/in.bin" >/dev/null
+		tol=$("$here/relerr.py" "$tmp/o_ort0" "$tmp/o_ort" |
+		    awk '{ t = 2 * $1; printf "%.2e", (t > 1e-4 ? t : 1e-4) }')
+		ok=PASS bad=
 		for d in o_aoe o_opat o_full; do
 			e=$("$here/relerr.py" "$tmp/$d" "$tmp/o_ort")
-			awk "BEGIN { exit !($e <= 1e-4) }" 2>/dev/null || ok="FAIL($d $e)"
+			awk "BEGIN { exit !($e <= $tol) }" 2>/dev/null ||
+			    bad="$bad ${d#o_}=$e"
 		done
+		[ -z "$bad" ] || ok="FAIL(tol $tol:$bad)"
+		[ "$tol" = 1.00e-04 ] || ok="$ok (tol $tol)"
 		printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' "$m" $t \
 		    "$o" "$a" "$p" "$s" "$(ratio "$a" "$o")" "$(ratio "$p" "$o")" \
 		    "$(ratio "$s" "$o")" "$tune_s" "$ok" | tee -a "$out"
