@@ -182,8 +182,10 @@ pool_grow(int nthreads)
 
 	if (pool.spin_us < 0) {
 		int v = 100;
-		if (aoe_envnum("AOE_SPIN_US", 0, 100000, &v) < 0)
+		if (aoe_envnum("AOE_SPIN_US", 0, 100000, &v) < 0) {
+			aoe_warnx("%s; using 100", aoe_errmsg());
 			v = 100;
+		}
 		pool.spin_us = v;
 		pool.spin_cycles = (uint64_t)v * cycles_per_us();
 	}
