@@ -9,25 +9,8 @@
 #include <unistd.h>
 
 #include "aoe.h"
+#include "tap.h"
 
-static int n_test, n_fail;
-
-static void
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		printf("# last error: %s\n", aoe_errmsg());
-}
 
 #define EXAMPLE "share/aoe/models/example.onnx"
 
@@ -170,6 +153,5 @@ main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		printf("# cannot remove %s\n", dir);
-	printf("1..%d\n", n_test);
-	return n_fail != 0;
+	return done_testing();
 }

@@ -16,49 +16,8 @@
 #include <strings.h>
 
 #include "aoe.h"
+#include "tap.h"
 
-static int n_test, n_fail;
-
-static void
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		printf("# last error: %s\n", aoe_errmsg());
-}
-
-static void
-skip(const char *why, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	printf("ok %d - ", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(" # SKIP %s\n", why);
-}
-
-static uint64_t rstate = 88172645463325252ULL;
-
-static float
-frand(void)
-{
-	rstate ^= rstate << 13;
-	rstate ^= rstate >> 7;
-	rstate ^= rstate << 17;
-	return (float)((double)(rstate >> 11) / 9007199254740992.0 * 2 - 1);
-}
 
 static float *
 rnd_buf(int64_t n)
@@ -696,6 +655,5 @@ main(void)
 	test_conv(19, 13, 11, 37, 3, 1);
 	test_conv(70, 9, 23, 29, 1, 0);
 	test_conv(64, 15, 15, 71, 3, 1);
-	printf("1..%d\n", n_test);
-	return n_fail ? 1 : 0;
+	return done_testing();
 }

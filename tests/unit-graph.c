@@ -10,25 +10,8 @@
 #include <unistd.h>
 
 #include "aoe.h"
+#include "tap.h"
 
-static int n_test, n_fail;
-
-static void
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		printf("# last error: %s\n", aoe_errmsg());
-}
 
 #define EXAMPLE "share/aoe/models/example.onnx"
 
@@ -291,6 +274,5 @@ main(void)
 	test_executor();
 	test_structure();
 	test_reprepare();
-	printf("1..%d\n", n_test);
-	return n_fail ? 1 : 0;
+	return done_testing();
 }

@@ -11,36 +11,8 @@
 #include <string.h>
 
 #include "aoe.h"
+#include "tap.h"
 
-static int n_test, n_fail;
-
-static void
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		printf("# last error: %s\n", aoe_errmsg());
-}
-
-static uint64_t rstate = 88172645463325252ULL;
-
-static float
-frand(void)
-{
-	rstate ^= rstate << 13;
-	rstate ^= rstate >> 7;
-	rstate ^= rstate << 17;
-	return (float)((double)(rstate >> 11) / 9007199254740992.0 * 2 - 1);
-}
 
 /*
  * A one-node graph under construction: inputs are graph inputs (random
@@ -795,6 +767,5 @@ main(void)
 	test_elem(8);
 	test_norm(8);
 	test_transpose(8);
-	printf("1..%d\n", n_test);
-	return n_fail ? 1 : 0;
+	return done_testing();
 }

@@ -14,38 +14,9 @@
 #include <string.h>
 
 #include "aoe.h"
+#include "tap.h"
 
-static int n_test, n_fail;
 static aoe_run_opts opts;
-
-static void
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	if (!cond)
-		n_fail++;
-	printf("%sok %d - ", cond ? "" : "not ", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	if (!cond)
-		printf("# last error: %s\n", aoe_errmsg());
-}
-
-static uint64_t rstate = 88172645463325252ULL;
-
-/* Uniform in [-1, 1). */
-static float
-frand(void)
-{
-	rstate ^= rstate << 13;
-	rstate ^= rstate >> 7;
-	rstate ^= rstate << 17;
-	return (float)((double)(rstate >> 11) / 9007199254740992.0 * 2 - 1);
-}
 
 typedef struct cspec {
 	int64_t n, c, h, w, m, kh, kw, group;
@@ -465,6 +436,5 @@ main(void)
 	test_illegal("algo=5 with wino_m=3", p, 5, "wino_m", 3);
 	test_illegal("algo=2 with wino_m=4", p, 2, "wino_m", 4);
 	test_illegal("algo=2 with wino_tb=8", p, 2, "wino_tb", 8);
-	printf("1..%d\n", n_test);
-	return n_fail ? 1 : 0;
+	return done_testing();
 }
