@@ -133,6 +133,54 @@ fault_for(const aoe_node *n)
 	return kind;
 }
 
+int
+opat_verify(const aoe_tensor *t, const void *ref, char *why, size_t len)
+{
+	int64_t j, cnt = aoe_tensor_numel(t), at = 0;
+	double num = 0, den = 0, maxref = 0, worst = 0;
+
+	if (t->dtype != AOE_F32) {
+		if (memcmp(t->data, ref, aoe_tensor_nbytes(t)) != 0) {
+			snprintf(why, len, "output '%s' differs from the "
+			    "reference", t->name);
+			return -1;
+		}
+		return 0;
+	}
+	for (j = 0; j < cnt; j++) {
+		double r = ((const float *)ref)[j];
+		if (fabs(r) > maxref)
+			maxref = fabs(r);
+	}
+	for (j = 0; j < cnt; j++) {
+		double a = ((const float *)t->data)[j];
+		double r = ((const float *)ref)[j];
+		double d = fabs(a - r);
+		if (!isfinite(a) && isfinite(r)) {
+			snprintf(why, len, "output '%s'[%lld] is %g, the "
+			    "reference %g", t->name, (long long)j, a, r);
+			return -1;
+		}
+		if (!isfinite(r))
+			continue;
+		if (d > worst) {
+			worst = d;
+			at = j;
+		}
+		num += d * d;
+		den += r * r;
+	}
+	if (worst > EL_TOL * maxref + ATOL ||
+	    sqrt(num) > RTOL * sqrt(den) + ATOL) {
+		snprintf(why, len, "output '%s'[%lld] is %g, the reference %g "
+		    "(relative L2 error %.3g)", t->name, (long long)at,
+		    ((const float *)t->data)[at], ((const float *)ref)[at],
+		    den > 0 ? sqrt(num / den) : sqrt(num));
+		return -1;
+	}
+	return 0;
+}
+
 /* Compare the node's outputs with the reference; 0 or -1 with why. */
 static int
 compare(aoe_graph *g, aoe_node *n, void **ref, char *why, size_t len)
@@ -141,54 +189,9 @@ compare(aoe_graph *g, aoe_node *n, void **ref, char *why, size_t len)
 
 	for (i = 0; i < n->nout; i++) {
 		aoe_tensor *t = aoe_out(g, n, i);
-		int64_t j, cnt;
-		double num = 0, den = 0, maxref = 0, worst = 0;
-		int64_t at = 0;
-
-		if (t == NULL || ref[i] == NULL)
-			continue;
-		cnt = aoe_tensor_numel(t);
-		if (t->dtype != AOE_F32) {
-			if (memcmp(t->data, ref[i], aoe_tensor_nbytes(t)) != 0) {
-				snprintf(why, len, "output '%s' differs from "
-				    "the reference", t->name);
-				return -1;
-			}
-			continue;
-		}
-		for (j = 0; j < cnt; j++) {
-			double r = ((float *)ref[i])[j];
-			if (fabs(r) > maxref)
-				maxref = fabs(r);
-		}
-		for (j = 0; j < cnt; j++) {
-			double a = ((float *)t->data)[j];
-			double r = ((float *)ref[i])[j];
-			double d = fabs(a - r);
-			if (!isfinite(a) && isfinite(r)) {
-				snprintf(why, len, "output '%s'[%lld] is %g, "
-				    "the reference %g", t->name, (long long)j,
-				    a, r);
-				return -1;
-			}
-			if (!isfinite(r))
-				continue;
-			if (d > worst) {
-				worst = d;
-				at = j;
-			}
-			num += d * d;
-			den += r * r;
-		}
-		if (worst > EL_TOL * maxref + ATOL ||
-		    sqrt(num) > RTOL * sqrt(den) + ATOL) {
-			snprintf(why, len, "output '%s'[%lld] is %g, the "
-			    "reference %g (relative L2 error %.3g)", t->name,
-			    (long long)at, ((float *)t->data)[at],
-			    ((float *)ref[i])[at],
-			    den > 0 ? sqrt(num / den) : sqrt(num));
+		if (t != NULL && ref[i] != NULL &&
+		    opat_verify(t, ref[i], why, len) < 0)
 			return -1;
-		}
 	}
 	return 0;
 }

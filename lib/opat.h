@@ -92,6 +92,15 @@ const char *opat_lock_path(void);
 int opat_measure(aoe_graph *g, int ni, const aoe_sched *s,
     const uint64_t *seeds, int n, const opat_meas_opts *o, opat_timing *t);
 
+/*
+ * Check a computed output against its reference: bit for bit unless it is
+ * float32, else within the tolerances of lib/measure.c (relative L2 1e-4,
+ * each element 1e-3 of the largest |ref|), with no NaN or Inf where the
+ * reference is finite.  0, or -1 with why.  Used by aoe-opat and aoe-sgat.
+ */
+int opat_verify(const aoe_tensor *t, const void *ref, char *why,
+    size_t len);
+
 /* 64-bit FNV-1a of a string, mixed with h. */
 uint64_t opat_hash(uint64_t h, const char *s);
 

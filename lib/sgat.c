@@ -30,9 +30,6 @@
 #include "opat.h"
 #include "sgat.h"
 
-#define RTOL 1e-4		/* relative L2 error allowed */
-#define EL_TOL 1e-3		/* per element, relative to max |ref| */
-#define ATOL 1e-5
 #define MIN_REP_US 200.0	/* a timed repeat runs this long */
 #define MAXOUT 64
 
@@ -77,56 +74,16 @@ fill_inputs(aoe_graph *g, uint64_t seed)
 	}
 }
 
+/* Compare the graph's outputs with the reference (opat_verify). */
 static int
 compare(aoe_graph *g, void **ref, char *why, size_t len)
 {
 	int i;
 
-	for (i = 0; i < g->noutputs && i < MAXOUT; i++) {
-		aoe_tensor *t = g->tensors[g->outputs[i]];
-		int64_t j, cnt = aoe_tensor_numel(t), at = 0;
-		double num = 0, den = 0, maxref = 0, worst = 0;
-
-		if (ref[i] == NULL)
-			continue;
-		if (t->dtype != AOE_F32) {
-			if (memcmp(t->data, ref[i], aoe_tensor_nbytes(t))) {
-				snprintf(why, len, "output '%s' differs from "
-				    "the reference", t->name);
-				return -1;
-			}
-			continue;
-		}
-		for (j = 0; j < cnt; j++)
-			if (fabs(((float *)ref[i])[j]) > maxref)
-				maxref = fabs(((float *)ref[i])[j]);
-		for (j = 0; j < cnt; j++) {
-			double a = ((float *)t->data)[j];
-			double r = ((float *)ref[i])[j];
-			double d = fabs(a - r);
-			if (!isfinite(a) && isfinite(r)) {
-				snprintf(why, len, "output '%s'[%lld] is %g, "
-				    "the reference %g", t->name, (long long)j,
-				    a, r);
-				return -1;
-			}
-			if (!isfinite(r))
-				continue;
-			if (d > worst) {
-				worst = d;
-				at = j;
-			}
-			num += d * d;
-			den += r * r;
-		}
-		if (worst > EL_TOL * maxref + ATOL ||
-		    sqrt(num) > RTOL * sqrt(den) + ATOL) {
-			snprintf(why, len, "output '%s'[%lld] is %g, the "
-			    "reference %g", t->name, (long long)at,
-			    ((float *)t->data)[at], ((float *)ref[i])[at]);
+	for (i = 0; i < g->noutputs && i < MAXOUT; i++)
+		if (ref[i] != NULL && opat_verify(g->tensors[g->outputs[i]],
+		    ref[i], why, len) < 0)
 			return -1;
-		}
-	}
 	return 0;
 }
 
