@@ -65,7 +65,7 @@ lib/libaoe.a: $(LIBOBJ)
 # One rule links every program.
 tools/%: tools/%.c lib/libaoe.a
 	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libaoe.a $(LDLIBS)
-tests/%: tests/%.c tests/tap.h lib/libaoe.a
+tests/%: tests/%.c tests/tap.h tests/onenode.h lib/libaoe.a
 	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libaoe.a $(LDLIBS)
 
 # The bundled example is written by the project's own ONNX writer.

@@ -17,6 +17,7 @@
 
 #include "aoe.h"
 #include "tap.h"
+#include "onenode.h"
 
 
 static float *
@@ -171,111 +172,7 @@ test_sgemm(const struct shape *sh, int64_t m, int64_t n, int64_t k)
 	free(ref);
 }
 
-/*
- * One-node graphs.
- */
-
-typedef struct tg {
-	aoe_graph *g;
-	aoe_node *n;
-	int in[4], nin, y;
-} tg;
-
-static aoe_run_opts opts;
-
-static void
-tg_new(tg *t, const char *op)
-{
-	memset(t, 0, sizeof(*t));
-	t->g = aoe_graph_new(op);
-	t->g->opset = 17;
-	t->g->inputs = aoe_xcalloc(4, sizeof(int));
-	t->g->outputs = aoe_xcalloc(1, sizeof(int));
-}
-
-static void
-tg_input(tg *t, int konst, int ndim, const int64_t *dims)
-{
-	char name[16];
-	aoe_tensor *x;
-	int64_t j, n;
-	int i;
-
-	snprintf(name, sizeof(name), "in%d", t->nin);
-	i = aoe_graph_tensor(t->g, name);
-	x = t->g->tensors[i];
-	aoe_tensor_set(x, AOE_F32, ndim, dims);
-	if (konst) {
-		x->kind = AOE_T_CONST;
-		aoe_tensor_alloc_const(x);
-		n = aoe_tensor_numel(x);
-		for (j = 0; j < n; j++)
-			((float *)x->data)[j] = frand();
-	} else {
-		x->kind = AOE_T_INPUT;
-		t->g->inputs[t->g->ninputs++] = i;
-	}
-	t->in[t->nin++] = i;
-}
-
-static void
-tg_node(tg *t, const char *op)
-{
-	int k;
-
-	t->y = aoe_graph_tensor(t->g, "y");
-	k = aoe_graph_add_node(t->g, "node", op, t->nin, t->in, 1, &t->y);
-	t->g->outputs[t->g->noutputs++] = t->y;
-	t->n = &t->g->nodes[k];
-}
-
-static void
-attr_i(tg *t, const char *name, int64_t v)
-{
-	aoe_node_add_attr(t->n, name, AOE_A_INT)->i = v;
-}
-
-static void
-attr_f(tg *t, const char *name, float v)
-{
-	aoe_node_add_attr(t->n, name, AOE_A_FLOAT)->f = v;
-}
-
-static void
-attr_is(tg *t, const char *name, int n, const int64_t *v)
-{
-	aoe_attr *a = aoe_node_add_attr(t->n, name, AOE_A_INTS);
-
-	a->n = n;
-	a->ints = aoe_xcalloc((size_t)n, sizeof(int64_t));
-	memcpy(a->ints, v, sizeof(int64_t) * n);
-}
-
-static float *
-data(tg *t, int i)
-{
-	return t->g->tensors[t->in[i]]->data;
-}
-
-static int
-tg_prepare(tg *t)
-{
-	int64_t j, n;
-	int i;
-
-	if (aoe_graph_prepare(t->g, &opts) < 0)
-		return -1;
-	for (i = 0; i < t->nin; i++) {
-		aoe_tensor *x = t->g->tensors[t->in[i]];
-		if (x->kind != AOE_T_INPUT)
-			continue;
-		n = aoe_tensor_numel(x);
-		for (j = 0; j < n; j++)
-			((float *)x->data)[j] = frand();
-	}
-	return 0;
-}
-
+/* The knob of a space by name, or NULL. */
 static const aoe_knob *
 knob(const aoe_space *sp, const char *name)
 {
