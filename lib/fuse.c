@@ -94,7 +94,7 @@ aoe_fuse_act_apply(const aoe_act *a, float *y, int64_t len, int nthreads)
 	/* Below these sizes a second thread costs more than it gives. */
 	if (nthreads > 1 && len > (a->kind == AOE_ACT_SIGMOID ? 16384 :
 	    65536))
-		x.nch = 4 * (int64_t)nthreads;
+		x.nch = aoe_nchunks(len, nthreads);
 	else
 		nthreads = 1;
 	aoe_parallel(nthreads, x.nch, act_chunk, &x);

@@ -1215,12 +1215,12 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 		nthreads = 1;
 	if (two_d && buf8 < ((int64_t)1 << 23)) {
 		c.items = g->n * groups;
-		c.nch = min64(c.items, 4 * (int64_t)nthreads);
+		c.nch = aoe_nchunks(c.items, nthreads);
 		aoe_parallel(nthreads, c.nch, dw8_chunk, &c);
 		return;
 	}
 	c.items = planes;
-	c.nch = min64(c.items, 4 * (int64_t)nthreads);
+	c.nch = aoe_nchunks(c.items, nthreads);
 	aoe_parallel(nthreads, c.nch, dwp_chunk, &c);
 }
 
@@ -1330,7 +1330,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		struct i2c_ctx ic = { cg, xg, col, K, j0, len, 1 };
 		int nt = nth > 1 && K * len > 65536 ? nth : 1;
 
-		ic.nch = min64(K, 4 * (int64_t)nt);
+		ic.nch = aoe_nchunks(K, nt);
 		aoe_parallel(nt, ic.nch, i2c_chunk, &ic);
 		xe.n = len;
 		xe.b = col;

@@ -975,9 +975,7 @@ bplan_run(const struct bplan *p, bfn fn, void *o, size_t eo,
 
 	if (total == 0)
 		return;
-	/* A few parts a thread, so that a late thread delays little. */
-	if (nt > 1)
-		c.nparts = total < 4 * nt ? total : 4 * nt;
+	c.nparts = aoe_nchunks(total, nt);
 	aoe_parallel(nt, c.nparts, bpart_chunk, &c);
 }
 

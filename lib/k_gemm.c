@@ -979,7 +979,7 @@ gemv(int dot, int64_t ny, int64_t k, const float *mat, int64_t ld,
 	if (nthreads < 2 || ny * k <= 65536)
 		nthreads = 1;
 	if (dot) {
-		g.nch = nthreads > 1 ? min64(ny, 4 * nthreads) : 1;
+		g.nch = aoe_nchunks(ny, nthreads);
 		aoe_parallel(nthreads, g.nch, gemv_dot_chunk, &g);
 	} else
 		aoe_parallel(nthreads, ceildiv(ny, 2048), gemv_col_chunk, &g);

@@ -52,18 +52,6 @@ nthreads_for(int64_t n, int64_t grain, int nthreads)
 	return t < nthreads ? (int)t : nthreads;
 }
 
-/*
- * Chunks for a loop of n items on nt threads: a few per thread, so that a
- * thread that starts late holds up only a small piece.
- */
-static int64_t
-nchunks_for(int64_t n, int nt)
-{
-	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
-
-	return k < n ? k : n;
-}
-
 static void
 norm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -355,7 +343,7 @@ bn_run(aoe_kctx *k)
 	p.c = c;
 	p.hw = hw;
 	p.n = nb * c;
-	p.nch = nchunks_for(p.n, nt);
+	p.nch = aoe_nchunks(p.n, nt);
 	aoe_parallel(nt, p.nch, bn_chunk, &p);
 	return 0;
 }
@@ -509,7 +497,7 @@ ln_run(aoe_kctx *k)
 	p.eps = eps;
 	p.rows = rows;
 	p.d = d;
-	p.nch = nchunks_for(rows, nt);
+	p.nch = aoe_nchunks(rows, nt);
 	aoe_parallel(nt, p.nch, ln_chunk, &p);
 	return 0;
 }
@@ -699,7 +687,7 @@ sm_run(aoe_kctx *k)
 	p.vec = vec;
 	if (inner == 1) {
 		p.n = outer;
-		p.nch = nchunks_for(p.n, nt);
+		p.nch = aoe_nchunks(p.n, nt);
 		aoe_parallel(nt, p.nch, sm_rows_chunk, &p);
 		return 0;
 	}
@@ -710,7 +698,7 @@ sm_run(aoe_kctx *k)
 	p.tile = tile;
 	p.ntile = (inner + tile - 1) / tile;
 	p.n = outer * p.ntile;
-	p.nch = nchunks_for(p.n, nt);
+	p.nch = aoe_nchunks(p.n, nt);
 	aoe_parallel(nt, p.nch, sm_cols_chunk, &p);
 	return 0;
 }
@@ -1018,7 +1006,7 @@ red_general(aoe_kctx *k, const aoe_tensor *x, void *yd, const struct rgeo *r,
 	p.nk = nk;
 	p.rcount = rcount;
 	p.nout = nout;
-	p.nch = nchunks_for(nout, nt);
+	p.nch = aoe_nchunks(nout, nt);
 	aoe_parallel(nt, p.nch, red_general_chunk, &p);
 }
 
@@ -1233,7 +1221,7 @@ red_run(aoe_kctx *k)
 	p.inner = inner;
 	if (inner == 1) {
 		p.n = outer;
-		p.nch = nchunks_for(p.n, nt);
+		p.nch = aoe_nchunks(p.n, nt);
 		aoe_parallel(nt, p.nch, red_rows_chunk, &p);
 		return 0;
 	}
@@ -1242,7 +1230,7 @@ red_run(aoe_kctx *k)
 	p.tile = tile;
 	p.ntile = (inner + tile - 1) / tile;
 	p.n = outer * p.ntile;
-	p.nch = nchunks_for(p.n, nt);
+	p.nch = aoe_nchunks(p.n, nt);
 	aoe_parallel(nt, p.nch, red_cols_chunk, &p);
 	return 0;
 }
@@ -1446,7 +1434,7 @@ in_run(aoe_kctx *k)
 	p.c = c;
 	p.hw = hw;
 	p.planes = planes;
-	p.nch = nchunks_for(planes, nt);
+	p.nch = aoe_nchunks(planes, nt);
 	aoe_parallel(nt, p.nch, in_chunk, &p);
 	return 0;
 }
@@ -1538,7 +1526,7 @@ lrn_run(aoe_kctx *k)
 	p.lo = (size - 1) / 2;
 	p.hi = size - 1 - p.lo;
 	p.n = nb * c;
-	p.nch = nchunks_for(p.n, nt);
+	p.nch = aoe_nchunks(p.n, nt);
 	aoe_parallel(nt, p.nch, lrn_chunk, &p);
 	return 0;
 }

@@ -58,18 +58,6 @@ nthreads_for(int64_t n, int64_t grain, int nthreads)
 	return t < nthreads ? (int)t : nthreads;
 }
 
-/*
- * Chunks for a loop of n items on nt threads: a few per thread, so that a
- * thread that starts late holds up only a small piece.
- */
-static int64_t
-nchunks_for(int64_t n, int nt)
-{
-	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
-
-	return k < n ? k : n;
-}
-
 static void
 pool_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -380,7 +368,7 @@ name(const struct pgeo *p, const T *x, T *y, int64_t *ind,		\
 	gc.y = y;							\
 	gc.ind = ind;							\
 	gc.planes = planes;						\
-	gc.nch = nchunks_for(planes, nt);				\
+	gc.nch = aoe_nchunks(planes, nt);				\
 	aoe_parallel(nt, gc.nch, name##_chunk, &gc);			\
 }
 POOL_GEN(pool_gen_f32, float, -INFINITY)
@@ -668,7 +656,7 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	c.y = y;
 	c.tile = tile;
 	c.planes = planes;
-	c.nch = nchunks_for(planes, nt);
+	c.nch = aoe_nchunks(planes, nt);
 	aoe_parallel(nt, c.nch, pool2d_chunk, &c);
 	free(c.buf);
 	free(inv);
@@ -808,7 +796,7 @@ gpool_run(aoe_kctx *k)
 	c.avg = strcmp(n->op_type, "GlobalAveragePool") == 0;
 	c.hw = hw;
 	c.planes = planes;
-	c.nch = nchunks_for(planes, nt);
+	c.nch = aoe_nchunks(planes, nt);
 	aoe_parallel(nt, c.nch, gpool_chunk, &c);
 	return 0;
 }
@@ -1334,7 +1322,7 @@ pass_f32(const struct taps *tp, const float *x, float *y, int64_t outer,
 	c.inner = inner;
 	c.extrap = extrap;
 	c.n = rows;
-	c.nch = nchunks_for(rows, nt);
+	c.nch = aoe_nchunks(rows, nt);
 	aoe_parallel(nt, c.nch, pass_f32_chunk, &c);
 }
 
@@ -1426,7 +1414,7 @@ pass_f32_last(const struct taps *tp, const float *x, float *y, int64_t outer,
 	c.out = out;
 	c.extrap = extrap;
 	c.n = outer;
-	c.nch = nchunks_for(outer, nt);
+	c.nch = aoe_nchunks(outer, nt);
 	aoe_parallel(nt, c.nch, pass_f32_last_chunk, &c);
 }
 
@@ -1500,12 +1488,12 @@ pass_nearest(const struct taps *tp, const void *x, void *y, int64_t outer,
 	c.extrap = extrap;
 	if (inner == 1 && es == 4) {
 		c.n = outer;
-		c.nch = nchunks_for(outer, nt);
+		c.nch = aoe_nchunks(outer, nt);
 		aoe_parallel(nt, c.nch, nearest_last4_chunk, &c);
 		return;
 	}
 	c.n = rows;
-	c.nch = nchunks_for(rows, nt);
+	c.nch = aoe_nchunks(rows, nt);
 	aoe_parallel(nt, c.nch, nearest_rows_chunk, &c);
 }
 
@@ -1604,7 +1592,7 @@ nearest2d(const struct taps *th, const struct taps *tw, const void *x,
 	c.fw = fw;
 	c.es = es;
 	c.planes = planes;
-	c.nch = nchunks_for(planes, nt);
+	c.nch = aoe_nchunks(planes, nt);
 	aoe_parallel(nt, c.nch, nearest2d_chunk, &c);
 }
 

@@ -52,18 +52,6 @@ nthr(const aoe_kctx *k, int64_t bytes)
 	return t < max ? (int)t : max;
 }
 
-/*
- * Chunks for a loop of n items on nt threads: a few per thread, so that a
- * thread that starts late holds up only a small piece.
- */
-static int64_t
-nchunks_for(int64_t n, int nt)
-{
-	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
-
-	return k < n ? k : n;
-}
-
 static void
 move_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -367,7 +355,7 @@ copy_rows(char *dst, int64_t dpitch, const char *src, int64_t spitch,
 	c.spitch = spitch;
 	c.nrows = nrows;
 	c.rowbytes = rowbytes;
-	c.nch = nchunks_for(nrows, nt);
+	c.nch = aoe_nchunks(nrows, nt);
 	aoe_parallel(nt, c.nch, rows_chunk, &c);
 }
 
@@ -628,7 +616,7 @@ sv_transpose(const aoe_kctx *k, char *dst, const char *src, const sview *v,
 	x.ntA = ntA;
 	x.es = es;
 	x.n = P * ntA;
-	x.nch = nchunks_for(x.n, nt);
+	x.nch = aoe_nchunks(x.n, nt);
 	aoe_parallel(nt, x.nch, transpose_chunk, &x);
 }
 
@@ -1573,7 +1561,7 @@ gather_run(aoe_kctx *k)
 	c.inner = inner;
 	c.blk = blk;
 	c.n = outer * ni;
-	c.nch = nchunks_for(c.n, nt);
+	c.nch = aoe_nchunks(c.n, nt);
 	aoe_parallel(nt, c.nch, gather_chunk, &c);
 	return 0;
 }

@@ -805,7 +805,7 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	}
 	w.u = u;
 	w.ugs = w.a * w.a * w.kp * w.cg * MR;
-	w.nch = min64(w.cg, 4 * (int64_t)nthreads);
+	w.nch = aoe_nchunks(w.cg, nthreads);
 	jobs = p->n * p->group * w.nblk;
 	if (outer)
 		aoe_parallel(nthreads, jobs, job_chunk, &w);

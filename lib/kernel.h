@@ -167,6 +167,18 @@ typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
 void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
     void *ctx);
 
+/*
+ * Chunks for a loop of n items on nt threads: a few per thread, so that a
+ * thread that starts late holds up only a small piece; one on one thread.
+ */
+static inline int64_t
+aoe_nchunks(int64_t n, int nt)
+{
+	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
+
+	return k < n ? k : n;
+}
+
 /* The first item of chunk c when n items are cut into k chunks. */
 static inline int64_t
 aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
