@@ -32,7 +32,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <immintrin.h>
 
@@ -55,8 +54,7 @@ static struct {
 	_Atomic int64_t done;		/* chunks finished */
 	_Atomic uint32_t wake;		/* futex word, bumped for each job */
 	_Atomic int sleepers;
-	int spin_us;
-	uint64_t spin_cycles;		/* spin_us in TSC cycles */
+	int spin_us;			/* AOE_SPIN_US */
 } pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .spin_us = -1 };
 
 /* Set while a thread runs a chunk: a nested loop then runs inline. */
@@ -74,26 +72,6 @@ futex_wake_all(_Atomic uint32_t *w)
 {
 	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
 	    NULL, 0);
-}
-
-/* TSC cycles per microsecond, measured over 200 us. */
-static uint64_t
-cycles_per_us(void)
-{
-	struct timespec a, b;
-	uint64_t t0, t1, c;
-	double us;
-
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	t0 = __rdtsc();
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3 <
-	    200);
-	t1 = __rdtsc();
-	us = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
-	c = (uint64_t)((t1 - t0) / us);
-	return c ? c : 1;
 }
 
 /*
@@ -125,26 +103,28 @@ worker(void *arg)
 {
 	int tid = (int)(intptr_t)arg;
 	uint32_t seen = atomic_load(&pool.wake);
-	uint64_t spin = pool.spin_cycles;
+	double spin = pool.spin_us;
 
 	for (;;) {
-		uint64_t t0 = __rdtsc(), st;
+		double t0 = aoe_now_us();
+		uint64_t st;
 		uint32_t w, gen;
 		aoe_chunk_fn fn;
 		void *ctx;
 		int64_t n;
-		int nt;
+		int nt, i = 0;
 
+		/* Poll the clock only every 64 pauses: it costs more. */
 		while ((w = atomic_load_explicit(&pool.wake,
 		    memory_order_acquire)) == seen) {
-			if (__rdtsc() - t0 < spin) {
+			if ((++i & 63) != 0 || aoe_now_us() - t0 < spin) {
 				_mm_pause();
 				continue;
 			}
 			atomic_fetch_add(&pool.sleepers, 1);
 			futex_wait(&pool.wake, seen);
 			atomic_fetch_sub(&pool.sleepers, 1);
-			t0 = __rdtsc();
+			t0 = aoe_now_us();
 		}
 		seen = w;
 		st = atomic_load_explicit(&pool.state, memory_order_acquire);
@@ -187,7 +167,6 @@ pool_grow(int nthreads)
 			v = 100;
 		}
 		pool.spin_us = v;
-		pool.spin_cycles = (uint64_t)v * cycles_per_us();
 	}
 	if (pool.pid != getpid()) {
 		/* A fork() child without pthread_atfork having run. */
