@@ -693,17 +693,23 @@ int aoe_sgat_signature(const aoe_graph *g, const int *nodes, int n,
 /* The chain as a graph of its own (constants copied). */
 int aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
     aoe_graph **sub);
-/* How many BN folds and activation fusions decisions d make there. */
-int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
-    const aoe_sched *d, int *nbn, int *nact);
 /*
- * Decisions (knobs fuse_bn, fuse_act, threads) applied by
- * aoe_graph_prepare(): from the subgraph bank (AOE_FUSE_BANK, the
- * default; AOE_FUSE=all or none in the environment override it), none,
- * both fusions everywhere, or d everywhere (AOE_FUSE_FORCE).  Returns
- * 1 when the graph changed (it must be ordered and inferred again).
+ * How many BN folds, activation fusions and residual Add fusions
+ * decisions d make there.
+ */
+int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
+    const aoe_sched *d, int *nbn, int *nact, int *nadd);
+/*
+ * Decisions (knobs fuse_bn, fuse_act, fuse_add, threads) applied by
+ * aoe_graph_prepare(): from the subgraph bank, and the default decisions
+ * (aoe_fuse_default: every fusion) for a chain without an entry
+ * (AOE_FUSE_BANK, the default mode; AOE_FUSE=all or none in the
+ * environment override it); none; the default decisions everywhere; or
+ * d everywhere (AOE_FUSE_FORCE).  Returns 1 when the graph changed (it
+ * must be ordered and inferred again).
  */
 enum { AOE_FUSE_BANK, AOE_FUSE_OFF, AOE_FUSE_ALL, AOE_FUSE_FORCE };
+void aoe_fuse_default(aoe_sched *d);
 void aoe_fuse_set(int mode, const aoe_sched *d);
 int aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o);
 /* Decisions by signature, consulted before the subgraph bank. */

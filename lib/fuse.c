@@ -13,13 +13,20 @@
  *	fuse_bn   1: fold a BatchNormalization into the Conv before it
  *	fuse_act  1: apply a Relu, Clip or Sigmoid after a Conv or Gemm in
  *		  that kernel (the activation node goes away)
+ *	fuse_add  1: add the other operand of a residual Add after a Conv
+ *		  in the Conv's epilogue, before its fused activation
  *	threads   n > 0: run the chain's nodes on n threads
+ *
+ * A residual Add (two non-constant float operands of one shape) joins
+ * the chain of the later of its operands' producers, so that a residual
+ * block's last Conv, its Add and the Relu after it are one chain.
  *
  * aoe_graph_prepare() calls aoe_fuse_hook(), which applies to each chain
  * the decisions of its subgraph bank entry ($TUNE_BANK_PATH/graphs.jsonl,
- * same soc_version, same signature); a chain without one runs as it is.
- * AOE_FUSE=all forces both fusions everywhere, AOE_FUSE=none disables
- * the subgraph bank.
+ * same soc_version, same signature); a chain without one gets the
+ * default decisions, every fusion (aoe_fuse_default).  AOE_FUSE=all
+ * applies the defaults everywhere, ignoring the bank; AOE_FUSE=none runs
+ * every node as it is.
  */
 #include <errno.h>
 #include <float.h>
@@ -49,47 +56,68 @@ aoe_fuse_act_of(const aoe_node *n, aoe_act *a)
 	a->hi = aoe_attr_float(n, "_aoe_act_hi", FLT_MAX);
 }
 
+int
+aoe_fuse_clamp(const aoe_act *a, float *lo, float *hi)
+{
+	*lo = -FLT_MAX;
+	*hi = FLT_MAX;
+	if (a->kind == AOE_ACT_RELU)
+		*lo = 0;
+	else if (a->kind == AOE_ACT_CLIP) {
+		*lo = a->lo;
+		*hi = a->hi;
+	} else
+		return 0;
+	return 1;
+}
+
+const float *
+aoe_fuse_add_of(const aoe_graph *g, const aoe_node *n)
+{
+	const aoe_tensor *t;
+
+	if (n->nin < 4 || aoe_attr_find(n, "_aoe_add") == NULL ||
+	    (t = aoe_in(g, n, 3)) == NULL)
+		return NULL;
+	return t->data;
+}
+
 struct act_ctx {
 	const aoe_act *a;
 	float *y;
+	const float *add;
 	int64_t len, nch;
 };
 
-/* A fused activation over one piece of y. */
+/* A fused residual and activation over one piece of y. */
 static void
 act_chunk(void *arg, int64_t c, int tid)
 {
 	const struct act_ctx *x = arg;
 	int64_t i, i0 = aoe_chunk_lo(x->len, x->nch, c);
 	int64_t i1 = aoe_chunk_lo(x->len, x->nch, c + 1);
-	float *y = x->y, lo = x->a->lo, hi = x->a->hi;
+	float *y = x->y, lo, hi;
 
-	switch (x->a->kind) {
-	case AOE_ACT_RELU:
-		for (i = i0; i < i1; i++)
-			y[i] = y[i] > 0 ? y[i] : 0;
-		break;
-	case AOE_ACT_CLIP:
-		for (i = i0; i < i1; i++) {
-			float v = y[i] < lo ? lo : y[i];
-			y[i] = v > hi ? hi : v;
-		}
-		break;
-	case AOE_ACT_SIGMOID:
+	(void)tid;
+	if (aoe_fuse_clamp(x->a, &lo, &hi) || x->add) {
+		aoe_epi_span(y + i0, x->add ? x->add + i0 : NULL, i1 - i0, lo,
+		    hi);
+		if (x->a->kind != AOE_ACT_SIGMOID)
+			return;
+	}
+	/* What remains is a Sigmoid. */
+	if (x->a->kind == AOE_ACT_SIGMOID)
 		for (i = i0; i < i1; i++)
 			y[i] = 1.0f / (1.0f + expf(-y[i]));
-		break;
-	default:
-		break;
-	}
 }
 
 void
-aoe_fuse_act_apply(const aoe_act *a, float *y, int64_t len, int nthreads)
+aoe_fuse_act_apply(const aoe_act *a, float *y, const float *add,
+    int64_t len, int nthreads)
 {
-	struct act_ctx x = { a, y, len, 1 };
+	struct act_ctx x = { a, y, add, len, 1 };
 
-	if (a->kind == AOE_ACT_NONE || len <= 0)
+	if ((a->kind == AOE_ACT_NONE && add == NULL) || len <= 0)
 		return;
 	/* Below these sizes a second thread costs more than it gives. */
 	if (nthreads > 1 && len > (a->kind == AOE_ACT_SIGMOID ? 16384 :
@@ -110,13 +138,36 @@ is_live(const aoe_graph *g, int v)
 	return v >= 0 && v < g->nnodes && !g->nodes[v].dead;
 }
 
+/*
+ * Whether n is an Add of two float tensors of one shape, neither of
+ * them constant (a residual connection).
+ */
+static int
+is_residual_add(const aoe_graph *g, const aoe_node *n)
+{
+	const aoe_tensor *a, *b;
+	int i;
+
+	if (strcmp(n->op_type, "Add") != 0 || n->domain || n->nin != 2 ||
+	    n->nout != 1 || (a = aoe_in(g, n, 0)) == NULL ||
+	    (b = aoe_in(g, n, 1)) == NULL || a == b ||
+	    a->kind == AOE_T_CONST || b->kind == AOE_T_CONST ||
+	    a->dtype != AOE_F32 || b->dtype != AOE_F32 || a->ndim != b->ndim)
+		return 0;
+	for (i = 0; i < a->ndim; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
 int
 aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts)
 {
-	int *ncons, *tail, *len, np = 0, i, j;
+	int *ncons, *tail, *len, *pos, np = 0, i, j;
 	char *isout;
 
 	ncons = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	pos = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
 	isout = aoe_xcalloc((size_t)g->ntensors + 1, 1);
 	tail = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
 	len = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
@@ -132,6 +183,8 @@ aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts)
 			if (n->in[j] >= 0)
 				ncons[n->in[j]]++;
 	}
+	for (i = 0; i < g->norder; i++)
+		pos[g->order[i]] = i;
 	for (i = 0; i < g->norder; i++) {
 		int v = g->order[i], cnt = 0, tin = -1, p, used, join = -1;
 		const aoe_node *n = &g->nodes[v];
@@ -143,6 +196,18 @@ aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts)
 				cnt++;
 				tin = n->in[j];
 			}
+		}
+		/*
+		 * A residual Add joins the chain of the later of its two
+		 * operands' producers: the other operand is ready before
+		 * that chain ends, so the Add may fold into it.
+		 */
+		if (cnt == 2 && is_residual_add(g, n)) {
+			int p0 = g->tensors[n->in[0]]->producer;
+			int p1 = g->tensors[n->in[1]]->producer;
+			cnt = 1;
+			tin = !is_live(g, p0) || (is_live(g, p1) &&
+			    pos[p1] > pos[p0]) ? n->in[1] : n->in[0];
 		}
 		if (cnt == 1 && g->tensors[tin]->kind == AOE_T_VALUE &&
 		    is_live(g, p = g->tensors[tin]->producer) &&
@@ -167,6 +232,7 @@ aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts)
 	free(isout);
 	free(tail);
 	free(len);
+	free(pos);
 	*nparts = np;
 	return 0;
 }
@@ -374,20 +440,59 @@ act_target(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 }
 
 /*
+ * The operand of residual Add n that Conv p does not make, if n can fold
+ * into p (as p's input 3), else -1.
+ */
+static int
+add_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
+{
+	int r;
+
+	if (strcmp(p->op_type, "Conv") != 0 || p->domain || p->nout != 1 ||
+	    p->nin > 3 || aoe_attr_find(p, "_aoe_add") ||
+	    aoe_out(g, p, 0) == NULL || !is_residual_add(g, n))
+		return -1;
+	if (n->in[0] == p->out[0])
+		r = n->in[1];
+	else if (n->in[1] == p->out[0])
+		r = n->in[0];
+	else
+		return -1;
+	/* The output's shape, which the Add's operands share. */
+	return aoe_out(g, p, 0)->ndim == g->tensors[r]->ndim &&
+	    aoe_out(g, p, 0)->dtype == AOE_F32 ? r : -1;
+}
+
+static void
+add_fold(aoe_graph *g, aoe_node *p, const aoe_node *n, int r)
+{
+	int nin = p->nin;
+
+	p->in = aoe_xrealloc(p->in, 4 * sizeof(int));
+	if (nin < 3)
+		p->in[2] = -1;
+	p->in[3] = r;
+	p->nin = 4;
+	aoe_node_add_attr(p, "_aoe_add", AOE_A_INT)->i = nin;
+	p->out[0] = n->out[0];
+}
+
+/*
  * Apply d to the chain nodes[0..n): mark nodes that go away in kill[]
  * and count the rewrites; with dry set, only count.
  */
 static int
 apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
-    int dry, int *nbn, int *nact)
+    int dry, int *nbn, int *nact, int *nadd)
 {
 	int fbn = aoe_sched_get(d, "fuse_bn", 0) != 0;
 	int fact = aoe_sched_get(d, "fuse_act", 0) != 0;
+	int fadd = aoe_sched_get(d, "fuse_add", 0) != 0;
 	int th = (int)aoe_sched_get(d, "threads", 0);
-	int prev = -1, prev_act = 0, k;
+	int prev = -1, prev_act = 0, k, r;
 	aoe_act a;
 
-	*nbn = *nact = 0;
+	*nbn = *nact = *nadd = 0;
 	for (k = 0; k < n; k++) {
 		int v = nodes[k];
 		aoe_node *nd = &g->nodes[v];
@@ -397,6 +502,18 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 				return -1;
 			kill[v] = 1;
 			(*nbn)++;
+			continue;
+		}
+		/*
+		 * A residual Add after a Conv: the Conv adds it in its
+		 * epilogue (before an activation fused after it).
+		 */
+		if (prev >= 0 && fadd && !prev_act &&
+		    (r = add_foldable(g, &g->nodes[prev], nd)) >= 0) {
+			if (!dry)
+				add_fold(g, &g->nodes[prev], nd, r);
+			kill[v] = 1;
+			(*nadd)++;
 			continue;
 		}
 		if (prev >= 0 && fact && !prev_act &&
@@ -431,10 +548,10 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 
 int
 aoe_sgat_effect(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
-    int *nbn, int *nact)
+    int *nbn, int *nact, int *nadd)
 {
 	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
-	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact);
+	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact, nadd);
 
 	free(kill);
 	return rc;
@@ -664,12 +781,21 @@ table_find(const char *sig, aoe_sched *d)
 	return 0;
 }
 
+void
+aoe_fuse_default(aoe_sched *d)
+{
+	memset(d, 0, sizeof(*d));
+	aoe_sched_set(d, "fuse_bn", 1);
+	aoe_sched_set(d, "fuse_act", 1);
+	aoe_sched_set(d, "fuse_add", 1);
+}
+
 int
 aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 {
 	const char *env = getenv("AOE_FUSE");
-	int mode = F.mode, np, id, n, nthreads, rc = 0, nbn, nact, any = 0;
-	int *part, *nodes;
+	int mode = F.mode, np, id, n, nthreads, rc = 0, nbn, nact, nadd;
+	int *part, *nodes, any = 0;
 	char *kill, *sig;
 	aoe_sched d;
 
@@ -680,15 +806,19 @@ aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 		    strcmp(env, "off") == 0)
 			mode = AOE_FUSE_OFF;
 	}
-	if (mode == AOE_FUSE_OFF ||
-	    (mode == AOE_FUSE_BANK && !o->use_bank && F.nt == 0))
+	/*
+	 * A graph compiled in tune mode is captured as the model has it
+	 * (lib/capture.c): whether to fuse is for tuning to decide.
+	 */
+	if (mode == AOE_FUSE_OFF || (mode == AOE_FUSE_BANK &&
+	    getenv("AOE_MODE") != NULL))
 		return 0;
 	if (mode == AOE_FUSE_BANK && F.nt == 0) {
 		/* No signatures to compute when there is no entry. */
-		if (!GB.loaded)
+		if (o->use_bank && !GB.loaded)
 			gbank_load();
-		if (GB.n == 0)
-			return 0;
+		if (!o->use_bank || GB.n == 0)
+			mode = AOE_FUSE_ALL;
 	}
 	nthreads = o->nthreads > 0 ? o->nthreads :
 	    (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -700,26 +830,19 @@ aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 	aoe_sgat_partition(g, part, &np);
 	for (id = 0; id < np; id++) {
 		n = aoe_sgat_members(g, part, id, nodes);
-		memset(&d, 0, sizeof(d));
+		aoe_fuse_default(&d);
 		if (mode == AOE_FUSE_FORCE)
 			d = F.force;
-		else if (mode == AOE_FUSE_ALL) {
-			aoe_sched_set(&d, "fuse_bn", 1);
-			aoe_sched_set(&d, "fuse_act", 1);
-		} else {
-			if (aoe_sgat_signature(g, nodes, n, nthreads,
-			    &sig) < 0)
-				continue;
-			if (!table_find(sig, &d) && !(o->use_bank &&
-			    aoe_fuse_bank_find(sig, &d))) {
-				free(sig);
-				continue;
-			}
+		else if (mode == AOE_FUSE_BANK && aoe_sgat_signature(g, nodes,
+		    n, nthreads, &sig) == 0) {
+			if (!table_find(sig, &d) && o->use_bank)
+				aoe_fuse_bank_find(sig, &d);
 			free(sig);
 		}
-		if ((rc = apply(g, nodes, n, &d, kill, 0, &nbn, &nact)) < 0)
+		if ((rc = apply(g, nodes, n, &d, kill, 0, &nbn, &nact,
+		    &nadd)) < 0)
 			break;
-		any += nbn + nact;
+		any += nbn + nact + nadd;
 	}
 	if (rc == 0 && any > 0) {
 		compact(g, kill);

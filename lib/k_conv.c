@@ -682,7 +682,12 @@ conv_infer(aoe_graph *g, aoe_node *n)
 	int64_t K;
 	int rc;
 
-	if (n->nin < 2 || n->nin > 3 || n->nout != 1)
+	const aoe_tensor *r, *y;
+	int i;
+
+	/* A fourth input is a residual that lib/fuse.c folded in. */
+	if (n->nin < 2 || n->nin > (aoe_attr_find(n, "_aoe_add") ? 4 : 3) ||
+	    n->nout != 1)
 		return aoe_err(AOE_EDATA, "%s '%s': expects 2 or 3 inputs and "
 		    "1 output", n->op_type, n->name);
 	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
@@ -691,7 +696,18 @@ conv_infer(aoe_graph *g, aoe_node *n)
 	K = cg.cg * cg.ksz;
 	n->scratch = (size_t)(K * max64(1, min64(cg.outsz,
 	    max64(16, TILE_FLOATS / max64(K, 1))))) * sizeof(float);
-	return conv_set_output(g, n, &cg);
+	if ((rc = conv_set_output(g, n, &cg)) < 0 || n->nin < 4)
+		return rc;
+	r = aoe_in(g, n, 3);
+	y = aoe_out(g, n, 0);
+	if (r == NULL || r->dtype != AOE_F32 || r->ndim != y->ndim)
+		return aoe_err(AOE_EDATA, "%s '%s': the fused residual is not "
+		    "the output's shape", n->op_type, n->name);
+	for (i = 0; i < y->ndim; i++)
+		if (r->dims[i] != y->dims[i])
+			return aoe_err(AOE_EDATA, "%s '%s': the fused residual "
+			    "is not the output's shape", n->op_type, n->name);
+	return 0;
 }
 
 static int
@@ -1276,7 +1292,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	const aoe_node *n = k->n;
 	const aoe_tensor *bt = aoe_in(g, n, 2);
 	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
-	const float *bias = bt ? bt->data : NULL;
+	const float *bias = bt ? bt->data : NULL, *addg;
 	float *y = aoe_out(g, n, 0)->data;
 	const conv_priv *q = n->priv;
 	int64_t b = t / cg->group, gi = t % cg->group, j0, tile;
@@ -1301,15 +1317,24 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	xe.ldc = cg->outsz;
 	xe.n = cg->outsz;
 	xe.c = yg;
-	/* A fused activation runs over the block just computed. */
+	/*
+	 * A fused residual and Relu or Clip run in the GEMM's epilogue, on
+	 * each tile as it is finished; a fused Sigmoid runs after.
+	 */
 	aoe_fuse_act_of(n, &act);
+	if ((addg = aoe_fuse_add_of(g, n)) != NULL)
+		addg += (b * cg->m + gi * cg->mg) * cg->outsz;
+	xe.epi = aoe_fuse_clamp(&act, &xe.lo, &xe.hi) || addg;
+	xe.add = addg;
+	if (act.kind != AOE_ACT_SIGMOID)
+		act.kind = AOE_ACT_NONE;
 	switch (algo) {
 	case ALGO_1X1:
 		xe.b = xg;
 		xe.ldb = cg->insz;
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
 			return -1;
-		aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
+		aoe_fuse_act_apply(&act, yg, NULL, cg->mg * cg->outsz, nth);
 		return 0;
 	case ALGO_IMPLICIT:
 		ctx.g = cg;
@@ -1319,7 +1344,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		xe.ctx = &ctx;
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
-		aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
+		aoe_fuse_act_apply(&act, yg, NULL, cg->mg * cg->outsz, nth);
 		return 0;
 	}
 	/* Explicit im2col, a tile of columns at a time. */
@@ -1336,10 +1361,11 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		xe.b = col;
 		xe.ldb = len;
 		xe.c = yg + j0;
+		xe.add = addg ? addg + j0 : NULL;
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
 			return -1;
 	}
-	aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
+	aoe_fuse_act_apply(&act, yg, NULL, cg->mg * cg->outsz, nth);
 	return 0;
 }
 
@@ -1369,8 +1395,8 @@ conv_run(aoe_kctx *k)
 			for (int64_t j = 0; j < cg.outsz; j++)
 				y[t * cg.outsz + j] = bias ? bias[t % cg.m] : 0;
 		aoe_fuse_act_of(n, &act);
-		aoe_fuse_act_apply(&act, y, cg.n * cg.m * cg.outsz,
-		    k->nthreads);
+		aoe_fuse_act_apply(&act, y, aoe_fuse_add_of(g, n),
+		    cg.n * cg.m * cg.outsz, k->nthreads);
 		return 0;
 	}
 	if (algo == ALGO_WINOGRAD) {
@@ -1392,6 +1418,7 @@ conv_run(aoe_kctx *k)
 		p.wt = w;
 		p.bias = bias;
 		p.y = y;
+		p.add = aoe_fuse_add_of(g, n);
 		p.node = n;
 		return aoe_wino_run(&p, m, q && q->wino && q->wino_m == m ?
 		    q->wino : NULL, k->nthreads, k->sched);
@@ -1399,8 +1426,8 @@ conv_run(aoe_kctx *k)
 	if (algo == ALGO_DEPTHWISE) {
 		conv_depthwise(&cg, x, w, bias, y, k->nthreads);
 		aoe_fuse_act_of(n, &act);
-		aoe_fuse_act_apply(&act, y, cg.n * cg.m * cg.outsz,
-		    k->nthreads);
+		aoe_fuse_act_apply(&act, y, aoe_fuse_add_of(g, n),
+		    cg.n * cg.m * cg.outsz, k->nthreads);
 		return 0;
 	}
 	/*

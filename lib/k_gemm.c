@@ -131,6 +131,18 @@ ceildiv(int64_t a, int64_t b)
 	return (a + b - 1) / b;
 }
 
+/* The epilogue (see aoe_gemm_ex) over a tile of C just made final. */
+static void
+epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
+{
+	const float *d = x->add ? x->add + (cp - x->c) : NULL;
+	int64_t r;
+
+	for (r = 0; r < nrows; r++)
+		aoe_epi_span(cp + r * x->ldc, d ? d + r * x->ldc : NULL, ncols,
+		    x->lo, x->hi);
+}
+
 /*
  * The micro-kernels: C[0..MR)[0..8*NV) = alpha * A~ B~ + bias + beta C,
  * where A~ is kc steps of MR values (packed) and B~ kc steps of 8*NV
@@ -391,7 +403,8 @@ static void
 macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
     int64_t nc, int64_t kc, const float *apanel, const float *bpanel,
     int64_t bstep, int64_t bld, int64_t bvs, const float *btail,
-    int64_t tld, int64_t tvs, float *c, const float *bias, float beta)
+    int64_t tld, int64_t tvs, float *c, const float *bias, float beta,
+    int last)
 {
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
@@ -414,6 +427,8 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			zkr_tab[nrows][nv](kc, apanel + ir * kc, bp, ld, vs,
 			    c + ir * x->ldc + jr, x->ldc, x->alpha, beta,
 			    bias ? bias + ir : NULL, pf, mask);
+			if (last)
+				epi_tile(x, c + ir * x->ldc + jr, nrows, ncols);
 		}
 	}
 }
@@ -740,7 +755,7 @@ static void
 macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
     int64_t nc, int64_t kc, const float *apanel, const float *bpanel,
     int64_t bstep, int64_t bld, const float *btail, float *c,
-    const float *bias, float beta)
+    const float *bias, float beta, int last)
 {
 	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
@@ -767,15 +782,17 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			float *cp = c + ir * x->ldc + jr;
 			const float *bi = bias ? bias + ir : NULL;
 			f = ukr_tab[nrows][nv];
-			if (ncols == nv * 8) {
+			if (ncols == nv * 8)
 				f(kc, apanel + ir * kc, bp, ld, cp, x->ldc,
 				    x->alpha, beta, bi, pf);
-				continue;
+			else {
+				f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX,
+				    x->alpha, 0, bi, pf);
+				edge_store(tile, NR_MAX, cp, x->ldc, nrows,
+				    ncols, beta);
 			}
-			f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX,
-			    x->alpha, 0, bi, pf);
-			edge_store(tile, NR_MAX, cp, x->ldc, nrows, ncols,
-			    beta);
+			if (last)
+				epi_tile(x, cp, nrows, ncols);
 		}
 	}
 }
@@ -879,14 +896,16 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 					    btail, pu, pu > 16 ? 16 : 16 * kc,
 					    x->c + ic * x->ldc + jc,
 					    pc == 0 && x->bias ? x->bias + ic :
-					    NULL, pc == 0 ? x->beta : 1.0f);
+					    NULL, pc == 0 ? x->beta : 1.0f,
+					    x->epi && pc + kc == x->k);
 				else
 					macro_kernel(x, bk, mc, nc, kc, ap, bp,
 					    inplace ? 1 : kc,
 					    inplace ? x->ldb : nr, btail,
 					    x->c + ic * x->ldc + jc,
 					    pc == 0 && x->bias ? x->bias + ic :
-					    NULL, pc == 0 ? x->beta : 1.0f);
+					    NULL, pc == 0 ? x->beta : 1.0f,
+					    x->epi && pc + kc == x->k);
 			}
 		}
 	}
@@ -1154,6 +1173,8 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 			for (j = 0; j < n; j++)
 				c[j] = (x->beta == 0 ? 0 : x->beta * c[j]) + b;
 		}
+		if (x->epi)
+			epi_tile(x, x->c, m, n);
 		return 0;
 	}
 	if (x->packb == NULL && (m == 1 || n == 1)) {
@@ -1178,6 +1199,9 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 			    x->alpha, x->beta, x->bias, nthreads);
 		}
 		free(xv);
+		/* The matrix-vector paths run the epilogue as a pass. */
+		if (x->epi)
+			epi_tile(x, x->c, m, n);
 		return 0;
 	}
 
@@ -1445,7 +1469,7 @@ gemm_run(aoe_kctx *k)
 		return rc;
 	/* An activation fused by subgraph tuning (lib/fuse.c). */
 	aoe_fuse_act_of(n, &act);
-	aoe_fuse_act_apply(&act, y, m * nn, k->nthreads);
+	aoe_fuse_act_apply(&act, y, NULL, m * nn, k->nthreads);
 	return 0;
 }
 

@@ -212,6 +212,7 @@ typedef struct wctx {
 	const aoe_wino *p;
 	int m, a, act, avx512;
 	float lo, hi;
+	float dlo, dhi;			/* the clamp after a residual */
 	int64_t cg, mg, kp;		/* channels per group; panels */
 	int64_t th, tw, nt;		/* tile rows, columns, count */
 	int64_t tb, nblk;		/* tiles per block, blocks per plane */
@@ -527,7 +528,7 @@ store_row(const int M, const __m256 *o, float *y, int64_t cols)
  */
 static inline __attribute__((always_inline)) void
 out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
-    int64_t t, int64_t lanes, float *y)
+    int64_t t, int64_t lanes, float *y, const float *d)
 {
 	const aoe_wino *p = w->p;
 	const int A = M + 2;
@@ -535,7 +536,7 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 	const __m256 vb = _mm256_set1_ps(bv), lo = _mm256_set1_ps(w->lo);
 	const __m256 hi = _mm256_set1_ps(w->hi);
 	__m256 s[8], g[8][4], o[4][4], c[8], oc[4];
-	int64_t cols, r, l0, l1, j, tw;
+	int64_t cols, r, l0, l1, j, tw, off;
 	int i, jj;
 
 	for (i = 0; i < A; i++) {
@@ -549,7 +550,8 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 		tout(M, c, oc);
 		for (i = 0; i < M; i++) {
 			o[i][jj] = _mm256_add_ps(oc[i], vb);
-			if (w->act)
+			/* With a residual, the clamp comes after it. */
+			if (w->act && d == NULL)
 				o[i][jj] = _mm256_min_ps(_mm256_max_ps(o[i][jj],
 				    lo), hi);
 		}
@@ -557,9 +559,13 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 	if (tw0 + lanes <= w->tw) {
 		/* One row of tiles. */
 		cols = min64(lanes * M, p->ow - tw0 * M);
-		for (r = 0; r < M && th * M + r < p->oh; r++)
-			store_row(M, o[r], y + (th * M + r) * p->ow + tw0 * M,
-			    cols);
+		for (r = 0; r < M && th * M + r < p->oh; r++) {
+			off = (th * M + r) * p->ow + tw0 * M;
+			store_row(M, o[r], y + off, cols);
+			if (d)
+				aoe_epi_span(y + off, d + off, cols, w->dlo,
+				    w->dhi);
+		}
 		return;
 	}
 	/* Lanes [l0, l1) go to the row of tiles th + j. */
@@ -570,9 +576,13 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 			tw = j ? 0 : tw0;
 			l1 = min64(lanes, l0 + w->tw - tw);
 			cols = min64((l1 - l0) * M, p->ow - tw * M);
-			if ((th + j) * M + r < p->oh)
-				memcpy(y + ((th + j) * M + r) * p->ow + tw * M,
-				    tmp + l0 * M, sizeof(float) * cols);
+			if ((th + j) * M + r >= p->oh)
+				continue;
+			off = ((th + j) * M + r) * p->ow + tw * M;
+			memcpy(y + off, tmp + l0 * M, sizeof(float) * cols);
+			if (d)
+				aoe_epi_span(y + off, d + off, cols, w->dlo,
+				    w->dhi);
 		}
 	}
 }
@@ -613,11 +623,12 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 	for (k = k0; k < k1; k++) {
 		const int64_t ko = gi * w->mg + k;
 		const float bv = p->bias ? p->bias[ko] : 0;
-		float *y = p->y + (b * p->k + ko) * p->oh * p->ow;
+		int64_t yo = (b * p->k + ko) * p->oh * p->ow;
+		const float *d = p->add ? p->add + yo : NULL;
 
 		for (t = t0; t < t0 + n; t += 8)
 			out_group(M, w, Mb + (k - k0) * ldv + t - t0, kbp * ldv,
-			    bv, t, min64(8, t0 + n - t), y);
+			    bv, t, min64(8, t0 + n - t), p->y + yo, d);
 	}
 }
 
@@ -793,6 +804,7 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	w.act = act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP;
 	w.lo = act.kind == AOE_ACT_RELU ? 0 : act.lo;
 	w.hi = act.kind == AOE_ACT_RELU ? INFINITY : act.hi;
+	aoe_fuse_clamp(&act, &w.dlo, &w.dhi);
 	if (u == NULL) {
 		/* Weights not transformed ahead: do it now. */
 		uown = aligned_alloc(64, (aoe_wino_wsize(m, p->c, p->k,
@@ -822,7 +834,7 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	if (fail)
 		return aoe_err(AOE_ENOMEM, "winograd: out of memory");
 	if (act.kind == AOE_ACT_SIGMOID)
-		aoe_fuse_act_apply(&act, p->y, p->n * p->k * p->oh * p->ow,
+		aoe_fuse_act_apply(&act, p->y, NULL, p->n * p->k * p->oh * p->ow,
 		    nthreads);
 	return 0;
 }

@@ -33,6 +33,15 @@ struct aoe_gemm_ex {
 	const float *bpack;	/* B packed by aoe_sgemm_pack, or NULL */
 	int64_t apack_id;	/* their aoe_sgemm_pack_id() */
 	int64_t bpack_id;
+	/*
+	 * The epilogue, when epi is set: once a block of C is final,
+	 * C = min(max(C + add, lo), hi), add (laid out as C, ldc apart)
+	 * being optional.  Fused residual Adds and activations run here,
+	 * on a tile still in cache.
+	 */
+	int epi;
+	const float *add;
+	float lo, hi;
 };
 int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
 size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
@@ -61,6 +70,7 @@ typedef struct aoe_wino {
 	int64_t pt, pl;			/* leading pads (top, left) */
 	const float *x, *wt, *bias;	/* bias may be NULL */
 	float *y;
+	const float *add;		/* a fused residual, laid out as y */
 	const aoe_node *node;		/* for its fused activation */
 } aoe_wino;
 size_t aoe_wino_wsize(int m, int64_t c, int64_t k, int64_t group);
@@ -108,6 +118,28 @@ int aoe_space_isa_why(const char *knob, int64_t v, char *why, size_t len);
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+
+/* An epilogue over y[0..len): y = min(max(y + d, lo), hi), d optional. */
+static inline void
+aoe_epi_span(float *y, const float *d, int64_t len, float lo, float hi)
+{
+	const __m256 vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
+	int64_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		__m256 v = _mm256_loadu_ps(y + i);
+		if (d)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(d + i));
+		/* In this operand order a NaN stays a NaN. */
+		_mm256_storeu_ps(y + i, _mm256_min_ps(vh, _mm256_max_ps(vl,
+		    v)));
+	}
+	for (; i < len; i++) {
+		float v = y[i] + (d ? d[i] : 0);
+		v = v < lo ? lo : v;
+		y[i] = v > hi ? hi : v;
+	}
+}
 
 /*
  * exp of eight floats (Cephes expf, about 1 ulp); results below FLT_MIN

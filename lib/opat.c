@@ -199,7 +199,11 @@ load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 	ro.use_bank = 0;	/* measure against the default heuristic */
 	ro.static_memory = 0;
 	ro.profile = 0;
-	if ((rc = aoe_graph_prepare(og->g, &ro)) < 0)
+	/* Operators are tuned as the model has them, before any fusion. */
+	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	rc = aoe_graph_prepare(og->g, &ro);
+	aoe_fuse_set(AOE_FUSE_BANK, NULL);
+	if (rc < 0)
 		goto fail;
 	*gi = r->ngraphs++;
 	return 0;

@@ -318,10 +318,11 @@ round6(double v)
 static int
 same_d(const aoe_sched *a, const aoe_sched *b)
 {
-	static const char *const k[] = { "fuse_bn", "fuse_act", "threads" };
+	static const char *const k[] = { "fuse_bn", "fuse_act", "fuse_add",
+	    "threads" };
 	int i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		if (aoe_sched_get(a, k[i], 0) != aoe_sched_get(b, k[i], 0))
 			return 0;
 	return 1;
@@ -336,6 +337,8 @@ d_json(const aoe_sched *d)
 	    "fuse_bn", 0));
 	cJSON_AddNumberToObject(o, "fuse_act", (double)aoe_sched_get(d,
 	    "fuse_act", 0));
+	cJSON_AddNumberToObject(o, "fuse_add", (double)aoe_sched_get(d,
+	    "fuse_add", 0));
 	cJSON_AddNumberToObject(o, "threads", (double)aoe_sched_get(d,
 	    "threads", 0));
 	return o;
@@ -441,7 +444,8 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	char kb[32], first[512], when[32];
 	const char *outcome;
 	double spent = 0, before, after, noise, sb, sa;
-	int hit, nc = 0, bn, act, th, nbn, nact, i, trials = 0, rc;
+	int hit, nc = 0, bn, act, add, th, nbn, nact, nadd, i, trials = 0;
+	int rc;
 	uint64_t seed = o->seed ^ s->key;
 
 	snprintf(kb, sizeof(kb), "%llu", (unsigned long long)s->key);
@@ -464,8 +468,19 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	cJSON_AddStringToObject(rec, "measured_at", when);
 	cJSON_AddStringToObject(rec, "method", "sgat");
 	*keep = 0;
-	memset(&base_d, 0, sizeof(base_d));
+	/*
+	 * The baseline is what a run does without tuning: the bank's entry,
+	 * else the default decisions, less those that change nothing here.
+	 */
+	aoe_fuse_default(&base_d);
 	hit = aoe_fuse_bank_find(s->sig, &base_d);
+	aoe_sgat_effect(g, s->nodes, s->n, &base_d, &nbn, &nact, &nadd);
+	if (nbn == 0)
+		aoe_sched_set(&base_d, "fuse_bn", 0);
+	if (nact == 0)
+		aoe_sched_set(&base_d, "fuse_act", 0);
+	if (nadd == 0)
+		aoe_sched_set(&base_d, "fuse_add", 0);
 	if ((rc = aoe_sgat_extract(g, s->nodes, s->n, &sg)) < 0) {
 		cJSON_AddStringToObject(rec, "reason", aoe_errmsg());
 		cJSON_AddStringToObject(rec, "outcome", "failed");
@@ -498,23 +513,25 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 		aoe_graph_free(sg);
 		return rec;
 	}
-	/* The space: both fusions where they apply, and thread counts. */
-	for (bn = 0; bn < 2; bn++)
-		for (act = 0; act < 2; act++)
-			for (th = 0; th < nthreads && nc < 32;
-			    th = th ? th * 2 : 1) {
-				aoe_sched d;
-				memset(&d, 0, sizeof(d));
-				aoe_sched_set(&d, "fuse_bn", bn);
-				aoe_sched_set(&d, "fuse_act", act);
-				aoe_sched_set(&d, "threads", th);
-				aoe_sgat_effect(g, s->nodes, s->n, &d, &nbn,
-				    &nact);
-				if ((bn && nbn == 0) || (act && nact == 0) ||
-				    same_d(&d, &base_d))
-					continue;
-				cand[nc++] = d;
-			}
+	/* The space: each fusion where it applies, and thread counts. */
+	for (i = 0; i < 8; i++)
+		for (th = 0; th < nthreads && nc < 32; th = th ? th * 2 : 1) {
+			aoe_sched d;
+			bn = i & 1;
+			act = i >> 1 & 1;
+			add = i >> 2 & 1;
+			memset(&d, 0, sizeof(d));
+			aoe_sched_set(&d, "fuse_bn", bn);
+			aoe_sched_set(&d, "fuse_act", act);
+			aoe_sched_set(&d, "fuse_add", add);
+			aoe_sched_set(&d, "threads", th);
+			aoe_sgat_effect(g, s->nodes, s->n, &d, &nbn, &nact,
+			    &nadd);
+			if ((bn && nbn == 0) || (act && nact == 0) ||
+			    (add && nadd == 0) || same_d(&d, &base_d))
+				continue;
+			cand[nc++] = d;
+		}
 	/* The baseline counts as one of the budget's trials. */
 	if (o->budget_trials > 0 && nc > o->budget_trials - 1)
 		nc = o->budget_trials - 1;
@@ -706,12 +723,13 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 			goto out;
 	}
 	/*
-	 * The whole model, without and with the decisions, alternately in
-	 * two rounds; the best of each is kept (a busy host only adds).
+	 * The whole model, without the subgraph bank (the default
+	 * decisions everywhere) and with the decisions, alternately in two
+	 * rounds; the best of each is kept (a busy host only adds).
 	 */
 	for (i = 0; i < 2; i++) {
 		opat_timing b1, r1;
-		if ((rc = measure(g, &ro, AOE_FUSE_OFF, NULL, 0, o->seed, o,
+		if ((rc = measure(g, &ro, AOE_FUSE_ALL, NULL, 0, o->seed, o,
 		    &b1)) < 0 || (rc = measure(g, &ro, AOE_FUSE_BANK, NULL, 0,
 		    o->seed, o, &r1)) < 0)
 			goto out;

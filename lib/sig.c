@@ -152,8 +152,8 @@ sb_attr(sbuf *b, const aoe_attr *a)
  *
  * where T is dtype[d0,d1,...] with a "c" after a constant input and "-"
  * for an absent optional one, and the attributes are sorted by name
- * (less those libaoe adds itself, named "_aoe_...").  Names of nodes and
- * tensors are not part of it.
+ * (less those libaoe adds itself, named "_aoe_...", and a residual fused
+ * into a Conv).  Names of nodes and tensors are not part of it.
  */
 int
 aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
@@ -161,7 +161,7 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 {
 	sbuf b = { NULL, 0, 0 };
 	const aoe_attr **at;
-	int i, nput, rc = 0;
+	int i, nput, nsig, rc = 0;
 
 	b.cap = 256;
 	b.s = aoe_xmalloc(b.cap);
@@ -171,7 +171,16 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 	else
 		sb_printf(&b, "op=%s", n->op_type);
 	sb_printf(&b, ";threads=%d;in=", nthreads);
-	for (i = 0; i < n->nin; i++) {
+	/*
+	 * A residual fused into a Conv (its input 3, attribute _aoe_add:
+	 * the input count before) is not part of the Conv's signature.
+	 */
+	nsig = n->nin;
+	if (aoe_attr_find(n, "_aoe_add") != NULL)
+		nsig = (int)aoe_attr_int(n, "_aoe_add", n->nin);
+	if (nsig < 0 || nsig > n->nin)
+		nsig = n->nin;
+	for (i = 0; i < nsig; i++) {
 		const aoe_tensor *t = n->in[i] >= 0 ? aoe_in(g, n, i) : NULL;
 		if (i)
 			sb_printf(&b, "|");

@@ -57,7 +57,10 @@ cst(aoe_graph *g, const char *name, int ndim, const int64_t *dims, float lo,
 	return i;
 }
 
-/* A random chain: Conv [BN] [act] [Conv [act]] [Flatten Gemm [act]]. */
+/*
+ * A random chain: Conv [BN] [Add] [act] [Conv [BN] [Add] [act]]
+ * [Flatten Gemm [act]], each Add's other operand a graph input.
+ */
 static aoe_graph *
 random_graph(int *nfusable)
 {
@@ -122,6 +125,26 @@ random_graph(int *nfusable)
 			snprintf(name, sizeof(name), "bn%d", i);
 			aoe_graph_add_node(g, name, "BatchNormalization", 5,
 			    in, 1, out);
+			(*nfusable)++;
+			x = y;
+		}
+		if (irand(2)) {
+			/* A residual from a graph input of the same shape. */
+			int64_t rd[4] = { dims[0], m, h, h };
+			int r, o = irand(2);
+			snprintf(name, sizeof(name), "r%d", i);
+			r = aoe_graph_tensor(g, name);
+			aoe_tensor_set(g->tensors[r], AOE_F32, 4, rd);
+			g->tensors[r]->kind = AOE_T_INPUT;
+			g->inputs = aoe_xrealloc(g->inputs,
+			    (size_t)(g->ninputs + 1) * sizeof(int));
+			g->inputs[g->ninputs++] = r;
+			in[o] = x;
+			in[1 - o] = r;
+			snprintf(name, sizeof(name), "sum%d", i);
+			out[0] = y = aoe_graph_tensor(g, name);
+			snprintf(name, sizeof(name), "add%d", i);
+			aoe_graph_add_node(g, name, "Add", 2, in, 1, out);
 			(*nfusable)++;
 			x = y;
 		}
@@ -234,6 +257,20 @@ unsave(aoe_graph *g, float **ref)
 	free(ref);
 }
 
+/* Load the model at path again, unfused. */
+static void
+reload(aoe_graph **g, const char *path, const aoe_run_opts *o)
+{
+	aoe_graph_free(*g);
+	if (aoe_model_load(path, g) < 0) {
+		fprintf(stderr, "unit-fuse: %s: %s\n", path, aoe_errmsg());
+		exit(1);
+	}
+	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	aoe_graph_prepare(*g, o);
+	aoe_fuse_set(AOE_FUSE_BANK, NULL);
+}
+
 /*
  * Run g without decisions and with (mode, d); 1 if the outputs agree.
  * *removed gets how many nodes the decisions removed.
@@ -291,8 +328,7 @@ main(int argc, char **argv)
 	o.nthreads = 2;
 	o.use_bank = 0;
 	memset(&all, 0, sizeof(all));
-	aoe_sched_set(&all, "fuse_bn", 1);
-	aoe_sched_set(&all, "fuse_act", 1);
+	aoe_fuse_default(&all);
 
 	/* Property: random chains, fused and not, agree (fixed seeds). */
 	for (i = 0; i < 200; i++) {
@@ -308,9 +344,10 @@ main(int argc, char **argv)
 			wrongcount++;
 		aoe_graph_free(g);
 	}
-	ok(bad == 0, "200 random Conv/BN/act/Gemm chains: fused == unfused");
-	ok(wrongcount == 0, "every BN and activation after a Conv or Gemm "
-	    "is fused away");
+	ok(bad == 0, "200 random Conv/BN/Add/act/Gemm chains: fused == "
+	    "unfused");
+	ok(wrongcount == 0, "every BN, residual Add and activation after a "
+	    "Conv or Gemm is fused away");
 
 	/* The example model, with fusions and with one thread per op. */
 	if (aoe_model_load(argv[1], &g) < 0) {
@@ -343,14 +380,14 @@ main(int argc, char **argv)
 		if (p)
 			p[8] = p[8] == '1' ? '2' : '1';
 		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
-		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":1,"
-		    "\"fuse_act\":1},\"soc_version\":\"%s\"}\n",
+		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":0,"
+		    "\"fuse_act\":0},\"soc_version\":\"%s\"}\n",
 		    (unsigned long long)aoe_op_key(stale), stale,
 		    aoe_soc_version());
 		/* Same key as the real one, another signature. */
 		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
-		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":1,"
-		    "\"fuse_act\":1},\"soc_version\":\"%s\"}\n",
+		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":0,"
+		    "\"fuse_act\":0},\"soc_version\":\"%s\"}\n",
 		    (unsigned long long)aoe_op_key(sig), stale,
 		    aoe_soc_version());
 		free(stale);
@@ -358,8 +395,10 @@ main(int argc, char **argv)
 	fclose(fp);
 	aoe_fuse_bank_use(path);
 	o.use_bank = 1;
-	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 0,
+	/* Ignored entries leave the default decisions, every fusion. */
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 5,
 	    "stale subgraph bank entries are ignored");
+	reload(&g, argv[1], &o);
 	fp = fopen(path, "w");
 	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\",\"signature\":"
 	    "\"%s\",\"schedule\":{\"fuse_bn\":1,\"fuse_act\":0},"
@@ -367,8 +406,9 @@ main(int argc, char **argv)
 	    aoe_op_key(sig), sig);
 	fclose(fp);
 	aoe_fuse_bank_use(path);
-	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 0,
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 5,
 	    "an entry of another soc_version is ignored");
+	reload(&g, argv[1], &o);
 	fp = fopen(path, "w");
 	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\",\"signature\":"
 	    "\"%s\",\"schedule\":{\"fuse_bn\":1,\"fuse_act\":0},"
