@@ -712,6 +712,12 @@ enum { AOE_FUSE_BANK, AOE_FUSE_OFF, AOE_FUSE_ALL, AOE_FUSE_FORCE };
 void aoe_fuse_default(aoe_sched *d);
 void aoe_fuse_set(int mode, const aoe_sched *d);
 int aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o);
+/*
+ * Rewrites that fusion builds on, before the hook (a HardSwish written
+ * out becomes one node); in the modes where fusion may happen.  Returns
+ * 1 when the graph changed.
+ */
+int aoe_fuse_canon(aoe_graph *g);
 /* Decisions by signature, consulted before the subgraph bank. */
 void aoe_fuse_table_add(const char *sig, const aoe_sched *d);
 void aoe_fuse_table_clear(void);

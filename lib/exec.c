@@ -447,6 +447,11 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 		return rc;
 	prune(g);
 	/* Subgraph decisions (lib/fuse.c) may rewrite the graph. */
+	if ((rc = aoe_fuse_canon(g)) > 0) {
+		if ((rc = topo_order(g)) < 0 || (rc = infer_all(g)) < 0)
+			return rc;
+		prune(g);
+	}
 	if ((rc = aoe_fuse_hook(g, o)) > 0) {
 		if ((rc = topo_order(g)) < 0 || (rc = infer_all(g)) < 0)
 			return rc;

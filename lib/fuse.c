@@ -51,23 +51,41 @@
 void
 aoe_fuse_act_of(const aoe_node *n, aoe_act *a)
 {
+	const aoe_attr *s = aoe_attr_find(n, "_aoe_post_s");
+	const aoe_attr *t = aoe_attr_find(n, "_aoe_post_t");
+
 	a->kind = (int)aoe_attr_int(n, "_aoe_act", AOE_ACT_NONE);
 	a->lo = aoe_attr_float(n, "_aoe_act_lo", -FLT_MAX);
 	a->hi = aoe_attr_float(n, "_aoe_act_hi", FLT_MAX);
+	a->ps = s ? s->floats : NULL;
+	a->pt = t ? t->floats : NULL;
 }
 
 int
-aoe_fuse_clamp(const aoe_act *a, float *lo, float *hi)
+aoe_fuse_epi(const aoe_act *a, aoe_epi *e)
 {
-	*lo = -FLT_MAX;
-	*hi = FLT_MAX;
-	if (a->kind == AOE_ACT_RELU)
-		*lo = 0;
-	else if (a->kind == AOE_ACT_CLIP) {
-		*lo = a->lo;
-		*hi = a->hi;
-	} else
-		return 0;
+	e->kind = AOE_EPI_CLAMP;
+	e->lo = -FLT_MAX;
+	e->hi = FLT_MAX;
+	e->ps = a->ps;
+	e->pt = a->pt;
+	switch (a->kind) {
+	case AOE_ACT_RELU:
+		e->lo = 0;
+		break;
+	case AOE_ACT_CLIP:
+		e->lo = a->lo;
+		e->hi = a->hi;
+		break;
+	case AOE_ACT_SIGMOID:
+		e->kind = AOE_EPI_SIGMOID;
+		break;
+	case AOE_ACT_HARDSWISH:
+		e->kind = AOE_EPI_HARDSWISH;
+		break;
+	default:
+		return a->ps != NULL || a->pt != NULL;
+	}
 	return 1;
 }
 
@@ -83,46 +101,45 @@ aoe_fuse_add_of(const aoe_graph *g, const aoe_node *n)
 }
 
 struct act_ctx {
-	const aoe_act *a;
+	aoe_epi e;
 	float *y;
 	const float *add;
-	int64_t len, nch;
+	int64_t rows, cols, m, nch;
 };
 
-/* A fused residual and activation over one piece of y. */
+/* The epilogue over one piece of y's rows. */
 static void
 act_chunk(void *arg, int64_t c, int tid)
 {
 	const struct act_ctx *x = arg;
-	int64_t i, i0 = aoe_chunk_lo(x->len, x->nch, c);
-	int64_t i1 = aoe_chunk_lo(x->len, x->nch, c + 1);
-	float *y = x->y, lo, hi;
+	int64_t r, r1 = aoe_chunk_lo(x->rows, x->nch, c + 1);
 
 	(void)tid;
-	if (aoe_fuse_clamp(x->a, &lo, &hi) || x->add) {
-		aoe_epi_span(y + i0, x->add ? x->add + i0 : NULL, i1 - i0, lo,
-		    hi);
-		if (x->a->kind != AOE_ACT_SIGMOID)
-			return;
-	}
-	/* What remains is a Sigmoid. */
-	if (x->a->kind == AOE_ACT_SIGMOID)
-		for (i = i0; i < i1; i++)
-			y[i] = 1.0f / (1.0f + expf(-y[i]));
+	for (r = aoe_chunk_lo(x->rows, x->nch, c); r < r1; r++)
+		aoe_epi_row(&x->e, r % x->m, x->y + r * x->cols,
+		    x->add ? x->add + r * x->cols : NULL, x->cols);
 }
 
 void
 aoe_fuse_act_apply(const aoe_act *a, float *y, const float *add,
-    int64_t len, int nthreads)
+    int64_t rows, int64_t cols, int64_t m, int nthreads)
 {
-	struct act_ctx x = { a, y, add, len, 1 };
+	struct act_ctx x;
+	int64_t len = rows * cols;
 
-	if ((a->kind == AOE_ACT_NONE && add == NULL) || len <= 0)
+	memset(&x, 0, sizeof(x));
+	if ((!aoe_fuse_epi(a, &x.e) && add == NULL) || len <= 0 || m <= 0)
 		return;
+	x.y = y;
+	x.add = add;
+	x.rows = rows;
+	x.cols = cols;
+	x.m = m;
+	x.nch = 1;
 	/* Below these sizes a second thread costs more than it gives. */
-	if (nthreads > 1 && len > (a->kind == AOE_ACT_SIGMOID ? 16384 :
-	    65536))
-		x.nch = aoe_nchunks(len, nthreads);
+	if (nthreads > 1 && rows > 1 && len > (a->kind == AOE_ACT_SIGMOID ?
+	    16384 : 65536))
+		x.nch = aoe_nchunks(rows, nthreads);
 	else
 		nthreads = 1;
 	aoe_parallel(nthreads, x.nch, act_chunk, &x);
@@ -298,6 +315,14 @@ has_act(const aoe_node *n)
 	return aoe_attr_find(n, "_aoe_act") != NULL;
 }
 
+/* Whether n has a fused residual or affine (in its epilogue). */
+static int
+has_epi(const aoe_node *n)
+{
+	return aoe_attr_find(n, "_aoe_add") != NULL ||
+	    aoe_attr_find(n, "_aoe_post_s") != NULL;
+}
+
 /* Can BN node b be folded into Conv node c? */
 static int
 bn_foldable(const aoe_graph *g, const aoe_node *c, const aoe_node *b)
@@ -308,8 +333,8 @@ bn_foldable(const aoe_graph *g, const aoe_node *c, const aoe_node *b)
 
 	if (strcmp(c->op_type, "Conv") != 0 || c->domain ||
 	    strcmp(b->op_type, "BatchNormalization") != 0 || b->domain ||
-	    has_act(c) || c->nout != 1 || b->nin < 5 || b->in[0] != c->out[0] ||
-	    aoe_attr_int(b, "training_mode", 0) != 0)
+	    has_act(c) || has_epi(c) || c->nout != 1 || b->nin < 5 ||
+	    b->in[0] != c->out[0] || aoe_attr_int(b, "training_mode", 0) != 0)
 		return 0;
 	for (j = 1; j < b->nout; j++)
 		if (b->out[j] >= 0)
@@ -347,14 +372,15 @@ new_const(aoe_graph *g, const char *base, const char *what,
 	return i;
 }
 
+/*
+ * Fold y = a * conv + t (a and t one a channel) into Conv ci's weights
+ * and bias; the Conv then writes tensor out.
+ */
 static int
-bn_fold(aoe_graph *g, int ci, int bi)
+affine_fold(aoe_graph *g, int ci, const float *a, const float *t, int out)
 {
-	aoe_node *c = &g->nodes[ci], *b = &g->nodes[bi];
+	aoe_node *c = &g->nodes[ci];
 	const aoe_tensor *w = aoe_in(g, c, 1), *cb = aoe_in(g, c, 2);
-	const float *sc = aoe_in(g, b, 1)->data, *bb = aoe_in(g, b, 2)->data;
-	const float *mean = aoe_in(g, b, 3)->data, *var = aoe_in(g, b, 4)->data;
-	float eps = aoe_attr_float(b, "epsilon", 1e-5f);
 	int64_t m = w->dims[0], per = aoe_tensor_numel(w) / (m ? m : 1), i, j;
 	int wi, bj;
 	float *nw, *nb;
@@ -374,12 +400,10 @@ bn_fold(aoe_graph *g, int ci, int bi)
 	nw = g->tensors[wi]->data;
 	nb = g->tensors[bj]->data;
 	for (i = 0; i < m; i++) {
-		float a = sc[i] / sqrtf(var[i] + eps);
 		const float *src = (const float *)w->data + i * per;
 		for (j = 0; j < per; j++)
-			nw[i * per + j] = src[j] * a;
-		nb[i] = ((cb ? ((const float *)cb->data)[i] : 0) - mean[i]) *
-		    a + bb[i];
+			nw[i * per + j] = src[j] * a[i];
+		nb[i] = (cb ? ((const float *)cb->data)[i] : 0) * a[i] + t[i];
 	}
 	if (c->nin < 3) {
 		c->in = aoe_xrealloc(c->in, 3 * sizeof(int));
@@ -387,8 +411,123 @@ bn_fold(aoe_graph *g, int ci, int bi)
 	}
 	c->in[1] = wi;
 	c->in[2] = bj;
-	c->out[0] = b->out[0];
+	c->out[0] = out;
 	return 0;
+}
+
+static int
+bn_fold(aoe_graph *g, int ci, int bi)
+{
+	aoe_node *c = &g->nodes[ci], *b = &g->nodes[bi];
+	const float *sc = aoe_in(g, b, 1)->data, *bb = aoe_in(g, b, 2)->data;
+	const float *mean = aoe_in(g, b, 3)->data, *var = aoe_in(g, b, 4)->data;
+	float eps = aoe_attr_float(b, "epsilon", 1e-5f), *a, *t;
+	int64_t m = aoe_in(g, c, 1)->dims[0], i;
+	int rc;
+
+	a = aoe_xcalloc((size_t)m + 1, sizeof(float));
+	t = aoe_xcalloc((size_t)m + 1, sizeof(float));
+	for (i = 0; i < m; i++) {
+		a[i] = sc[i] / sqrtf(var[i] + eps);
+		t[i] = bb[i] - mean[i] * a[i];
+	}
+	rc = affine_fold(g, ci, a, t, b->out[0]);
+	free(a);
+	free(t);
+	return rc;
+}
+
+/*
+ * Whether n is a Mul, Add, Sub or Div of Conv p's output (the first
+ * operand for Sub and Div) by a constant that is one value or one a
+ * channel: then y = a * x + t with a and t (m values each, malloc'ed).
+ */
+static int
+affine_of(const aoe_graph *g, const aoe_node *p, const aoe_node *n,
+    float **ap, float **tp)
+{
+	const aoe_tensor *y = aoe_out(g, p, 0), *c;
+	const float *v;
+	int64_t m, i, numel;
+	float *a, *t;
+	int k, op, ci;
+
+	if (strcmp(p->op_type, "Conv") != 0 || p->domain || n->domain ||
+	    n->nin != 2 || n->nout != 1 || y == NULL || y->dtype != AOE_F32 ||
+	    y->ndim < 3)
+		return 0;
+	if (strcmp(n->op_type, "Mul") == 0)
+		op = 0;
+	else if (strcmp(n->op_type, "Add") == 0)
+		op = 1;
+	else if (strcmp(n->op_type, "Sub") == 0)
+		op = 2;
+	else if (strcmp(n->op_type, "Div") == 0)
+		op = 3;
+	else
+		return 0;
+	if (n->in[0] == p->out[0])
+		ci = 1;
+	else if (n->in[1] == p->out[0] && op < 2)
+		ci = 0;
+	else
+		return 0;
+	c = aoe_in(g, n, ci);
+	m = y->dims[1];
+	if (!const_f32(c, -1) || c->ndim > y->ndim)
+		return 0;
+	/* One value, or the channel axis of y alone (right-aligned). */
+	numel = aoe_tensor_numel(c);
+	if (numel != 1) {
+		for (k = 0; k < c->ndim; k++) {
+			int64_t d = c->dims[c->ndim - 1 - k];
+			if (d != (y->ndim - 1 - k == 1 ? m : 1))
+				return 0;
+		}
+		if (c->ndim < y->ndim - 1 || numel != m)
+			return 0;
+	}
+	v = c->data;
+	a = aoe_xcalloc((size_t)m + 1, sizeof(float));
+	t = aoe_xcalloc((size_t)m + 1, sizeof(float));
+	for (i = 0; i < m; i++) {
+		float cv = v[numel == 1 ? 0 : i];
+		a[i] = op == 0 ? cv : op == 3 ? 1 / cv : 1;
+		t[i] = op == 1 ? cv : op == 2 ? -cv : 0;
+	}
+	*ap = a;
+	*tp = t;
+	return 1;
+}
+
+/*
+ * Compose y = a * x + t after Conv p's fused epilogue (its attributes
+ * _aoe_post_s and _aoe_post_t); p then writes tensor out.
+ */
+static void
+post_fold(aoe_graph *g, aoe_node *p, const float *a, const float *t, int out)
+{
+	int64_t m = aoe_out(g, p, 0)->dims[1], i;
+	aoe_attr *s = (aoe_attr *)aoe_attr_find(p, "_aoe_post_s");
+	aoe_attr *h = (aoe_attr *)aoe_attr_find(p, "_aoe_post_t");
+
+	if (s == NULL) {
+		s = aoe_node_add_attr(p, "_aoe_post_s", AOE_A_FLOATS);
+		s->n = (int)m;
+		s->floats = aoe_xcalloc((size_t)m + 1, sizeof(float));
+		for (i = 0; i < m; i++)
+			s->floats[i] = 1;
+		/* Adding an attribute may move the others. */
+		h = aoe_node_add_attr(p, "_aoe_post_t", AOE_A_FLOATS);
+		h->n = (int)m;
+		h->floats = aoe_xcalloc((size_t)m + 1, sizeof(float));
+		s = (aoe_attr *)aoe_attr_find(p, "_aoe_post_s");
+	}
+	for (i = 0; i < m; i++) {
+		s->floats[i] *= a[i];
+		h->floats[i] = h->floats[i] * a[i] + t[i];
+	}
+	p->out[0] = out;
 }
 
 /* The activation node a computes, or 0 if it is not one we fuse. */
@@ -405,6 +544,8 @@ act_of_node(const aoe_graph *g, const aoe_node *n, aoe_act *a)
 		a->kind = AOE_ACT_RELU;
 	else if (strcmp(n->op_type, "Sigmoid") == 0)
 		a->kind = AOE_ACT_SIGMOID;
+	else if (strcmp(n->op_type, "HardSwish") == 0)
+		a->kind = AOE_ACT_HARDSWISH;
 	else if (strcmp(n->op_type, "Clip") == 0) {
 		a->kind = AOE_ACT_CLIP;
 		if (g->opset < 11) {
@@ -449,7 +590,7 @@ add_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 	int r;
 
 	if (strcmp(p->op_type, "Conv") != 0 || p->domain || p->nout != 1 ||
-	    p->nin > 3 || aoe_attr_find(p, "_aoe_add") ||
+	    p->nin > 3 || has_epi(p) || has_act(p) ||
 	    aoe_out(g, p, 0) == NULL || !is_residual_add(g, n))
 		return -1;
 	if (n->in[0] == p->out[0])
@@ -489,20 +630,51 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 	int fact = aoe_sched_get(d, "fuse_act", 0) != 0;
 	int fadd = aoe_sched_get(d, "fuse_add", 0) != 0;
 	int th = (int)aoe_sched_get(d, "threads", 0);
-	int prev = -1, prev_act = 0, k, r;
+	int prev = -1, prev_act = 0, prev_epi = 0, k, r;
+	float *fa, *ft;
 	aoe_act a;
 
 	*nbn = *nact = *nadd = 0;
 	for (k = 0; k < n; k++) {
 		int v = nodes[k];
 		aoe_node *nd = &g->nodes[v];
-		if (prev >= 0 && fbn && !prev_act &&
+		if (prev >= 0 && fbn && !prev_act && !prev_epi &&
 		    bn_foldable(g, &g->nodes[prev], nd)) {
 			if (!dry && bn_fold(g, prev, v) < 0)
 				return -1;
 			kill[v] = 1;
 			(*nbn)++;
 			continue;
+		}
+		/*
+		 * A Mul, Add, Sub or Div by a constant (one value, or one
+		 * a channel) after a Conv: folded into the weights when
+		 * nothing is fused yet (fuse_bn), else composed after the
+		 * epilogue (fuse_act).
+		 */
+		if (prev >= 0 && (fbn || fact) &&
+		    affine_of(g, &g->nodes[prev], nd, &fa, &ft)) {
+			aoe_node *p = &g->nodes[prev];
+			int wfold = fbn && !prev_act && !prev_epi;
+			int rc = 0;
+			if (!dry && wfold)
+				rc = affine_fold(g, prev, fa, ft, nd->out[0]);
+			else if (!dry && fact)
+				post_fold(g, p, fa, ft, nd->out[0]);
+			free(fa);
+			free(ft);
+			if (rc < 0)
+				return -1;
+			if (wfold || fact) {
+				kill[v] = 1;
+				if (wfold)
+					(*nbn)++;
+				else {
+					(*nact)++;
+					prev_act = 1;
+				}
+				continue;
+			}
 		}
 		/*
 		 * A residual Add after a Conv: the Conv adds it in its
@@ -514,6 +686,7 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 				add_fold(g, &g->nodes[prev], nd, r);
 			kill[v] = 1;
 			(*nadd)++;
+			prev_epi = 1;
 			continue;
 		}
 		if (prev >= 0 && fact && !prev_act &&
@@ -538,6 +711,7 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 		}
 		prev = v;
 		prev_act = has_act(nd);
+		prev_epi = has_epi(nd);
 	}
 	if (!dry && th > 0)
 		for (k = 0; k < n; k++)
@@ -779,6 +953,107 @@ table_find(const char *sig, aoe_sched *d)
 			return 1;
 		}
 	return 0;
+}
+
+/* The one value of constant float tensor t, or NAN. */
+static float
+scalar_of(const aoe_tensor *t)
+{
+	return const_f32(t, 1) ? *(const float *)t->data : NAN;
+}
+
+/* The live node that makes tensor t, if its only reader is one node. */
+static aoe_node *
+sole_producer(aoe_graph *g, int t, const int *ncons, const char *isout,
+    const char *op_type)
+{
+	int p;
+
+	if (t < 0 || ncons[t] != 1 || isout[t] ||
+	    g->tensors[t]->kind != AOE_T_VALUE)
+		return NULL;
+	p = g->tensors[t]->producer;
+	if (!is_live(g, p) || strcmp(g->nodes[p].op_type, op_type) != 0 ||
+	    g->nodes[p].domain || g->nodes[p].nout != 1)
+		return NULL;
+	return &g->nodes[p];
+}
+
+/*
+ * Whether Clip node c clamps to [lo, hi] exactly, by attributes (opset
+ * < 11) or constant inputs.
+ */
+static int
+clip_is(const aoe_graph *g, const aoe_node *c, float lo, float hi)
+{
+	if (g->opset < 11)
+		return aoe_attr_float(c, "min", NAN) == lo &&
+		    aoe_attr_float(c, "max", NAN) == hi;
+	return c->nin == 3 && scalar_of(aoe_in(g, c, 1)) == lo &&
+	    scalar_of(aoe_in(g, c, 2)) == hi;
+}
+
+int
+aoe_fuse_canon(aoe_graph *g)
+{
+	const char *env = getenv("AOE_FUSE");
+	int *ncons, i, j, nk = 0;
+	char *isout, *kill;
+
+	if (F.mode == AOE_FUSE_OFF || (F.mode == AOE_FUSE_BANK &&
+	    (getenv("AOE_MODE") != NULL || (env && (strcmp(env, "none") ==
+	    0 || strcmp(env, "0") == 0 || strcmp(env, "off") == 0)))))
+		return 0;
+	ncons = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	isout = aoe_xcalloc((size_t)g->ntensors + 1, 1);
+	kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
+	for (i = 0; i < g->noutputs; i++)
+		isout[g->outputs[i]] = 1;
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		for (j = 0; j < n->nin && !n->dead; j++)
+			if (n->in[j] >= 0)
+				ncons[n->in[j]]++;
+	}
+	/*
+	 * HardSwish written out, x * Clip(x + 3, 0, 6) / 6, becomes one
+	 * HardSwish node (the Div's), which fuse_act can then fold.
+	 */
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *d = &g->nodes[g->order[i]], *m, *c, *a;
+		const aoe_tensor *x;
+		int xi;
+		if (d->dead || d->domain || strcmp(d->op_type, "Div") != 0 ||
+		    d->nin != 2 || scalar_of(aoe_in(g, d, 1)) != 6 ||
+		    (m = sole_producer(g, d->in[0], ncons, isout, "Mul")) ==
+		    NULL || m->nin != 2)
+			continue;
+		for (j = 0; j < 2; j++)
+			if ((c = sole_producer(g, m->in[j], ncons, isout,
+			    "Clip")) != NULL)
+				break;
+		if (c == NULL || !clip_is(g, c, 0, 6) ||
+		    (a = sole_producer(g, c->in[0], ncons, isout, "Add")) ==
+		    NULL || a->nin != 2)
+			continue;
+		xi = m->in[1 - j];
+		if (!((a->in[0] == xi && scalar_of(aoe_in(g, a, 1)) == 3) ||
+		    (a->in[1] == xi && scalar_of(aoe_in(g, a, 0)) == 3)) ||
+		    (x = g->tensors[xi])->dtype != AOE_F32)
+			continue;
+		free(d->op_type);
+		d->op_type = aoe_xstrdup("HardSwish");
+		d->in[0] = xi;
+		d->nin = 1;
+		kill[a - g->nodes] = kill[c - g->nodes] = kill[m - g->nodes] = 1;
+		nk += 3;
+	}
+	if (nk > 0)
+		compact(g, kill);
+	free(ncons);
+	free(isout);
+	free(kill);
+	return nk > 0;
 }
 
 void

@@ -1318,23 +1318,25 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	xe.n = cg->outsz;
 	xe.c = yg;
 	/*
-	 * A fused residual and Relu or Clip run in the GEMM's epilogue, on
-	 * each tile as it is finished; a fused Sigmoid runs after.
+	 * A fused residual, activation and affine after it run in the
+	 * GEMM's epilogue, on each tile as it is finished (rows are this
+	 * group's output channels).
 	 */
 	aoe_fuse_act_of(n, &act);
 	if ((addg = aoe_fuse_add_of(g, n)) != NULL)
 		addg += (b * cg->m + gi * cg->mg) * cg->outsz;
-	xe.epi = aoe_fuse_clamp(&act, &xe.lo, &xe.hi) || addg;
+	xe.epi = aoe_fuse_epi(&act, &xe.e) || addg;
 	xe.add = addg;
-	if (act.kind != AOE_ACT_SIGMOID)
-		act.kind = AOE_ACT_NONE;
+	if (xe.e.ps)
+		xe.e.ps += gi * cg->mg;
+	if (xe.e.pt)
+		xe.e.pt += gi * cg->mg;
 	switch (algo) {
 	case ALGO_1X1:
 		xe.b = xg;
 		xe.ldb = cg->insz;
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
 			return -1;
-		aoe_fuse_act_apply(&act, yg, NULL, cg->mg * cg->outsz, nth);
 		return 0;
 	case ALGO_IMPLICIT:
 		ctx.g = cg;
@@ -1344,7 +1346,6 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		xe.ctx = &ctx;
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
-		aoe_fuse_act_apply(&act, yg, NULL, cg->mg * cg->outsz, nth);
 		return 0;
 	}
 	/* Explicit im2col, a tile of columns at a time. */
@@ -1365,7 +1366,6 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0)
 			return -1;
 	}
-	aoe_fuse_act_apply(&act, yg, NULL, cg->mg * cg->outsz, nth);
 	return 0;
 }
 
@@ -1396,7 +1396,7 @@ conv_run(aoe_kctx *k)
 				y[t * cg.outsz + j] = bias ? bias[t % cg.m] : 0;
 		aoe_fuse_act_of(n, &act);
 		aoe_fuse_act_apply(&act, y, aoe_fuse_add_of(g, n),
-		    cg.n * cg.m * cg.outsz, k->nthreads);
+		    cg.n * cg.m, cg.outsz, cg.m, k->nthreads);
 		return 0;
 	}
 	if (algo == ALGO_WINOGRAD) {
@@ -1427,7 +1427,7 @@ conv_run(aoe_kctx *k)
 		conv_depthwise(&cg, x, w, bias, y, k->nthreads);
 		aoe_fuse_act_of(n, &act);
 		aoe_fuse_act_apply(&act, y, aoe_fuse_add_of(g, n),
-		    cg.n * cg.m * cg.outsz, k->nthreads);
+		    cg.n * cg.m, cg.outsz, cg.m, k->nthreads);
 		return 0;
 	}
 	/*

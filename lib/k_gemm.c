@@ -136,11 +136,11 @@ static void
 epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 {
 	const float *d = x->add ? x->add + (cp - x->c) : NULL;
-	int64_t r;
+	int64_t r, row = (cp - x->c) / x->ldc;
 
 	for (r = 0; r < nrows; r++)
-		aoe_epi_span(cp + r * x->ldc, d ? d + r * x->ldc : NULL, ncols,
-		    x->lo, x->hi);
+		aoe_epi_row(&x->e, row + r, cp + r * x->ldc,
+		    d ? d + r * x->ldc : NULL, ncols);
 }
 
 /*
@@ -1465,12 +1465,10 @@ gemm_run(aoe_kctx *k)
 	x.ldc = nn;
 	x.bpack = q ? q->bpack : NULL;
 	x.bpack_id = q ? q->id : 0;
-	if ((rc = aoe_sgemm_ex(&x, k->nthreads, k->sched)) < 0)
-		return rc;
 	/* An activation fused by subgraph tuning (lib/fuse.c). */
 	aoe_fuse_act_of(n, &act);
-	aoe_fuse_act_apply(&act, y, NULL, m * nn, k->nthreads);
-	return 0;
+	x.epi = aoe_fuse_epi(&act, &x.e);
+	return aoe_sgemm_ex(&x, k->nthreads, k->sched);
 }
 
 /*

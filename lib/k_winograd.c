@@ -25,9 +25,9 @@
  * into the next row of tiles).  Then, for a block of "wino_kb" output
  * channels (0 auto), a micro-kernel (6x16 in AVX2, 6x32 in AVX-512 where
  * aoe_cpu_avx512() allows) computes M for every e, and the output
- * transform adds the bias, applies a fused Relu or Clip (a fused Sigmoid
- * runs over the output at the end) and stores the m x m outputs of eight
- * tiles at once.  Threads ("batch_par" of Conv) go over images, groups
+ * transform adds the bias, applies a fused Relu or Clip and stores the
+ * m x m outputs of eight tiles at once (any other fused epilogue runs on
+ * the rows just stored).  Threads ("batch_par" of Conv) go over images, groups
  * and tile blocks (1), or inside each block over channels and output
  * channel blocks (0); -1 picks.
  */
@@ -212,7 +212,8 @@ typedef struct wctx {
 	const aoe_wino *p;
 	int m, a, act, avx512;
 	float lo, hi;
-	float dlo, dhi;			/* the clamp after a residual */
+	aoe_epi e;			/* the epilogue, when epi is set */
+	int epi;
 	int64_t cg, mg, kp;		/* channels per group; panels */
 	int64_t th, tw, nt;		/* tile rows, columns, count */
 	int64_t tb, nblk;		/* tiles per block, blocks per plane */
@@ -528,7 +529,7 @@ store_row(const int M, const __m256 *o, float *y, int64_t cols)
  */
 static inline __attribute__((always_inline)) void
 out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
-    int64_t t, int64_t lanes, float *y, const float *d)
+    int64_t t, int64_t lanes, float *y, const float *d, int64_t ko)
 {
 	const aoe_wino *p = w->p;
 	const int A = M + 2;
@@ -550,8 +551,8 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 		tout(M, c, oc);
 		for (i = 0; i < M; i++) {
 			o[i][jj] = _mm256_add_ps(oc[i], vb);
-			/* With a residual, the clamp comes after it. */
-			if (w->act && d == NULL)
+			/* With an epilogue, the clamp is in it. */
+			if (w->act && !w->epi)
 				o[i][jj] = _mm256_min_ps(_mm256_max_ps(o[i][jj],
 				    lo), hi);
 		}
@@ -562,9 +563,9 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 		for (r = 0; r < M && th * M + r < p->oh; r++) {
 			off = (th * M + r) * p->ow + tw0 * M;
 			store_row(M, o[r], y + off, cols);
-			if (d)
-				aoe_epi_span(y + off, d + off, cols, w->dlo,
-				    w->dhi);
+			if (w->epi)
+				aoe_epi_row(&w->e, ko, y + off,
+				    d ? d + off : NULL, cols);
 		}
 		return;
 	}
@@ -580,9 +581,9 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 				continue;
 			off = ((th + j) * M + r) * p->ow + tw * M;
 			memcpy(y + off, tmp + l0 * M, sizeof(float) * cols);
-			if (d)
-				aoe_epi_span(y + off, d + off, cols, w->dlo,
-				    w->dhi);
+			if (w->epi)
+				aoe_epi_row(&w->e, ko, y + off,
+				    d ? d + off : NULL, cols);
 		}
 	}
 }
@@ -628,7 +629,7 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 
 		for (t = t0; t < t0 + n; t += 8)
 			out_group(M, w, Mb + (k - k0) * ldv + t - t0, kbp * ldv,
-			    bv, t, min64(8, t0 + n - t), p->y + yo, d);
+			    bv, t, min64(8, t0 + n - t), p->y + yo, d, ko);
 	}
 }
 
@@ -804,7 +805,14 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	w.act = act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP;
 	w.lo = act.kind == AOE_ACT_RELU ? 0 : act.lo;
 	w.hi = act.kind == AOE_ACT_RELU ? INFINITY : act.hi;
-	aoe_fuse_clamp(&act, &w.dlo, &w.dhi);
+	/*
+	 * A plain Relu or Clip is applied in registers; anything more (a
+	 * residual, another activation, an affine after it) by the epilogue
+	 * on the rows just stored.
+	 */
+	w.epi = aoe_fuse_epi(&act, &w.e) && !w.act;
+	if (p->add || act.ps || act.pt)
+		w.epi = 1;
 	if (u == NULL) {
 		/* Weights not transformed ahead: do it now. */
 		uown = aligned_alloc(64, (aoe_wino_wsize(m, p->c, p->k,
@@ -833,9 +841,6 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	free(uown);
 	if (fail)
 		return aoe_err(AOE_ENOMEM, "winograd: out of memory");
-	if (act.kind == AOE_ACT_SIGMOID)
-		aoe_fuse_act_apply(&act, p->y, NULL, p->n * p->k * p->oh * p->ow,
-		    nthreads);
 	return 0;
 }
 

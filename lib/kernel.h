@@ -13,6 +13,20 @@
  * per row of C, a caller-supplied B packer (implicit im2col), and operands
  * packed ahead of time.
  */
+/*
+ * An epilogue: what lib/fuse.c folds into a kernel after its result, run
+ * on each row of it as it is finished: y = t + s * f(y + d), where d is
+ * a fused residual (optional), f a clamp to [lo, hi] (a Relu, a Clip, or
+ * none with the whole float range), a HardSwish or a Sigmoid, and s and
+ * t the row's scale and shift (ps[row], pt[row]; 1 and 0 when NULL).
+ */
+enum { AOE_EPI_CLAMP, AOE_EPI_HARDSWISH, AOE_EPI_SIGMOID };
+typedef struct aoe_epi {
+	int kind;
+	float lo, hi;
+	const float *ps, *pt;
+} aoe_epi;
+
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
     int64_t j0, int64_t nc, int nr, float *dst);
@@ -34,14 +48,13 @@ struct aoe_gemm_ex {
 	int64_t apack_id;	/* their aoe_sgemm_pack_id() */
 	int64_t bpack_id;
 	/*
-	 * The epilogue, when epi is set: once a block of C is final,
-	 * C = min(max(C + add, lo), hi), add (laid out as C, ldc apart)
-	 * being optional.  Fused residual Adds and activations run here,
-	 * on a tile still in cache.
+	 * The epilogue e, when epi is set, on each tile of C once it is
+	 * final (still in cache), with add (laid out as C, ldc apart, or
+	 * NULL) its residual and C's rows its rows.
 	 */
 	int epi;
+	aoe_epi e;
 	const float *add;
-	float lo, hi;
 };
 int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
 size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
@@ -119,27 +132,54 @@ int aoe_space_isa_why(const char *knob, int64_t v, char *why, size_t len);
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-/* An epilogue over y[0..len): y = min(max(y + d, lo), hi), d optional. */
+static inline __m256 v_exp(__m256 x);
+
+/* The epilogue e over row row of a result, y[0..len) (see aoe_epi). */
 static inline void
-aoe_epi_span(float *y, const float *d, int64_t len, float lo, float hi)
+aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len)
 {
-	const __m256 vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
+	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
+	const __m256 vl = _mm256_set1_ps(e->lo), vh = _mm256_set1_ps(e->hi);
+	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
+	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
+	const __m256 sixth = _mm256_set1_ps(1.0f / 6), half = _mm256_set1_ps(.5f);
+	const int aff = e->ps || e->pt;
 	int64_t i = 0;
 
 	for (; i + 8 <= len; i += 8) {
 		__m256 v = _mm256_loadu_ps(y + i);
 		if (d)
 			v = _mm256_add_ps(v, _mm256_loadu_ps(d + i));
-		/* In this operand order a NaN stays a NaN. */
-		_mm256_storeu_ps(y + i, _mm256_min_ps(vh, _mm256_max_ps(vl,
-		    v)));
+		if (e->kind == AOE_EPI_HARDSWISH)
+			v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(
+			    zero, _mm256_fmadd_ps(v, sixth, half))));
+		else if (e->kind == AOE_EPI_SIGMOID)
+			v = _mm256_div_ps(one, _mm256_add_ps(one,
+			    v_exp(_mm256_sub_ps(zero, v))));
+		else
+			/* In this operand order a NaN stays a NaN. */
+			v = _mm256_min_ps(vh, _mm256_max_ps(vl, v));
+		if (aff)
+			v = _mm256_fmadd_ps(v, vs, vt);
+		_mm256_storeu_ps(y + i, v);
 	}
 	for (; i < len; i++) {
-		float v = y[i] + (d ? d[i] : 0);
-		v = v < lo ? lo : v;
-		y[i] = v > hi ? hi : v;
+		float v = y[i] + (d ? d[i] : 0), h;
+		if (e->kind == AOE_EPI_HARDSWISH) {
+			h = v / 6 + .5f;
+			h = h < 0 ? 0 : h;
+			v *= h > 1 ? 1 : h;
+		} else if (e->kind == AOE_EPI_SIGMOID)
+			v = 1 / (1 + expf(-v));
+		else {
+			v = v < e->lo ? e->lo : v;
+			v = v > e->hi ? e->hi : v;
+		}
+		y[i] = aff ? v * s + t : v;
 	}
 }
+
 
 /*
  * exp of eight floats (Cephes expf, about 1 ulp); results below FLT_MIN

@@ -58,6 +58,66 @@ cst(aoe_graph *g, const char *name, int ndim, const int64_t *dims, float lo,
 }
 
 /*
+ * A Mul or Add of x (channels m) by a constant, one value or one a
+ * channel; returns the output tensor.
+ */
+static int
+affine(aoe_graph *g, int x, int64_t m, const char *tag)
+{
+	int64_t cd[3] = { m, 1, 1 }, one[1] = { 1 };
+	int in[2], out[1], mul = irand(2), o = irand(2);
+	char name[96];
+
+	snprintf(name, sizeof(name), "c%s", tag);
+	in[o] = x;
+	in[1 - o] = irand(2) ? cst(g, name, 3, cd, 0.5f, 1.5f) :
+	    cst(g, name, 1, one, 0.5f, 1.5f);
+	snprintf(name, sizeof(name), "o%s", tag);
+	out[0] = aoe_graph_tensor(g, name);
+	snprintf(name, sizeof(name), "n%s", tag);
+	aoe_graph_add_node(g, name, mul ? "Mul" : "Add", 2, in, 1, out);
+	return out[0];
+}
+
+/* HardSwish written out: x * Clip(x + 3, 0, 6) / 6; returns the output. */
+static int
+hardswish(aoe_graph *g, int x, const char *tag)
+{
+	int64_t none[1] = { 0 };
+	int in[3], out[1], a, c, m, k;
+	char name[96];
+	const float v[4] = { 3, 0, 6, 6 };
+	int ci[4];
+
+	for (k = 0; k < 4; k++) {
+		snprintf(name, sizeof(name), "hk%d%s", k, tag);
+		ci[k] = cst(g, name, 0, none, v[k], v[k]);
+	}
+	in[0] = x;
+	in[1] = ci[0];
+	snprintf(name, sizeof(name), "ha%s", tag);
+	out[0] = a = aoe_graph_tensor(g, name);
+	aoe_graph_add_node(g, name, "Add", 2, in, 1, out);
+	in[0] = a;
+	in[1] = ci[1];
+	in[2] = ci[2];
+	snprintf(name, sizeof(name), "hc%s", tag);
+	out[0] = c = aoe_graph_tensor(g, name);
+	aoe_graph_add_node(g, name, "Clip", 3, in, 1, out);
+	in[0] = c;
+	in[1] = x;
+	snprintf(name, sizeof(name), "hm%s", tag);
+	out[0] = m = aoe_graph_tensor(g, name);
+	aoe_graph_add_node(g, name, "Mul", 2, in, 1, out);
+	in[0] = m;
+	in[1] = ci[3];
+	snprintf(name, sizeof(name), "hd%s", tag);
+	out[0] = aoe_graph_tensor(g, name);
+	aoe_graph_add_node(g, name, "Div", 2, in, 1, out);
+	return out[0];
+}
+
+/*
  * A random chain: Conv [BN] [Add] [act] [Conv [BN] [Add] [act]]
  * [Flatten Gemm [act]], each Add's other operand a graph input.
  */
@@ -128,6 +188,12 @@ random_graph(int *nfusable)
 			(*nfusable)++;
 			x = y;
 		}
+		if (irand(3) == 0) {
+			/* A constant Mul or Add, folded into the weights. */
+			snprintf(name, sizeof(name), "pre%d", i);
+			x = affine(g, x, m, name);
+			(*nfusable)++;
+		}
 		if (irand(2)) {
 			/* A residual from a graph input of the same shape. */
 			int64_t rd[4] = { dims[0], m, h, h };
@@ -148,7 +214,18 @@ random_graph(int *nfusable)
 			(*nfusable)++;
 			x = y;
 		}
-		if (irand(4)) {
+		if (irand(4) == 0) {
+			/* HardSwish written out: four nodes, all fused. */
+			snprintf(name, sizeof(name), "hs%d", i);
+			x = hardswish(g, x, name);
+			(*nfusable) += 4;
+			if (irand(2)) {
+				/* An affine after the activation. */
+				snprintf(name, sizeof(name), "post%d", i);
+				x = affine(g, x, m, name);
+				(*nfusable)++;
+			}
+		} else if (irand(4)) {
 			static const char *acts[] = { "Relu", "Clip",
 			    "Sigmoid" };
 			int ak = irand(3);
