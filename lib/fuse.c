@@ -993,16 +993,35 @@ clip_is(const aoe_graph *g, const aoe_node *c, float lo, float hi)
 	    scalar_of(aoe_in(g, c, 2)) == hi;
 }
 
+/*
+ * The mode in effect: F.mode, which AOE_FUSE overrides in the default
+ * mode.  A graph compiled in tune mode is captured as the model has it
+ * (lib/capture.c): whether to fuse is for tuning to decide.
+ */
+static int
+fuse_mode(void)
+{
+	const char *env = getenv("AOE_FUSE");
+
+	if (F.mode != AOE_FUSE_BANK)
+		return F.mode;
+	if (getenv("AOE_MODE") != NULL)
+		return AOE_FUSE_OFF;
+	if (env && strcmp(env, "all") == 0)
+		return AOE_FUSE_ALL;
+	if (env && (strcmp(env, "none") == 0 || strcmp(env, "0") == 0 ||
+	    strcmp(env, "off") == 0))
+		return AOE_FUSE_OFF;
+	return AOE_FUSE_BANK;
+}
+
 int
 aoe_fuse_canon(aoe_graph *g)
 {
-	const char *env = getenv("AOE_FUSE");
 	int *ncons, i, j, nk = 0;
 	char *isout, *kill;
 
-	if (F.mode == AOE_FUSE_OFF || (F.mode == AOE_FUSE_BANK &&
-	    (getenv("AOE_MODE") != NULL || (env && (strcmp(env, "none") ==
-	    0 || strcmp(env, "0") == 0 || strcmp(env, "off") == 0)))))
+	if (fuse_mode() == AOE_FUSE_OFF)
 		return 0;
 	ncons = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
 	isout = aoe_xcalloc((size_t)g->ntensors + 1, 1);
@@ -1068,25 +1087,12 @@ aoe_fuse_default(aoe_sched *d)
 int
 aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 {
-	const char *env = getenv("AOE_FUSE");
-	int mode = F.mode, np, id, n, nthreads, rc = 0, nbn, nact, nadd;
+	int mode = fuse_mode(), np, id, n, nthreads, rc = 0, nbn, nact, nadd;
 	int *part, *nodes, any = 0;
 	char *kill, *sig;
 	aoe_sched d;
 
-	if (mode == AOE_FUSE_BANK && env && *env) {
-		if (strcmp(env, "all") == 0)
-			mode = AOE_FUSE_ALL;
-		else if (strcmp(env, "none") == 0 || strcmp(env, "0") == 0 ||
-		    strcmp(env, "off") == 0)
-			mode = AOE_FUSE_OFF;
-	}
-	/*
-	 * A graph compiled in tune mode is captured as the model has it
-	 * (lib/capture.c): whether to fuse is for tuning to decide.
-	 */
-	if (mode == AOE_FUSE_OFF || (mode == AOE_FUSE_BANK &&
-	    getenv("AOE_MODE") != NULL))
+	if (mode == AOE_FUSE_OFF)
 		return 0;
 	if (mode == AOE_FUSE_BANK && F.nt == 0) {
 		/* No signatures to compute when there is no entry. */
