@@ -928,7 +928,7 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 			break;
 		for (i = 0; i < k; i++) {
 			if (miss[i]) {
-				opat_search_feed(&se, &batch[i], HUGE_VAL);
+				opat_search_feed(&se, &batch[i], NAN);
 				continue;
 			}
 			trials++;

@@ -47,6 +47,13 @@ typedef struct opat_search {
 	char **canon;
 	uint64_t next_idx;	/* exhaustive: next index to try */
 	int done;
+	int *hidx, hcap;	/* open-addressing index of canon[] */
+	double *prior;		/* analytical log-time estimate of pts[] */
+	/* The node's GEMM geometry for the analytical model (gemm, conv). */
+	int geo;		/* 0: none, 1: GEMM, 2: Conv */
+	double gm, gn, gk, gbatch;	/* C is gm x gn, depth gk, gbatch times */
+	int wino_ok;		/* a 3x3 unit-stride 2-D Conv */
+	int const_a, const_b;	/* the weights are A (Conv) or B (GEMM) */
 } opat_search;
 
 void opat_search_init(opat_search *s, int strategy, const aoe_space *sp,
@@ -56,7 +63,10 @@ void opat_search_free(opat_search *s);
 void opat_search_add(opat_search *s, const aoe_sched *p, double us);
 /* Propose up to max new points into out; 0 when the space is exhausted. */
 int opat_search_next(opat_search *s, int max, aoe_sched *out);
-/* Feed the time of a proposed point (HUGE_VAL when it failed). */
+/*
+ * Feed the time of a proposed point: HUGE_VAL when it failed, NAN when
+ * it has no time (missing from a replay set), which the model ignores.
+ */
 void opat_search_feed(opat_search *s, const aoe_sched *p, double us);
 /* Legal points of the space, counting up to limit (then limit). */
 uint64_t opat_space_legal(const aoe_space *sp, uint64_t limit);

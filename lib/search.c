@@ -1,14 +1,20 @@
 /*
  * search.c - the search strategies of aoe-opat over a kernel's space:
  * exhaustive enumeration, uniform random sampling without repeats, and an
- * evolutionary search guided by a learned cost model.
+ * evolutionary search guided by a cost model.
  *
- * The cost model is a k-nearest-neighbour regression of log time over
- * the points measured so far, with an ordinal distance between knob
- * values (values are sorted, so neighbouring block sizes are close).
- * Each generation breeds many children of the best points (mutation and
- * crossover), ranks them with the model and measures only the most
- * promising, with one random point a batch for exploration.
+ * The cost model is an analytical estimate of a GEMM-based kernel's time
+ * (the micro-kernel's share of peak, the padding of the blocks to the
+ * micro-kernel, the traffic of C per depth block, the packing of A and B
+ * and the im2col of a Conv, the cache fit of the blocks, Winograd's
+ * arithmetic saving and transforms), corrected by what has been
+ * measured: a k-nearest-neighbour regression of the residual, log time
+ * minus the estimate, with an ordinal distance between knob values and
+ * shrunk to the mean residual far from any measured point.  Each
+ * generation breeds children of the best points (mutation and crossover)
+ * and draws a pool of fresh random points, ranks them all with the
+ * model and measures the most promising.  Spaces the analytical part
+ * does not know are ranked by the learned part alone.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +23,7 @@
 #include "opat.h"
 
 #define POOL 96		/* children bred per generation */
+#define FRESH 256	/* random points drawn per generation */
 #define PARENTS 4
 #define KNN 3
 
@@ -109,6 +116,80 @@ opat_space_legal(const aoe_space *sp, uint64_t limit)
 	return n;
 }
 
+static double
+prod(const aoe_tensor *t, int from, int to)
+{
+	double p = 1;
+	int i;
+
+	for (i = from; i < to; i++)
+		p *= (double)t->dims[i];
+	return p;
+}
+
+/* The GEMM a Conv, Gemm or MatMul node computes, for the analytical model. */
+static void
+geometry(opat_search *s)
+{
+	const aoe_space *sp = s->sp;
+	const aoe_tensor *a, *b, *y;
+
+	if (sp->g == NULL || sp->n == NULL || sp->n->nin < 2 ||
+	    (a = aoe_in(sp->g, sp->n, 0)) == NULL ||
+	    (b = aoe_in(sp->g, sp->n, 1)) == NULL ||
+	    (y = aoe_out(sp->g, sp->n, 0)) == NULL ||
+	    a->ndim < 1 || b->ndim < 1 || y->ndim < 1)
+		return;
+	if (strcmp(sp->op_type, "Conv") == 0 && b->ndim >= 3 &&
+	    y->ndim == b->ndim && a->ndim == b->ndim) {
+		int64_t g = aoe_attr_int(sp->n, "group", 1);
+		int nst = 0, nd = 0;
+		const int64_t *st = aoe_attr_ints(sp->n, "strides", &nst);
+		const int64_t *dl = aoe_attr_ints(sp->n, "dilations", &nd);
+		int i, unit = 1;
+
+		if (g < 1 || b->dims[0] % g != 0)
+			return;
+		s->geo = 2;
+		s->gm = (double)(b->dims[0] / g);
+		s->gk = prod(b, 1, b->ndim);
+		s->gn = prod(y, 2, y->ndim);
+		s->gbatch = (double)y->dims[0] * (double)g;
+		for (i = 0; i < b->ndim - 2; i++)
+			if ((st && i < nst && st[i] != 1) ||
+			    (dl && i < nd && dl[i] != 1))
+				unit = 0;
+		s->wino_ok = unit && b->ndim == 4 && b->dims[2] == 3 &&
+		    b->dims[3] == 3;
+		s->const_a = b->kind == AOE_T_CONST;
+		return;
+	}
+	if (strcmp(sp->op_type, "Gemm") == 0 && a->ndim == 2 &&
+	    y->ndim == 2) {
+		s->geo = 1;
+		s->gm = (double)y->dims[0];
+		s->gn = (double)y->dims[1];
+		s->gk = (double)(aoe_attr_int(sp->n, "transA", 0) ?
+		    a->dims[0] : a->dims[1]);
+		s->gbatch = 1;
+		s->const_b = b->kind == AOE_T_CONST;
+		return;
+	}
+	if (strcmp(sp->op_type, "MatMul") == 0 && y->ndim >= 1) {
+		s->geo = 1;
+		s->gk = (double)a->dims[a->ndim - 1];
+		s->gn = b->ndim >= 2 ? (double)y->dims[y->ndim - 1] : 1;
+		if (b->ndim <= 2) {
+			s->gm = prod(y, 0, y->ndim) / s->gn;
+			s->gbatch = 1;
+		} else {
+			s->gm = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
+			s->gbatch = prod(y, 0, y->ndim) / (s->gm * s->gn);
+		}
+		s->const_b = b->kind == AOE_T_CONST && b->ndim <= 2;
+	}
+}
+
 void
 opat_search_init(opat_search *s, int strategy, const aoe_space *sp,
     uint64_t seed)
@@ -117,6 +198,7 @@ opat_search_init(opat_search *s, int strategy, const aoe_space *sp,
 	s->strategy = strategy;
 	s->sp = sp;
 	s->seed = seed ^ 0x5851f42d4c957f2dULL;
+	geometry(s);
 }
 
 void
@@ -129,25 +211,45 @@ opat_search_free(opat_search *s)
 	free(s->canon);
 	free(s->pts);
 	free(s->cost);
+	free(s->prior);
+	free(s->hidx);
 	memset(s, 0, sizeof(*s));
 }
 
+/* The index of canonical text c among the points, or -1. */
 static int
 find(const opat_search *s, const char *c)
 {
+	uint64_t h;
 	int i;
 
-	for (i = 0; i < s->n; i++)
+	if (s->hcap == 0)
+		return -1;
+	for (h = opat_hash(0, c) & (uint64_t)(s->hcap - 1);
+	    (i = s->hidx[h]) >= 0; h = (h + 1) & (uint64_t)(s->hcap - 1))
 		if (strcmp(s->canon[i], c) == 0)
 			return i;
 	return -1;
 }
+
+static void
+hash_insert(opat_search *s, int idx)
+{
+	uint64_t h = opat_hash(0, s->canon[idx]) & (uint64_t)(s->hcap - 1);
+
+	while (s->hidx[h] >= 0)
+		h = (h + 1) & (uint64_t)(s->hcap - 1);
+	s->hidx[h] = idx;
+}
+
+static double analytic(const opat_search *s, const aoe_sched *p);
 
 /* Remember a point; -1 if it was seen before, else its index. */
 static int
 remember(opat_search *s, const aoe_sched *p, double cost)
 {
 	char buf[1024];
+	int i;
 
 	opat_canon(s->sp, p, buf, sizeof(buf));
 	if (find(s, buf) >= 0)
@@ -156,11 +258,23 @@ remember(opat_search *s, const aoe_sched *p, double cost)
 		s->cap = s->cap ? s->cap * 2 : 64;
 		s->pts = aoe_xrealloc(s->pts, s->cap * sizeof(*s->pts));
 		s->cost = aoe_xrealloc(s->cost, s->cap * sizeof(*s->cost));
+		s->prior = aoe_xrealloc(s->prior, s->cap * sizeof(double));
 		s->canon = aoe_xrealloc(s->canon, s->cap * sizeof(char *));
+	}
+	if (2 * (s->n + 1) > s->hcap) {
+		s->hcap = s->hcap ? s->hcap * 2 : 128;
+		free(s->hidx);
+		s->hidx = aoe_xcalloc((size_t)s->hcap, sizeof(int));
+		for (i = 0; i < s->hcap; i++)
+			s->hidx[i] = -1;
+		for (i = 0; i < s->n; i++)
+			hash_insert(s, i);
 	}
 	s->pts[s->n] = *p;
 	s->cost[s->n] = cost;
+	s->prior[s->n] = analytic(s, p);
 	s->canon[s->n] = aoe_xstrdup(buf);
+	hash_insert(s, s->n);
 	return s->n++;
 }
 
@@ -184,8 +298,9 @@ opat_search_feed(opat_search *s, const aoe_sched *p, double us)
 	int i;
 
 	opat_canon(s->sp, p, buf, sizeof(buf));
+	/* No time (not in a replay set): no information; -2 never again. */
 	if ((i = find(s, buf)) >= 0)
-		s->cost[i] = us;
+		s->cost[i] = isnan(us) ? -2 : us;
 }
 
 static int
@@ -239,20 +354,151 @@ dist(const aoe_space *sp, const aoe_sched *a, const aoe_sched *b)
 	return d;
 }
 
-/* The model's guess of log(time) at p, from the k nearest measured. */
 static double
-predict(const opat_search *s, const aoe_sched *p)
+knob(const opat_search *s, const aoe_sched *p, const char *name)
 {
-	double bd[KNN], bv[KNN], w, sw = 0, sv = 0;
-	int i, j, nb = 0;
+	int i;
+
+	for (i = 0; i < s->sp->nknobs; i++)
+		if (strcmp(s->sp->knobs[i].name, name) == 0)
+			return (double)aoe_sched_get(p, name,
+			    s->sp->knobs[i].def);
+	return 0;
+}
+
+/* x rounded up to blocks of b, each rounded up to the micro-kernel's r. */
+static double
+padded(double x, double b, double r)
+{
+	double full = floor(x / b), rest = x - full * b;
+
+	return full * ceil(b / r) * r + ceil(rest / r) * r;
+}
+
+/*
+ * The analytical estimate of log(time) of p, in cycles of a core issuing
+ * two 16-float FMAs a cycle (the scale cancels: only ranks matter), or 0
+ * for a space it does not know.  Costs per element are rough, chosen
+ * once from the kernels' structure: C is read and written once per
+ * depth block kc; A is packed once per panel nc (never when constant
+ * weights are prepacked), B once per block mc; an implicit im2col packs
+ * B by gathering from the image, an explicit one writes the column
+ * matrix first.  A block that overflows its cache (the micro-panels L1,
+ * the A block half of L2, the B panel a share of L3) slows the product.
+ */
+static double
+analytic(const opat_search *s, const aoe_sched *p)
+{
+	double m = s->gm, n = s->gn, k = s->gk, nb = s->gbatch;
+	double mr, nr, mc, kc, nc, mp, np, kce, mce, nce, eff, t, pa, pb, lanes;
+	int algo = 0, wide;
+
+	if (s->geo == 0 || m < 1 || n < 1 || k < 1)
+		return 0;
+	if (s->geo == 2)
+		algo = (int)knob(s, p, "algo");
+	if (algo == 4)		/* depthwise: no GEMM to model */
+		return 0;
+	if (algo == 5 && s->wino_ok) {
+		/*
+		 * F(w x w, 3 x 3): a GEMM per point of a (w+2)^2 tile over
+		 * the tiles, and transforms of the input and the output.
+		 */
+		double w = knob(s, p, "wino_m"), tiles, e, tb, kb, c = k / 9;
+		if (w < 2)
+			w = 4;
+		tiles = ceil(sqrt(n) / w) * ceil(sqrt(n) / w);
+		e = (w + 2) * (w + 2);
+		t = nb * e * m * tiles * c / 32 / 0.8;
+		t += nb * tiles * e * (c + m) * (w + 2) / 8;
+		/*
+		 * Blocking: the transformed weights U are read once per
+		 * block of tb tiles, the block's transformed input V once
+		 * per block of kb output channels (0: the kernel's auto,
+		 * which keeps V within L2 and M within L1).
+		 */
+		tb = knob(s, p, "wino_tb");
+		kb = knob(s, p, "wino_kb");
+		if (tb <= 0)
+			tb = fmax(32, (1 << 18) / (e * c));
+		if (kb <= 0)
+			kb = fmax(6, (1 << 15) / (e * (tb + 8)));
+		tb = fmin(tb, tiles);
+		kb = fmin(kb, ceil(m / 6) * 6);
+		t += nb * ceil(tiles / tb) * e * m * c * 0.1;
+		t += nb * ceil(m / kb) * e * c * tiles * 0.1;
+		return log(t);
+	}
+	mr = knob(s, p, "mr");
+	nr = knob(s, p, "nr");
+	mc = knob(s, p, "mc");
+	kc = knob(s, p, "kc");
+	nc = knob(s, p, "nc");
+	if (mr < 1 || nr < 1 || mc < 1 || kc < 1 || nc < 1)
+		return 0;
+	wide = nr == 32 || nr == 48 || nr == 64;
+	/*
+	 * The micro-kernel's share of peak: FMAs per load (of B's vectors
+	 * and A's broadcasts) over the 2.4 of the best shape; AVX2 shapes
+	 * run half width.
+	 */
+	lanes = wide ? 16 : 8;
+	eff = 0.9 + 0.1 * fmin(1, mr * nr / lanes / (mr + nr / lanes) / 2.4);
+	if (!wide)
+		eff *= 0.5;
+	mce = mc < m ? mc : m;
+	nce = nc < n ? nc : n;
+	kce = kc < k ? kc : k;
+	mp = padded(m, mc, mr);
+	np = padded(n, nc, nr);
+	t = nb * mp * np * k / 32 / eff;
+	/* Cache fit of the micro-panels, the A block and the B panel. */
+	if ((mr + nr) * kce * 4 > 40 * 1024)
+		t *= 1.25;
+	if (mce * kce * 4 > 512 * 1024)
+		t *= 1.2;
+	if (kce * nce * 4 > 4 * 1024 * 1024)
+		t *= 1.15;
+	/* C read and written once a depth block. */
+	t += nb * mp * np * ceil(k / kce) * 0.15;
+	/* Packing: A once per B panel, B once per A block. */
+	pa = s->const_a && knob(s, p, "prepack") == 1 ? 0 : 0.5;
+	pb = s->const_b && knob(s, p, "prepack") == 1 ? 0 : 0.5;
+	if (s->geo == 2 && algo == 2)
+		pb = 1.0;
+	/* B read in place (k-major) is not packed at all. */
+	if (s->geo == 1 && knob(s, p, "packb") == 0)
+		pb = 0.02;
+	t += nb * m * k * ceil(n / nce) * pa;
+	t += nb * k * n * ceil(m / mce) * pb;
+	if (s->geo == 2 && algo == 3)
+		t += nb * k * n * 0.75;
+	return log(t);
+}
+
+/*
+ * The model's guess of log(time) at p: the analytical estimate plus the
+ * residuals of the k nearest measured points, shrunk to their mean by a
+ * pseudo-neighbour at distance 1.
+ */
+static double
+predict(const opat_search *s, const aoe_sched *p, double prior)
+{
+	double bd[KNN], bv[KNN], w, sw, sv, mean = 0;
+	int i, j, nb = 0, nm = 0;
 
 	for (i = 0; i < s->n; i++) {
 		double d, v;
 		if (s->cost[i] < 0)
 			continue;
-		d = dist(s->sp, p, &s->pts[i]);
 		/* A failed point is a bad neighbourhood, not infinity. */
-		v = isinf(s->cost[i]) ? 50.0 : log(s->cost[i] + 1e-3);
+		v = isinf(s->cost[i]) ? 50.0 : log(s->cost[i] + 1e-3) -
+		    s->prior[i];
+		if (!isinf(s->cost[i])) {
+			mean += v;
+			nm++;
+		}
+		d = dist(s->sp, p, &s->pts[i]);
 		if (nb < KNN) {
 			bd[nb] = d;
 			bv[nb++] = v;
@@ -266,13 +512,16 @@ predict(const opat_search *s, const aoe_sched *p)
 			}
 	}
 	if (nb == 0)
-		return 0;
+		return prior;
+	mean = nm ? mean / nm : 0;
+	sw = 1;
+	sv = mean;
 	for (j = 0; j < nb; j++) {
 		w = 1.0 / (bd[j] * bd[j] + 0.01);
 		sw += w;
 		sv += w * bv[j];
 	}
-	return sv / sw;
+	return prior + sv / sw;
 }
 
 static int
@@ -315,28 +564,54 @@ crossover(const opat_search *s, const aoe_sched *a, const aoe_sched *b,
 		*out = *a;
 }
 
+/* Add c to the pool unless it was seen or is in the pool already. */
+static int
+pool_add(opat_search *s, aoe_sched *pool, double *score, char **pcanon,
+    int npool, const aoe_sched *c)
+{
+	char buf[1024];
+	int i;
+
+	opat_canon(s->sp, c, buf, sizeof(buf));
+	if (find(s, buf) >= 0)
+		return npool;
+	for (i = 0; i < npool; i++)
+		if (strcmp(pcanon[i], buf) == 0)
+			return npool;
+	pool[npool] = *c;
+	pcanon[npool] = aoe_xstrdup(buf);
+	score[npool] = predict(s, c, analytic(s, c));
+	return npool + 1;
+}
+
 static int
 next_evolution(opat_search *s, int max, aoe_sched *out)
 {
 	aoe_sched *pool, c;
 	double *score;
+	char **pcanon;
 	int *order, par[PARENTS], np, npool = 0, tries, i, k = 0;
-	char buf[1024];
-	int nok = 0;
 
-	for (i = 0; i < s->n; i++)
-		if (s->cost[i] >= 0 && !isinf(s->cost[i]))
-			nok++;
-	/* Seed the population at random until the model has something. */
-	if (nok < 4 || max < 1)
-		return next_random(s, max, out);
+	if (max < 1)
+		return 0;
+	/* Without a model of the space, seed the population at random. */
+	if (s->geo == 0) {
+		int nok = 0;
+		for (i = 0; i < s->n; i++)
+			if (s->cost[i] >= 0 && !isinf(s->cost[i]))
+				nok++;
+		if (nok < 4)
+			return next_random(s, max, out);
+	}
 	order = aoe_xcalloc(s->n + 1, sizeof(int));
 	np = best_points(s, order, PARENTS);
 	memcpy(par, order, np * sizeof(int));
 	free(order);
-	pool = aoe_xcalloc(POOL, sizeof(*pool));
-	score = aoe_xcalloc(POOL, sizeof(*score));
-	for (tries = 0; npool < POOL && tries < POOL * 8; tries++) {
+	pool = aoe_xcalloc(POOL + FRESH, sizeof(*pool));
+	score = aoe_xcalloc(POOL + FRESH, sizeof(*score));
+	pcanon = aoe_xcalloc(POOL + FRESH, sizeof(char *));
+	/* Children of the best points. */
+	for (tries = 0; np > 0 && npool < POOL && tries < POOL * 8; tries++) {
 		/* Prefer the best parents: the smaller of two draws. */
 		int a = (int)(rnd(&s->seed) % np), b = (int)(rnd(&s->seed) % np);
 		const aoe_sched *pa = &s->pts[par[a < b ? a : b]];
@@ -354,30 +629,27 @@ next_evolution(opat_search *s, int max, aoe_sched *out)
 				break;
 			c = t;
 		}
-		opat_canon(s->sp, &c, buf, sizeof(buf));
-		if (find(s, buf) >= 0)
-			continue;
-		for (i = 0; i < npool; i++) {
-			char b2[1024];
-			opat_canon(s->sp, &pool[i], b2, sizeof(b2));
-			if (strcmp(b2, buf) == 0)
-				break;
-		}
-		if (i < npool)
-			continue;
-		pool[npool] = c;
-		score[npool++] = predict(s, &c);
+		npool = pool_add(s, pool, score, pcanon, npool, &c);
+	}
+	/* Fresh points, so that the model can send the search elsewhere. */
+	for (tries = 0; npool < POOL + FRESH && tries < FRESH * 2; tries++) {
+		if (aoe_space_sample(s->sp, &s->seed, &c) < 0)
+			break;
+		npool = pool_add(s, pool, score, pcanon, npool, &c);
 	}
 	order = aoe_xcalloc(npool + 1, sizeof(int));
 	for (i = 0; i < npool; i++)
 		order[i] = i;
 	qsort_r(order, npool, sizeof(int), by_cost, score);
-	/* The most promising, and one random point a batch to explore. */
-	for (i = 0; i < npool && k < max - (max >= 4); i++)
+	/* The most promising. */
+	for (i = 0; i < npool && k < max; i++)
 		if (remember(s, &pool[order[i]], -1) >= 0)
 			out[k++] = pool[order[i]];
 	if (k < max)
 		k += next_random(s, max - k, out + k);
+	for (i = 0; i < npool; i++)
+		free(pcanon[i]);
+	free(pcanon);
 	free(order);
 	free(pool);
 	free(score);

@@ -3,7 +3,7 @@
 # grouping, records and the bank, injected faults, kill -9 and resume,
 # replay, the stages, and measuring on two "hosts" through GNU parallel.
 . "$(dirname "$0")/tap.sh"
-plan 38
+plan 39
 ex=$top/share/aoe/models/example.onnx
 dup=$top/tests/fixtures/opat-dup.json
 cd "$top" || exit 1
@@ -218,6 +218,38 @@ ok $? "a malformed replay set is bad data and leaves -o untouched"
 run aoe-opat $O --list "$T/missing.onnx" "$dup"
 [ $status -eq 5 ] && [ $(wc -l <"$T/out") -eq 2 ] && grep -q missing "$T/err"
 ok $? "a missing graph is reported, the others are still listed"
+# The guided search on a recorded set (a MatMul 96x512x768 at 1 thread,
+# 307 random points of its AVX2 space, tests/fixtures): within 2% of the
+# set's best in at most 10 trials for each seed, where random needs more
+# than twice as many on average.
+ng=0 nr=0 bad=0
+for i in 1 2 3 4; do
+	for s in evolution random; do
+		AOE_MAX_ISA=avx2 aoe-opat --no-check --no-progress --threads 1 \
+		    --no-bank --replay tests/fixtures/opat-guided-mm.timings \
+		    --strategy $s --seed $i --budget-trials 300 \
+		    --budget-seconds 100000000 --total-seconds 0 \
+		    tests/fixtures/opat-guided-mm.json >"$T/g.$s.$i" 2>/dev/null || bad=1
+	done
+	n=$(python3 - "$T/g.evolution.$i" tests/fixtures/opat-guided-mm.timings <<'PY'
+import json, sys
+best = min(json.loads(l)["us"] for l in open(sys.argv[2]) if '"ok"' in l)
+r = json.loads(open(sys.argv[1]).read())
+print(next((t for t, us in r["history"] if us <= best * 1.02), 999))
+PY
+)
+	m=$(python3 - "$T/g.random.$i" tests/fixtures/opat-guided-mm.timings <<'PY'
+import json, sys
+best = min(json.loads(l)["us"] for l in open(sys.argv[2]) if '"ok"' in l)
+r = json.loads(open(sys.argv[1]).read())
+print(next((t for t, us in r["history"] if us <= best * 1.02), 999))
+PY
+)
+	[ "$n" -le 10 ] || bad=1
+	ng=$((ng + n)) nr=$((nr + m))
+done
+[ $bad -eq 0 ] && [ $nr -gt $((2 * ng)) ]
+ok $? "the guided search replayed comes within 2% of the best in <= 10 trials (total $ng), random in more ($nr)"
 run aoe-opat --help
 [ $status -eq 0 ] && grep -q '^usage: aoe-opat' "$T/out"
 ok $? "--help prints usage on stdout"
