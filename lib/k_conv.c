@@ -21,8 +21,9 @@
  * Weights that are constants are packed for the GEMM once, in prepare
  * (knob "prepack", default 1).  Other knobs: "batch_par" (-1 auto, 1
  * threads over images and groups, 0 threads inside each GEMM), "tile"
- * (columns per im2col or col2im tile, 0 auto) and the GEMM's own (mr,
- * nr, mc, kc, nc, par, packb).
+ * (columns per im2col or col2im tile, 0 auto), "planes" (algo 2: pack
+ * from a padded, stride-phase-split copy of the input; -1 auto) and the
+ * GEMM's own (mr, nr, mc, kc, nc, par, packb).
  */
 #include <immintrin.h>
 #include <stdlib.h>
@@ -354,9 +355,11 @@ im2col_row(const conv_geom *g, const float *x, int64_t kd, int64_t kh,
 }
 
 /* What the implicit-im2col packer needs. */
+typedef struct conv_planes conv_planes;
 typedef struct packb_ctx {
 	const conv_geom *g;
 	const float *x;		/* the group's first input channel */
+	const conv_planes *pl;	/* its padded copy (conv_packb_planes) */
 	int *fail;		/* set when a buffer cannot be had */
 } packb_ctx;
 
@@ -564,6 +567,285 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 }
 
 /*
+ * The padded, phase-split copy of a group's input that the planes packer
+ * reads (knob "planes").  Channel c's copy holds, for every padded depth
+ * and row (padding rows included, as zeros), the s2 stride phases of the
+ * padded row one after the other: phase q at q*wq holds padded columns
+ * q, q+s2, q+2*s2, ...  Every kernel tap of an output row then reads a
+ * contiguous run of one phase, inside the copy: no bounds to check, and
+ * no gathers.  8 floats of slack (zero) lie before and after the copy.
+ */
+struct conv_planes {
+	float *p;		/* channel 0, padded element 0 */
+	int64_t dp, hp;		/* padded depth and rows */
+	int64_t wq, rs;		/* phase width; row stride s2*wq */
+	int64_t cs;		/* channel stride */
+};
+
+#define PLANES_SLACK 8
+
+static void
+planes_geom(const conv_geom *g, conv_planes *pl)
+{
+	int64_t wpad = g->in[2] + g->pb[2] + g->pe[2];
+
+	pl->p = NULL;
+	pl->dp = g->in[0] + g->pb[0] + g->pe[0];
+	pl->hp = g->in[1] + g->pb[1] + g->pe[1];
+	pl->wq = ceildiv(wpad, g->s[2]);
+	pl->rs = pl->wq * g->s[2];
+	pl->cs = pl->dp * pl->hp * pl->rs;
+}
+
+/* Floats of a group's planes, slack included. */
+static int64_t
+planes_floats(const conv_geom *g)
+{
+	conv_planes pl;
+
+	planes_geom(g, &pl);
+	return g->cg * pl.cs + 2 * PLANES_SLACK;
+}
+
+/* One padded input row src (NULL: a padding row) into its phases. */
+static void
+planes_row(const conv_geom *g, const conv_planes *pl, const float *src,
+    float *row)
+{
+	const int64_t s = g->s[2], I2 = g->in[2], pb = g->pb[2], wq = pl->wq;
+	int64_t q, t, e;
+
+	if (src == NULL) {
+		memset(row, 0, sizeof(float) * pl->rs);
+		return;
+	}
+	if (s == 1) {
+		int64_t lo = min64(pb, wq), hi = min64(pb + I2, wq);
+		memset(row, 0, sizeof(float) * lo);
+		memcpy(row + lo, src + (lo - pb), sizeof(float) * (hi - lo));
+		memset(row + hi, 0, sizeof(float) * (wq - hi));
+		return;
+	}
+	if (s == 2) {
+		float *r0 = row, *r1 = row + wq;
+		for (t = 0; t < wq; t++) {
+			e = 2 * t - pb;
+			if (e >= 0 && e + 16 <= I2 && t + 8 <= wq) {
+				/* Eight of each phase from 16 inputs. */
+				__m256 a = _mm256_loadu_ps(src + e);
+				__m256 b = _mm256_loadu_ps(src + e + 8);
+				__m256 ev = _mm256_shuffle_ps(a, b, 0x88);
+				__m256 od = _mm256_shuffle_ps(a, b, 0xdd);
+				_mm256_storeu_ps(r0 + t, _mm256_castpd_ps(
+				    _mm256_permute4x64_pd(_mm256_castps_pd(ev),
+				    0xd8)));
+				_mm256_storeu_ps(r1 + t, _mm256_castpd_ps(
+				    _mm256_permute4x64_pd(_mm256_castps_pd(od),
+				    0xd8)));
+				t += 7;
+				continue;
+			}
+			r0[t] = e >= 0 && e < I2 ? src[e] : 0;
+			r1[t] = e + 1 >= 0 && e + 1 < I2 ? src[e + 1] : 0;
+		}
+		return;
+	}
+	for (q = 0; q < s; q++)
+		for (t = 0; t < wq; t++) {
+			e = q + s * t - pb;
+			row[q * wq + t] = e >= 0 && e < I2 ? src[e] : 0;
+		}
+}
+
+struct planes_ctx {
+	const conv_geom *g;
+	const conv_planes *pl;
+	const float *x;
+	int64_t nch;
+};
+
+/* Channels of a chunk into their planes. */
+static void
+planes_chunk(void *arg, int64_t ch, int tid)
+{
+	const struct planes_ctx *c = arg;
+	const conv_geom *g = c->g;
+	const conv_planes *pl = c->pl;
+	int64_t lo = aoe_chunk_lo(g->cg, c->nch, ch);
+	int64_t hi = aoe_chunk_lo(g->cg, c->nch, ch + 1), ci, z, h, id, ih;
+
+	for (ci = lo; ci < hi; ci++)
+		for (z = 0; z < pl->dp; z++)
+			for (h = 0; h < pl->hp; h++) {
+				id = z - g->pb[0];
+				ih = h - g->pb[1];
+				planes_row(g, pl, id >= 0 && id < g->in[0] &&
+				    ih >= 0 && ih < g->in[1] ? c->x + ci *
+				    g->insz + (id * g->in[1] + ih) * g->in[2] :
+				    NULL, pl->p + ci * pl->cs + (z * pl->hp +
+				    h) * pl->rs);
+			}
+}
+
+/*
+ * Fill pl (geometry and copy) for the group at x, in buf (planes_floats
+ * of it), on nth threads.
+ */
+static void
+planes_fill(const conv_geom *g, const float *x, float *buf, int nth,
+    conv_planes *pl)
+{
+	struct planes_ctx c;
+	int64_t n;
+
+	planes_geom(g, pl);
+	pl->p = buf + PLANES_SLACK;
+	n = g->cg * pl->cs;
+	memset(buf, 0, sizeof(float) * PLANES_SLACK);
+	memset(pl->p + n, 0, sizeof(float) * PLANES_SLACK);
+	c.g = g;
+	c.pl = pl;
+	c.x = x;
+	if (nth > 1 && n < 65536)
+		nth = 1;
+	c.nch = aoe_nchunks(g->cg, nth);
+	aoe_parallel(nth, c.nch, planes_chunk, &c);
+}
+
+/*
+ * One strip of the planes packer, NV vectors wide.  Each vector's lanes
+ * fall into runs of consecutive plane offsets (one output row each, or
+ * several where rows happen to abut); a vector of up to three runs is
+ * plain loads blended together, else (many short rows, or the last
+ * strip's dead lanes) one gather.
+ */
+static inline __attribute__((always_inline)) void
+packb_strip_planes(const int NV, const conv_geom *g, const conv_planes *pl,
+    int64_t j, int64_t cols, int64_t kc, const int64_t *off, float *d)
+{
+	const int nr = 8 * NV;
+	const int64_t O1 = g->out[1], O2 = g->out[2];
+	int32_t base[24];
+	int64_t od, oh, ow, p;
+	int l, v;
+
+	od = j / (O1 * O2);
+	oh = j / O2 % O1;
+	ow = j % O2;
+	for (l = 0; l < cols; l++) {
+		base[l] = (int32_t)((od * g->s[0] * pl->hp + oh * g->s[1]) *
+		    pl->rs + ow);
+		if (++ow == O2) {
+			ow = 0;
+			if (++oh == O1) {
+				oh = 0;
+				od++;
+			}
+		}
+	}
+	for (; l < nr; l++)
+		base[l] = 0;
+	for (v = 0; v < NV; v++) {
+		const int32_t *bv = base + 8 * v;
+		const float *x = pl->p;
+		float *dv = d + 8 * v;
+		int live = (int)min64(8, max64(0, cols - 8 * v));
+		int nrun = 1, st[8];
+
+		st[0] = 0;
+		for (l = 1; l < live; l++)
+			if (bv[l] != bv[l - 1] + 1)
+				st[nrun++] = l;
+		if (live == 0) {
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr,
+				    _mm256_setzero_ps());
+		} else if (live == 8 && nrun == 1) {
+			const float *s0 = x + bv[0];
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr,
+				    _mm256_loadu_ps(s0 + off[p]));
+		} else if (live == 8 && nrun == 2) {
+			const float *s0 = x + bv[0];
+			const float *s1 = x + bv[st[1]] - st[1];
+			__m256 m1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+			    _mm256_set1_epi32(st[1] - 1)));
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr, _mm256_blendv_ps(
+				    _mm256_loadu_ps(s0 + off[p]),
+				    _mm256_loadu_ps(s1 + off[p]), m1));
+		} else if (live == 8 && nrun == 3) {
+			const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4,
+			    5, 6, 7);
+			const float *s0 = x + bv[0];
+			const float *s1 = x + bv[st[1]] - st[1];
+			const float *s2 = x + bv[st[2]] - st[2];
+			__m256 m1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    lane, _mm256_set1_epi32(st[1] - 1)));
+			__m256 m2 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    lane, _mm256_set1_epi32(st[2] - 1)));
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr, _mm256_blendv_ps(
+				    _mm256_blendv_ps(
+				    _mm256_loadu_ps(s0 + off[p]),
+				    _mm256_loadu_ps(s1 + off[p]), m1),
+				    _mm256_loadu_ps(s2 + off[p]), m2));
+		} else {
+			__m256i idx = _mm256_loadu_si256((const __m256i *)bv);
+			__m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    _mm256_set1_epi32(live),
+			    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr,
+				    _mm256_mask_i32gather_ps(
+				    _mm256_setzero_ps(), x + off[p], idx, m, 4));
+		}
+	}
+}
+
+/* The planes packer: as conv_packb, from the copy in ctx->pl. */
+static void
+conv_packb_planes(const aoe_gemm_ex *xg, int64_t p0, int64_t kc,
+    int64_t j0, int64_t nc, int nr, float *dst)
+{
+	const packb_ctx *ctx = xg->ctx;
+	const conv_geom *g = ctx->g;
+	const conv_planes *pl = ctx->pl;
+	const int64_t K1 = g->k[1], K2 = g->k[2], ksz = g->ksz;
+	int64_t js, p, r, c, *off;
+
+	off = (int64_t *)aoe_sgemm_tlbuf(2, (size_t)(kc * 2));
+	if (nr % 8 || nr > 24 || off == NULL) {
+		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
+		return;
+	}
+	/* Per row: the plane offset of its channel and kernel tap. */
+	for (p = 0; p < kc; p++) {
+		int64_t rz, rh, rw;
+		c = (p0 + p) / ksz;
+		r = (p0 + p) % ksz;
+		rz = r / (K1 * K2) * g->d[0];
+		rh = r / K2 % K1 * g->d[1];
+		rw = r % K2 * g->d[2];
+		off[p] = c * pl->cs + (rz * pl->hp + rh) * pl->rs +
+		    rw % g->s[2] * pl->wq + rw / g->s[2];
+	}
+	for (js = 0; js < nc; js += nr, dst += kc * nr) {
+		int64_t cols = nc - js < nr ? nc - js : nr;
+		if (nr == 16)
+			packb_strip_planes(2, g, pl, j0 + js, cols, kc, off,
+			    dst);
+		else if (nr == 24)
+			packb_strip_planes(3, g, pl, j0 + js, cols, kc, off,
+			    dst);
+		else
+			packb_strip_planes(1, g, pl, j0 + js, cols, kc, off,
+			    dst);
+	}
+}
+
+/*
  * Prepared state: the weights packed per group for the GEMM (the
  * algorithm itself is read from the schedule at each run).
  */
@@ -661,6 +943,26 @@ wino_m(const conv_geom *g, const aoe_sched *s)
 	int m = (int)aoe_sched_get(s, "wino_m", 0);
 
 	return m == 2 || m == 4 ? m : wino_default_m(g);
+}
+
+/*
+ * Whether implicit im2col packs from the padded, phase-split copy of the
+ * input (knob "planes": -1 auto, 0 no, 1 yes).  Auto copies when the copy
+ * is no larger than the column matrix the packer makes of it, i.e. when
+ * the kernel taps overlap: 3x3 stride 2 reads each input about 2.25
+ * times, a 1x1 stride 2 a quarter of the input once.
+ */
+static int
+conv_planes_on(const conv_geom *g, const aoe_sched *s)
+{
+	int64_t v = aoe_sched_get(s, "planes", -1);
+	conv_planes pl;
+
+	planes_geom(g, &pl);
+	if (v == 0 || pl.cs > INT32_MAX / 4 ||
+	    g->cg > (INT64_MAX / 8 - 64) / pl.cs)
+		return 0;
+	return v == 1 || g->cg * pl.cs <= g->cg * g->ksz * g->outsz;
 }
 
 /* Columns of an im2col tile. */
@@ -1285,6 +1587,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
 	aoe_gemm_ex xe;
 	packb_ctx ctx;
+	conv_planes pl;
 	aoe_act act;
 	int fail = 0;
 
@@ -1314,9 +1617,20 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	case ALGO_IMPLICIT:
 		ctx.g = cg;
 		ctx.x = xg;
+		ctx.pl = NULL;
 		ctx.fail = &fail;
 		xe.packb = conv_packb;
 		xe.ctx = &ctx;
+		if (conv_planes_on(cg, k->sched)) {
+			/* A buffer that cannot be had: the in-place packer. */
+			float *buf = aoe_sgemm_tlbuf(3,
+			    (size_t)planes_floats(cg));
+			if (buf != NULL) {
+				planes_fill(cg, xg, buf, nth, &pl);
+				ctx.pl = &pl;
+				xe.packb = conv_packb_planes;
+			}
+		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
 		aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
@@ -1714,7 +2028,7 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	}
 	if (algo == ALGO_WINOGRAD) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "tile" };
+		    "nc", "par", "packb", "tile", "planes" };
 		if (!sp->fact[2]) {
 			snprintf(why, len, "algo=5 (winograd) needs a 2-D 3x3 "
 			    "kernel with unit strides and dilations");
@@ -1759,6 +2073,12 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		    "batch_par must be -1");
 		return -1;
 	}
+	if (sp->fact[1] == 0 && algo != ALGO_IMPLICIT &&
+	    aoe_sched_get(s, "planes", -1) != -1) {
+		snprintf(why, len, "planes applies to algo=2 (implicit "
+		    "im2col) only");
+		return -1;
+	}
 	if (sp->fact[1] == 0 && algo == ALGO_IMPLICIT &&
 	    aoe_sched_get(s, "packb", -1) != -1) {
 		snprintf(why, len, "algo=2 packs B itself: packb must be -1");
@@ -1771,6 +2091,7 @@ int
 aoe_space_conv(aoe_space *sp)
 {
 	static const int64_t onoff[] = { 0, 1 }, bpar[] = { -1, 0, 1 };
+	static const int64_t planes[] = { -1, 0, 1 };
 	static const int64_t tiles[] = { 256, 1024, 4096, 16384, 65536 };
 	const aoe_node *n = sp->n;
 	const aoe_tensor *w = aoe_in(sp->g, n, 1);
@@ -1825,6 +2146,11 @@ aoe_space_conv(aoe_space *sp)
 	    "im2col tile, algo=3 (0: largest that fits)") < 0)
 		return -AOE_EINTERNAL;
 	if (!convt) {
+		if (aoe_space_add(sp, "planes", 3, planes, "algo=2 packs from "
+		    "a padded copy of the input split into stride phases: "
+		    "-1 auto, 0 no (reads it in place), 1 yes") < 0)
+			return -AOE_EINTERNAL;
+		AOE_SPACE_DEF(sp, -1);
 		sp->fact[2] = is_wino(&cg);
 		sp->fact[3] = wino_default_m(&cg);
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
@@ -1838,9 +2164,10 @@ aoe_space_conv(aoe_space *sp)
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default; "
 	    "tile != 0 only with algo=3; batch_par == -1 with algo=3; "
-	    "packb == -1 with algo=2; algo=5 only for 2-D 3x3 kernels "
+	    "packb == -1 with algo=2; planes == -1 unless algo=2; "
+	    "algo=5 only for 2-D 3x3 kernels "
 	    "with unit strides and dilations, holding mr nr mc kc nc par "
-	    "packb tile at their defaults; wino_m, wino_tb, wino_kb at "
-	    "their defaults unless algo=5";
+	    "packb tile planes at their defaults; wino_m, wino_tb, wino_kb "
+	    "at their defaults unless algo=5";
 	return 0;
 }
