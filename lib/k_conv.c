@@ -360,6 +360,7 @@ typedef struct packb_ctx {
 	const conv_geom *g;
 	const float *x;		/* the group's first input channel */
 	const conv_planes *pl;	/* its padded copy (conv_packb_planes) */
+	int64_t j0;		/* output position of the GEMM's column 0 */
 	int *fail;		/* set when a buffer cannot be had */
 } packb_ctx;
 
@@ -528,6 +529,7 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 	uint8_t *fast;
 	char *mem;
 
+	j0 += ctx->j0;
 	mem = (char *)aoe_sgemm_tlbuf(2, (size_t)(kc * 3 + ksz * 4 + 16));
 	if (nr % 8 || nr > 24 || mem == NULL || !fits_int32(g)) {
 		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
@@ -627,26 +629,36 @@ planes_row(const conv_geom *g, const conv_planes *pl, const float *src,
 		return;
 	}
 	if (s == 2) {
-		float *r0 = row, *r1 = row + wq;
-		for (t = 0; t < wq; t++) {
-			e = 2 * t - pb;
-			if (e >= 0 && e + 16 <= I2 && t + 8 <= wq) {
-				/* Eight of each phase from 16 inputs. */
-				__m256 a = _mm256_loadu_ps(src + e);
-				__m256 b = _mm256_loadu_ps(src + e + 8);
-				__m256 ev = _mm256_shuffle_ps(a, b, 0x88);
-				__m256 od = _mm256_shuffle_ps(a, b, 0xdd);
-				_mm256_storeu_ps(r0 + t, _mm256_castpd_ps(
-				    _mm256_permute4x64_pd(_mm256_castps_pd(ev),
-				    0xd8)));
-				_mm256_storeu_ps(r1 + t, _mm256_castpd_ps(
-				    _mm256_permute4x64_pd(_mm256_castps_pd(od),
-				    0xd8)));
-				t += 7;
-				continue;
+		/*
+		 * Eight of each phase from 16 inputs at a time, loaded under
+		 * a mask that zeroes the padding (masked lanes never fault).
+		 */
+		const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+		for (t = 0; t < wq; t += 8) {
+			__m256i i0 = _mm256_add_epi32(lane,
+			    _mm256_set1_epi32((int32_t)(2 * t - pb)));
+			__m256i i1 = _mm256_add_epi32(i0, _mm256_set1_epi32(8));
+			const float *sp = src + (2 * t - pb);
+			__m256 a = _mm256_maskload_ps(sp, in_range(i0,
+			    (int32_t)I2));
+			__m256 b = _mm256_maskload_ps(sp + 8, in_range(i1,
+			    (int32_t)I2));
+			__m256d ev = _mm256_permute4x64_pd(_mm256_castps_pd(
+			    _mm256_shuffle_ps(a, b, 0x88)), 0xd8);
+			__m256d od = _mm256_permute4x64_pd(_mm256_castps_pd(
+			    _mm256_shuffle_ps(a, b, 0xdd)), 0xd8);
+			if (t + 8 <= wq) {
+				_mm256_storeu_ps(row + t, _mm256_castpd_ps(ev));
+				_mm256_storeu_ps(row + wq + t,
+				    _mm256_castpd_ps(od));
+			} else {
+				__m256i m = _mm256_cmpgt_epi32(
+				    _mm256_set1_epi32((int32_t)(wq - t)), lane);
+				_mm256_maskstore_ps(row + t, m,
+				    _mm256_castpd_ps(ev));
+				_mm256_maskstore_ps(row + wq + t, m,
+				    _mm256_castpd_ps(od));
 			}
-			r0[t] = e >= 0 && e < I2 ? src[e] : 0;
-			r1[t] = e + 1 >= 0 && e + 1 < I2 ? src[e + 1] : 0;
 		}
 		return;
 	}
@@ -815,6 +827,7 @@ conv_packb_planes(const aoe_gemm_ex *xg, int64_t p0, int64_t kc,
 	const int64_t K1 = g->k[1], K2 = g->k[2], ksz = g->ksz;
 	int64_t js, p, r, c, *off;
 
+	j0 += ctx->j0;
 	off = (int64_t *)aoe_sgemm_tlbuf(2, (size_t)(kc * 2));
 	if (nr % 8 || nr > 24 || off == NULL) {
 		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
@@ -1560,6 +1573,53 @@ struct job_ctx {
 
 static int conv_job(const aoe_kctx *, const conv_geom *, int, int64_t, int);
 
+/*
+ * Whether implicit im2col on nth threads splits the output positions
+ * between them itself, a GEMM of its own each, at multiples of 8 columns
+ * (the GEMM's own column split goes by whole nr-wide strips, and its row
+ * split has every thread pack all of B).  The knob "par" (the GEMM's
+ * thread split) says: 2 columns, 1 rows (the GEMM's), 0 auto, which
+ * takes columns when each thread gets at least four 16-wide strips.
+ */
+static int
+conv_split_cols(const conv_geom *g, const aoe_sched *s, int nth)
+{
+	int64_t par = aoe_sched_get(s, "par", 0);
+
+	if (par == 1 || g->outsz < 8 * nth)
+		return 0;
+	return par == 2 || g->outsz >= 64 * nth;
+}
+
+/* One thread's columns of an implicit-im2col GEMM (conv_split_cols). */
+struct colsplit_ctx {
+	const aoe_gemm_ex *xe;
+	const packb_ctx *pc;
+	const aoe_sched *s;
+	int64_t nparts;
+	int fail;
+};
+
+static void
+colsplit_chunk(void *arg, int64_t c, int tid)
+{
+	struct colsplit_ctx *cs = arg;
+	int64_t n = cs->xe->n, nv = (n + 7) / 8;
+	int64_t lo = min64(n, aoe_chunk_lo(nv, cs->nparts, c) * 8);
+	int64_t hi = min64(n, aoe_chunk_lo(nv, cs->nparts, c + 1) * 8);
+	aoe_gemm_ex x = *cs->xe;
+	packb_ctx p = *cs->pc;
+
+	if (lo >= hi)
+		return;
+	p.j0 = lo;
+	x.ctx = &p;
+	x.n = hi - lo;
+	x.c = cs->xe->c + lo;
+	if (aoe_sgemm_ex(&x, 1, cs->s) < 0)
+		__atomic_store_n(&cs->fail, 1, __ATOMIC_RELAXED);
+}
+
 static void
 conv_job_chunk(void *arg, int64_t t, int tid)
 {
@@ -1618,6 +1678,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		ctx.g = cg;
 		ctx.x = xg;
 		ctx.pl = NULL;
+		ctx.j0 = 0;
 		ctx.fail = &fail;
 		xe.packb = conv_packb;
 		xe.ctx = &ctx;
@@ -1630,6 +1691,14 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 				ctx.pl = &pl;
 				xe.packb = conv_packb_planes;
 			}
+		}
+		if (nth > 1 && conv_split_cols(cg, k->sched, nth)) {
+			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0 };
+			aoe_parallel(nth, nth, colsplit_chunk, &cs);
+			if (cs.fail || fail)
+				return -1;
+			aoe_fuse_act_apply(&act, yg, cg->mg * cg->outsz, nth);
+			return 0;
 		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
