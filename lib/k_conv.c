@@ -16,6 +16,10 @@
  *	5  Winograd F(m x m, 3 x 3) (k_winograd.c), for 2-D 3x3 kernels
  *	   with unit strides and dilations; knobs "wino_m" (2 or 4),
  *	   "wino_tb" and "wino_kb" (blocking, 0 auto)
+ *	6  explicit im2col as 3, the GEMM turned round: Y^T = col^T W^T,
+ *	   its vectors along the output channels, then transposed into Y;
+ *	   for few output positions (7x7 planes) that would fill 8-wide
+ *	   vectors badly
  *
  * ConvTranspose is a GEMM (W^T X, column-tiled) followed by col2im.
  * Weights that are constants are packed for the GEMM once, in prepare
@@ -35,7 +39,7 @@
 
 
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE,
-    ALGO_WINOGRAD };
+    ALGO_WINOGRAD, ALGO_IM2COL_T };
 
 /* Workspace bound for an im2col or col2im tile, in floats. */
 #define TILE_FLOATS ((int64_t)1 << 21)
@@ -866,6 +870,7 @@ typedef struct conv_priv {
 	float *wpack;		/* group g at wpack + g*wstride, or NULL */
 	size_t wstride;
 	int64_t id;		/* its aoe_sgemm_pack_id() */
+	int trans;		/* packed as the GEMM's B (W^T), conv_trans */
 	float *wino;		/* Winograd-transformed weights, or NULL */
 	int wino_m;		/* their F(m,3) */
 } conv_priv;
@@ -917,6 +922,20 @@ wino_default_m(const conv_geom *g)
 	    g->mg >= g->cg) ? 4 : 2;
 }
 
+/*
+ * Whether Y^T = col^T W^T beats Y = W col (conv_job_trans): when the
+ * output positions are few (under 128) and 8-wide vectors of them waste
+ * more lanes than vectors of output channels, with 32 channels or more.
+ */
+static int
+conv_trans_wins(const conv_geom *g)
+{
+	int64_t wn = (g->outsz + 7) / 8 * 8 * g->mg;
+	int64_t wm = (g->mg + 7) / 8 * 8 * g->outsz;
+
+	return g->outsz < 128 && g->mg >= 32 && wm < wn;
+}
+
 /* The default algorithm for a Conv. */
 static int
 conv_default_algo(const conv_geom *g)
@@ -932,6 +951,9 @@ conv_default_algo(const conv_geom *g)
 	if (is_wino(g) && g->cg >= 4 && g->mg >= 8 && g->out[1] >= 6 &&
 	    g->out[2] >= 6)
 		return ALGO_WINOGRAD;
+	/* 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2. */
+	if (conv_trans_wins(g))
+		return ALGO_IM2COL_T;
 	return ALGO_IMPLICIT;
 }
 
@@ -944,7 +966,7 @@ conv_algo(const conv_geom *g, const aoe_sched *s)
 	if ((algo == ALGO_1X1 && !is_pointwise(g)) ||
 	    (algo == ALGO_DEPTHWISE && g->cg != 1) ||
 	    (algo == ALGO_WINOGRAD && !is_wino(g)) ||
-	    algo < ALGO_1X1 || algo > ALGO_WINOGRAD)
+	    algo < ALGO_1X1 || algo > ALGO_IM2COL_T)
 		algo = conv_default_algo(g);
 	return algo;
 }
@@ -1053,16 +1075,19 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 		return aoe_err(AOE_ENOMEM, "out of memory");
 	n->priv = q;
 	n->priv_free = conv_priv_free;
-	q->wstride = aoe_sgemm_packed_size(0, cg.mg, K, &n->sched);
+	/* A of Y = W col, or B of Y^T = col^T W^T. */
+	q->trans = conv_algo(&cg, &n->sched) == ALGO_IM2COL_T;
+	q->wstride = aoe_sgemm_packed_size(q->trans, cg.mg, K, &n->sched);
 	q->wstride = (q->wstride + 15) & ~(size_t)15;
 	q->wpack = aligned_alloc(64, q->wstride * cg.group * sizeof(float));
 	if (q->wpack == NULL)
 		return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 		    n->op_type, n->name);
 	for (gi = 0; gi < cg.group; gi++)
-		aoe_sgemm_pack(0, 0, cg.mg, K, (const float *)w->data +
-		    gi * cg.mg * K, K, q->wpack + gi * q->wstride, &n->sched);
-	q->id = aoe_sgemm_pack_id(0, &n->sched);
+		aoe_sgemm_pack(q->trans, q->trans, cg.mg, K,
+		    (const float *)w->data + gi * cg.mg * K, K,
+		    q->wpack + gi * q->wstride, &n->sched);
+	q->id = aoe_sgemm_pack_id(q->trans, &n->sched);
 	return 0;
 }
 
@@ -1545,7 +1570,55 @@ struct i2c_ctx {
 	const float *xg;
 	float *col;
 	int64_t rows, j0, len, nch;
+	const conv_planes *pl;	/* read these instead of xg, or NULL */
 };
+
+/*
+ * Row p of the column matrix, positions [j0, j0+len), from the planes:
+ * a contiguous run of a plane per output row.  Whole vectors are copied
+ * (a run's overshoot is overwritten by the next), the row's last under a
+ * mask.
+ */
+static void
+im2col_row_planes(const conv_geom *g, const conv_planes *pl, int64_t p,
+    int64_t j0, int64_t len, float *row)
+{
+	const int64_t O1 = g->out[1], O2 = g->out[2], K1 = g->k[1];
+	const int64_t K2 = g->k[2];
+	int64_t c = p / g->ksz, r = p % g->ksz, od, oh, ow, seg, t;
+	int64_t rz = r / (K1 * K2) * g->d[0], rh = r / K2 % K1 * g->d[1];
+	int64_t rw = r % K2 * g->d[2];
+	const float *x = pl->p + c * pl->cs + (rz * pl->hp + rh) * pl->rs +
+	    rw % g->s[2] * pl->wq + rw / g->s[2];
+
+	od = j0 / (O1 * O2);
+	oh = j0 / O2 % O1;
+	ow = j0 % O2;
+	while (len > 0) {
+		const float *s = x + (od * g->s[0] * pl->hp + oh * g->s[1]) *
+		    pl->rs + ow;
+		seg = min64(len, O2 - ow);
+		for (t = 0; t + 8 <= seg; t += 8)
+			_mm256_storeu_ps(row + t, _mm256_loadu_ps(s + t));
+		if (t < seg) {
+			if (t + 8 <= len)
+				_mm256_storeu_ps(row + t,
+				    _mm256_loadu_ps(s + t));
+			else
+				_mm256_maskstore_ps(row + t,
+				    _mm256_cmpgt_epi32(_mm256_set1_epi32(
+				    (int32_t)(seg - t)), _mm256_setr_epi32(0,
+				    1, 2, 3, 4, 5, 6, 7)), _mm256_loadu_ps(s + t));
+		}
+		row += seg;
+		len -= seg;
+		ow = 0;
+		if (++oh == O1) {
+			oh = 0;
+			od++;
+		}
+	}
+}
 
 static void
 i2c_chunk(void *arg, int64_t c, int tid)
@@ -1556,6 +1629,11 @@ i2c_chunk(void *arg, int64_t c, int tid)
 
 	for (p = aoe_chunk_lo(ic->rows, ic->nch, c); p < p1; p++) {
 		int64_t ch = p / cg->ksz, r = p % cg->ksz;
+		if (ic->pl != NULL) {
+			im2col_row_planes(cg, ic->pl, p, ic->j0, ic->len,
+			    ic->col + p * ic->len);
+			continue;
+		}
 		im2col_row(cg, ic->xg + ch * cg->insz,
 		    r / (cg->k[1] * cg->k[2]), r / cg->k[2] % cg->k[1],
 		    r % cg->k[2], ic->j0, ic->len, ic->col + p * ic->len);
@@ -1629,6 +1707,58 @@ conv_job_chunk(void *arg, int64_t t, int tid)
 		__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Explicit im2col the other way round: Y^T = col^T W^T, a GEMM whose
+ * vectors run along the output channels instead of the output positions
+ * (which, few and not a multiple of 8, would waste lanes), into a buffer;
+ * then Y (tile at j0, len positions) is its transpose, plus the bias.
+ */
+static int
+conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
+    const float *col, int64_t j0, int64_t len, float *yg, int nth)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *bt = aoe_in(g, n, 2);
+	const float *w = aoe_in(g, n, 1)->data;
+	const float *bias = bt ? (const float *)bt->data + gi * cg->mg : NULL;
+	const conv_priv *q = n->priv;
+	int64_t K = cg->cg * cg->ksz, mg = cg->mg, i, j, i0, j1;
+	float *ct = aoe_sgemm_tlbuf(2, (size_t)(len * mg));
+	aoe_gemm_ex xt;
+
+	if (ct == NULL)
+		return -1;
+	memset(&xt, 0, sizeof(xt));
+	xt.transa = 1;
+	xt.transb = 1;
+	xt.m = len;
+	xt.n = mg;
+	xt.k = K;
+	xt.alpha = 1;
+	xt.a = col;
+	xt.lda = len;
+	xt.b = w + gi * mg * K;
+	xt.ldb = K;
+	xt.bpack = q && q->wpack && q->trans ? q->wpack + gi * q->wstride :
+	    NULL;
+	xt.bpack_id = q ? q->id : 0;
+	xt.c = ct;
+	xt.ldc = mg;
+	if (aoe_sgemm_ex(&xt, nth, k->sched) < 0)
+		return -1;
+	/* 8 x 8 blocks of the transpose (len x mg into Y's rows). */
+	for (i0 = 0; i0 < mg; i0 += 8)
+		for (j1 = 0; j1 < len; j1 += 8)
+			for (i = i0; i < min64(i0 + 8, mg); i++) {
+				float b = bias ? bias[i] : 0;
+				float *yr = yg + i * cg->outsz + j0;
+				for (j = j1; j < min64(j1 + 8, len); j++)
+					yr[j] = ct[j * mg + i] + b;
+			}
+	return 0;
+}
+
 /* One image and group of a Conv, by a GEMM algorithm. */
 static int
 conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
@@ -1648,8 +1778,9 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	aoe_gemm_ex xe;
 	packb_ctx ctx;
 	conv_planes pl;
+	conv_planes *plp = NULL;
 	aoe_act act;
-	int fail = 0;
+	int fail = 0, trans;
 
 	memset(&xe, 0, sizeof(xe));
 	xe.m = cg->mg;
@@ -1658,7 +1789,8 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	xe.beta = 0;
 	xe.a = w + gi * cg->mg * K;
 	xe.lda = K;
-	xe.apack = q && q->wpack ? q->wpack + gi * q->wstride : NULL;
+	xe.apack = q && q->wpack && !q->trans ? q->wpack + gi * q->wstride :
+	    NULL;
 	xe.apack_id = q ? q->id : 0;
 	xe.bias = bias ? bias + gi * cg->mg : NULL;
 	xe.ldc = cg->outsz;
@@ -1706,15 +1838,29 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		return 0;
 	}
 	/* Explicit im2col, a tile of columns at a time. */
+	trans = algo == ALGO_IM2COL_T;
 	tile = im2col_tile(cg, K, k->sched);
+	if (conv_planes_on(cg, k->sched)) {
+		/* A buffer that cannot be had: im2col from the input. */
+		float *buf = aoe_sgemm_tlbuf(3, (size_t)planes_floats(cg));
+		if (buf != NULL) {
+			planes_fill(cg, xg, buf, nth, &pl);
+			plp = &pl;
+		}
+	}
 	for (j0 = 0; j0 < cg->outsz; j0 += tile) {
 		int64_t len = min64(tile, cg->outsz - j0);
 		float *col = k->scratch;
-		struct i2c_ctx ic = { cg, xg, col, K, j0, len, 1 };
+		struct i2c_ctx ic = { cg, xg, col, K, j0, len, 1, plp };
 		int nt = nth > 1 && K * len > 65536 ? nth : 1;
 
 		ic.nch = aoe_nchunks(K, nt);
 		aoe_parallel(nt, ic.nch, i2c_chunk, &ic);
+		if (trans) {
+			if (conv_job_trans(k, cg, gi, col, j0, len, yg, nth) < 0)
+				return -1;
+			continue;
+		}
 		xe.n = len;
 		xe.b = col;
 		xe.ldb = len;
@@ -1800,7 +1946,7 @@ conv_run(aoe_kctx *k)
 		outer = jobs >= k->nthreads && (jobs % k->nthreads == 0 ||
 		    jobs >= 4 * k->nthreads ||
 		    (double)cg.mg * K * cg.outsz < 4e6);
-	if (algo == ALGO_IM2COL || k->nthreads < 2)
+	if (algo == ALGO_IM2COL || algo == ALGO_IM2COL_T || k->nthreads < 2)
 		outer = 0;
 	if (outer) {
 		struct job_ctx j = { k, &cg, algo, 0, 0, 0 };
@@ -2131,21 +2277,23 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	if (aoe_space_gemm_check(sp, s, why, len) < 0)
 		return -1;
 	if (sp->fact[1] == 0 && algo != ALGO_IM2COL &&
-	    aoe_sched_get(s, "tile", 0) != 0) {
-		snprintf(why, len, "tile applies to algo=3 (explicit im2col) "
-		    "only");
+	    algo != ALGO_IM2COL_T && aoe_sched_get(s, "tile", 0) != 0) {
+		snprintf(why, len, "tile applies to algo=3 and 6 (explicit "
+		    "im2col) only");
 		return -1;
 	}
-	if (sp->fact[1] == 0 && algo == ALGO_IM2COL &&
+	if (sp->fact[1] == 0 && (algo == ALGO_IM2COL ||
+	    algo == ALGO_IM2COL_T) &&
 	    aoe_sched_get(s, "batch_par", -1) != -1) {
-		snprintf(why, len, "algo=3 runs images one at a time: "
+		snprintf(why, len, "algo=3 and 6 run images one at a time: "
 		    "batch_par must be -1");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && algo != ALGO_IMPLICIT &&
+	    algo != ALGO_IM2COL && algo != ALGO_IM2COL_T &&
 	    aoe_sched_get(s, "planes", -1) != -1) {
-		snprintf(why, len, "planes applies to algo=2 (implicit "
-		    "im2col) only");
+		snprintf(why, len, "planes applies to algo=2, 3 and 6 (im2col) "
+		    "only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && algo == ALGO_IMPLICIT &&
@@ -2164,7 +2312,7 @@ aoe_space_conv(aoe_space *sp)
 	static const int64_t tiles[] = { 256, 1024, 4096, 16384, 65536 };
 	const aoe_node *n = sp->n;
 	const aoe_tensor *w = aoe_in(sp->g, n, 1);
-	int64_t algos[5], tv[8], m, nn, kk, ext;
+	int64_t algos[8], tv[8], m, nn, kk, ext;
 	int convt = strcmp(n->op_type, "ConvTranspose") == 0;
 	int na = 0, nt = 0, rc, cw, i;
 	conv_geom cg;
@@ -2183,13 +2331,14 @@ aoe_space_conv(aoe_space *sp)
 			algos[na++] = ALGO_1X1;
 		algos[na++] = ALGO_IMPLICIT;
 		algos[na++] = ALGO_IM2COL;
+		algos[na++] = ALGO_IM2COL_T;
 		if (cg.cg == 1)
 			algos[na++] = ALGO_DEPTHWISE;
 		if (is_wino(&cg))
 			algos[na++] = ALGO_WINOGRAD;
 		if (aoe_space_add(sp, "algo", na, algos, "1 direct GEMM (1x1), "
 		    "2 implicit im2col, 3 explicit im2col, 4 depthwise, "
-		    "5 winograd") < 0)
+		    "5 winograd, 6 explicit im2col, Y^T = col^T W^T") < 0)
 			return -AOE_EINTERNAL;
 		sp->fact[0] = conv_default_algo(&cg) == ALGO_DEPTHWISE;
 	}
@@ -2232,7 +2381,8 @@ aoe_space_conv(aoe_space *sp)
 	    "(see mr); mc % mr == 0; nc % nr == 0" : "(mr,nr) a micro-kernel "
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default; "
-	    "tile != 0 only with algo=3; batch_par == -1 with algo=3; "
+	    "tile != 0 only with algo=3 or 6; batch_par == -1 with algo=3 "
+	    "or 6; "
 	    "packb == -1 with algo=2; planes == -1 unless algo=2; "
 	    "algo=5 only for 2-D 3x3 kernels "
 	    "with unit strides and dilations, holding mr nr mc kc nc par "

@@ -280,10 +280,10 @@ conv_attrs(tg *t, const cspec *p)
 }
 
 /*
- * Implicit im2col (algo=2) from the input in place and from its padded
- * phase planes, with every micro-kernel shape this CPU runs (their strip
- * widths 16 and 24, and the AVX-512 shapes' 16-wide strips side by
- * side), at 1 and 2 threads.
+ * Implicit and explicit im2col (algo=2, 3 and 6) from the input in place
+ * and from its padded phase planes, with every micro-kernel shape this
+ * CPU runs (their strip widths 16 and 24, and the AVX-512 shapes' 16-wide
+ * strips side by side), at 1 and 2 threads.
  */
 static void
 check_implicit(tg *t, const float *ref, const char *what)
@@ -293,8 +293,8 @@ check_implicit(tg *t, const float *ref, const char *what)
 	aoe_space sp;
 	aoe_sched s;
 	char buf[512], why[256];
-	int i, pl, th, bad = 0, runs = 0;
-	double worst;
+	int i, pl, th, algo, bad = 0, runs = 0;
+	double worst = 0;
 	int64_t ny = numel_y(t);
 	const float *y = t->g->tensors[t->y]->data;
 
@@ -302,10 +302,12 @@ check_implicit(tg *t, const float *ref, const char *what)
 		ok(0, "%s: space", what);
 		return;
 	}
+	for (algo = 2; algo <= 6; algo += algo == 3 ? 3 : 1)
 	for (pl = 0; pl <= 1 && !bad; pl++)
 		for (i = 0; i < 6 && !bad; i++) {
 			s = sp.def;
-			aoe_sched_set(&s, "algo", 2);
+			aoe_sched_set(&s, "algo", algo);
+			aoe_sched_set(&s, "batch_par", -1);
 			aoe_sched_set(&s, "planes", pl);
 			aoe_sched_set(&s, "mr", shapes[i][0]);
 			aoe_sched_set(&s, "nr", shapes[i][1]);
@@ -331,8 +333,8 @@ check_implicit(tg *t, const float *ref, const char *what)
 				runs++;
 			}
 		}
-	ok(!bad && runs >= 8, "%s: algo=2 with planes 0 and 1 matches the "
-	    "reference (%d runs)", what, runs);
+	ok(!bad && runs >= 24, "%s: algo=2, 3 and 6 with planes 0 and 1 "
+	    "match the reference (%d runs)", what, runs);
 	opts.nthreads = 2;
 }
 
@@ -369,7 +371,7 @@ test_conv(const char *name, cspec p, int nsamples, int illegal)
 		check_illegal(&t, what, "algo", 2, "tile", 256);
 		check_illegal(&t, what, "mr", 4, "nr", 16);
 		check_illegal(&t, what, "algo", 7, NULL, 0);
-		check_illegal(&t, what, "algo", 3, "planes", 1);
+		check_illegal(&t, what, "algo", 5, "planes", 1);
 		if (p.c / p.group != 1)
 			check_illegal(&t, what, "algo", 4, NULL, 0);
 	}
