@@ -994,7 +994,7 @@ conv_planes_on(const conv_geom *g, const aoe_sched *s)
 	conv_planes pl;
 
 	planes_geom(g, &pl);
-	if (v == 0 || pl.cs > INT32_MAX / 4 ||
+	if (v == 0 || pl.cs < 1 || pl.cs > INT32_MAX / 4 ||
 	    g->cg > (INT64_MAX / 8 - 64) / pl.cs)
 		return 0;
 	return v == 1 || g->cg * pl.cs <= g->cg * g->ksz * g->outsz;
