@@ -16,13 +16,18 @@
  *	5  Winograd F(m x m, 3 x 3) (k_winograd.c), for 2-D 3x3 kernels
  *	   with unit strides and dilations; knobs "wino_m" (2 or 4),
  *	   "wino_tb" and "wino_kb" (blocking, 0 auto)
+ *	6  explicit im2col as 3, the GEMM turned round: Y^T = col^T W^T,
+ *	   its vectors along the output channels, then transposed into Y;
+ *	   for few output positions (7x7 planes) that would fill 8-wide
+ *	   vectors badly
  *
  * ConvTranspose is a GEMM (W^T X, column-tiled) followed by col2im.
  * Weights that are constants are packed for the GEMM once, in prepare
  * (knob "prepack", default 1).  Other knobs: "batch_par" (-1 auto, 1
  * threads over images and groups, 0 threads inside each GEMM), "tile"
- * (columns per im2col or col2im tile, 0 auto) and the GEMM's own (mr,
- * nr, mc, kc, nc, par, packb).
+ * (columns per im2col or col2im tile, 0 auto), "planes" (algo 2: pack
+ * from a padded, stride-phase-split copy of the input; -1 auto) and the
+ * GEMM's own (mr, nr, mc, kc, nc, par, packb).
  */
 #include <immintrin.h>
 #include <stdlib.h>
@@ -34,7 +39,7 @@
 
 
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE,
-    ALGO_WINOGRAD };
+    ALGO_WINOGRAD, ALGO_IM2COL_T };
 
 /* Workspace bound for an im2col or col2im tile, in floats. */
 #define TILE_FLOATS ((int64_t)1 << 21)
@@ -354,9 +359,12 @@ im2col_row(const conv_geom *g, const float *x, int64_t kd, int64_t kh,
 }
 
 /* What the implicit-im2col packer needs. */
+typedef struct conv_planes conv_planes;
 typedef struct packb_ctx {
 	const conv_geom *g;
 	const float *x;		/* the group's first input channel */
+	const conv_planes *pl;	/* its padded copy (conv_packb_planes) */
+	int64_t j0;		/* output position of the GEMM's column 0 */
 	int *fail;		/* set when a buffer cannot be had */
 } packb_ctx;
 
@@ -525,6 +533,7 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 	uint8_t *fast;
 	char *mem;
 
+	j0 += ctx->j0;
 	mem = (char *)aoe_sgemm_tlbuf(2, (size_t)(kc * 3 + ksz * 4 + 16));
 	if (nr % 8 || nr > 24 || mem == NULL || !fits_int32(g)) {
 		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
@@ -564,6 +573,296 @@ conv_packb(const aoe_gemm_ex *xg, int64_t p0, int64_t kc, int64_t j0,
 }
 
 /*
+ * The padded, phase-split copy of a group's input that the planes packer
+ * reads (knob "planes").  Channel c's copy holds, for every padded depth
+ * and row (padding rows included, as zeros), the s2 stride phases of the
+ * padded row one after the other: phase q at q*wq holds padded columns
+ * q, q+s2, q+2*s2, ...  Every kernel tap of an output row then reads a
+ * contiguous run of one phase, inside the copy: no bounds to check, and
+ * no gathers.  8 floats of slack (zero) lie before and after the copy.
+ */
+struct conv_planes {
+	float *p;		/* channel 0, padded element 0 */
+	int64_t dp, hp;		/* padded depth and rows */
+	int64_t wq, rs;		/* phase width; row stride s2*wq */
+	int64_t cs;		/* channel stride */
+};
+
+#define PLANES_SLACK 8
+
+static void
+planes_geom(const conv_geom *g, conv_planes *pl)
+{
+	int64_t wpad = g->in[2] + g->pb[2] + g->pe[2];
+
+	pl->p = NULL;
+	pl->dp = g->in[0] + g->pb[0] + g->pe[0];
+	pl->hp = g->in[1] + g->pb[1] + g->pe[1];
+	pl->wq = ceildiv(wpad, g->s[2]);
+	pl->rs = pl->wq * g->s[2];
+	pl->cs = pl->dp * pl->hp * pl->rs;
+}
+
+/* Floats of a group's planes, slack included. */
+static int64_t
+planes_floats(const conv_geom *g)
+{
+	conv_planes pl;
+
+	planes_geom(g, &pl);
+	return g->cg * pl.cs + 2 * PLANES_SLACK;
+}
+
+/* One padded input row src (NULL: a padding row) into its phases. */
+static void
+planes_row(const conv_geom *g, const conv_planes *pl, const float *src,
+    float *row)
+{
+	const int64_t s = g->s[2], I2 = g->in[2], pb = g->pb[2], wq = pl->wq;
+	int64_t q, t, e;
+
+	if (src == NULL) {
+		memset(row, 0, sizeof(float) * pl->rs);
+		return;
+	}
+	if (s == 1) {
+		int64_t lo = min64(pb, wq), hi = min64(pb + I2, wq);
+		memset(row, 0, sizeof(float) * lo);
+		memcpy(row + lo, src + (lo - pb), sizeof(float) * (hi - lo));
+		memset(row + hi, 0, sizeof(float) * (wq - hi));
+		return;
+	}
+	if (s == 2) {
+		/*
+		 * Eight of each phase from 16 inputs at a time, loaded under
+		 * a mask that zeroes the padding (masked lanes never fault).
+		 */
+		const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+		for (t = 0; t < wq; t += 8) {
+			__m256i i0 = _mm256_add_epi32(lane,
+			    _mm256_set1_epi32((int32_t)(2 * t - pb)));
+			__m256i i1 = _mm256_add_epi32(i0, _mm256_set1_epi32(8));
+			const float *sp = src + (2 * t - pb);
+			__m256 a = _mm256_maskload_ps(sp, in_range(i0,
+			    (int32_t)I2));
+			__m256 b = _mm256_maskload_ps(sp + 8, in_range(i1,
+			    (int32_t)I2));
+			__m256d ev = _mm256_permute4x64_pd(_mm256_castps_pd(
+			    _mm256_shuffle_ps(a, b, 0x88)), 0xd8);
+			__m256d od = _mm256_permute4x64_pd(_mm256_castps_pd(
+			    _mm256_shuffle_ps(a, b, 0xdd)), 0xd8);
+			if (t + 8 <= wq) {
+				_mm256_storeu_ps(row + t, _mm256_castpd_ps(ev));
+				_mm256_storeu_ps(row + wq + t,
+				    _mm256_castpd_ps(od));
+			} else {
+				__m256i m = _mm256_cmpgt_epi32(
+				    _mm256_set1_epi32((int32_t)(wq - t)), lane);
+				_mm256_maskstore_ps(row + t, m,
+				    _mm256_castpd_ps(ev));
+				_mm256_maskstore_ps(row + wq + t, m,
+				    _mm256_castpd_ps(od));
+			}
+		}
+		return;
+	}
+	for (q = 0; q < s; q++)
+		for (t = 0; t < wq; t++) {
+			e = q + s * t - pb;
+			row[q * wq + t] = e >= 0 && e < I2 ? src[e] : 0;
+		}
+}
+
+struct planes_ctx {
+	const conv_geom *g;
+	const conv_planes *pl;
+	const float *x;
+	int64_t nch;
+};
+
+/* Channels of a chunk into their planes. */
+static void
+planes_chunk(void *arg, int64_t ch, int tid)
+{
+	const struct planes_ctx *c = arg;
+	const conv_geom *g = c->g;
+	const conv_planes *pl = c->pl;
+	int64_t lo = aoe_chunk_lo(g->cg, c->nch, ch);
+	int64_t hi = aoe_chunk_lo(g->cg, c->nch, ch + 1), ci, z, h, id, ih;
+
+	for (ci = lo; ci < hi; ci++)
+		for (z = 0; z < pl->dp; z++)
+			for (h = 0; h < pl->hp; h++) {
+				id = z - g->pb[0];
+				ih = h - g->pb[1];
+				planes_row(g, pl, id >= 0 && id < g->in[0] &&
+				    ih >= 0 && ih < g->in[1] ? c->x + ci *
+				    g->insz + (id * g->in[1] + ih) * g->in[2] :
+				    NULL, pl->p + ci * pl->cs + (z * pl->hp +
+				    h) * pl->rs);
+			}
+}
+
+/*
+ * Fill pl (geometry and copy) for the group at x, in buf (planes_floats
+ * of it), on nth threads.
+ */
+static void
+planes_fill(const conv_geom *g, const float *x, float *buf, int nth,
+    conv_planes *pl)
+{
+	struct planes_ctx c;
+	int64_t n;
+
+	planes_geom(g, pl);
+	pl->p = buf + PLANES_SLACK;
+	n = g->cg * pl->cs;
+	memset(buf, 0, sizeof(float) * PLANES_SLACK);
+	memset(pl->p + n, 0, sizeof(float) * PLANES_SLACK);
+	c.g = g;
+	c.pl = pl;
+	c.x = x;
+	if (nth > 1 && n < 65536)
+		nth = 1;
+	c.nch = aoe_nchunks(g->cg, nth);
+	aoe_parallel(nth, c.nch, planes_chunk, &c);
+}
+
+/*
+ * One strip of the planes packer, NV vectors wide.  Each vector's lanes
+ * fall into runs of consecutive plane offsets (one output row each, or
+ * several where rows happen to abut); a vector of up to three runs is
+ * plain loads blended together, else (many short rows, or the last
+ * strip's dead lanes) one gather.
+ */
+static inline __attribute__((always_inline)) void
+packb_strip_planes(const int NV, const conv_geom *g, const conv_planes *pl,
+    int64_t j, int64_t cols, int64_t kc, const int64_t *off, float *d)
+{
+	const int nr = 8 * NV;
+	const int64_t O1 = g->out[1], O2 = g->out[2];
+	int32_t base[24];
+	int64_t od, oh, ow, p;
+	int l, v;
+
+	od = j / (O1 * O2);
+	oh = j / O2 % O1;
+	ow = j % O2;
+	for (l = 0; l < cols; l++) {
+		base[l] = (int32_t)((od * g->s[0] * pl->hp + oh * g->s[1]) *
+		    pl->rs + ow);
+		if (++ow == O2) {
+			ow = 0;
+			if (++oh == O1) {
+				oh = 0;
+				od++;
+			}
+		}
+	}
+	for (; l < nr; l++)
+		base[l] = 0;
+	for (v = 0; v < NV; v++) {
+		const int32_t *bv = base + 8 * v;
+		const float *x = pl->p;
+		float *dv = d + 8 * v;
+		int live = (int)min64(8, max64(0, cols - 8 * v));
+		int nrun = 1, st[8];
+
+		st[0] = 0;
+		for (l = 1; l < live; l++)
+			if (bv[l] != bv[l - 1] + 1)
+				st[nrun++] = l;
+		if (live == 0) {
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr,
+				    _mm256_setzero_ps());
+		} else if (live == 8 && nrun == 1) {
+			const float *s0 = x + bv[0];
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr,
+				    _mm256_loadu_ps(s0 + off[p]));
+		} else if (live == 8 && nrun == 2) {
+			const float *s0 = x + bv[0];
+			const float *s1 = x + bv[st[1]] - st[1];
+			__m256 m1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+			    _mm256_set1_epi32(st[1] - 1)));
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr, _mm256_blendv_ps(
+				    _mm256_loadu_ps(s0 + off[p]),
+				    _mm256_loadu_ps(s1 + off[p]), m1));
+		} else if (live == 8 && nrun == 3) {
+			const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4,
+			    5, 6, 7);
+			const float *s0 = x + bv[0];
+			const float *s1 = x + bv[st[1]] - st[1];
+			const float *s2 = x + bv[st[2]] - st[2];
+			__m256 m1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    lane, _mm256_set1_epi32(st[1] - 1)));
+			__m256 m2 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    lane, _mm256_set1_epi32(st[2] - 1)));
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr, _mm256_blendv_ps(
+				    _mm256_blendv_ps(
+				    _mm256_loadu_ps(s0 + off[p]),
+				    _mm256_loadu_ps(s1 + off[p]), m1),
+				    _mm256_loadu_ps(s2 + off[p]), m2));
+		} else {
+			__m256i idx = _mm256_loadu_si256((const __m256i *)bv);
+			__m256 m = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+			    _mm256_set1_epi32(live),
+			    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+			for (p = 0; p < kc; p++)
+				_mm256_store_ps(dv + p * nr,
+				    _mm256_mask_i32gather_ps(
+				    _mm256_setzero_ps(), x + off[p], idx, m, 4));
+		}
+	}
+}
+
+/* The planes packer: as conv_packb, from the copy in ctx->pl. */
+static void
+conv_packb_planes(const aoe_gemm_ex *xg, int64_t p0, int64_t kc,
+    int64_t j0, int64_t nc, int nr, float *dst)
+{
+	const packb_ctx *ctx = xg->ctx;
+	const conv_geom *g = ctx->g;
+	const conv_planes *pl = ctx->pl;
+	const int64_t K1 = g->k[1], K2 = g->k[2], ksz = g->ksz;
+	int64_t js, p, r, c, *off;
+
+	j0 += ctx->j0;
+	off = (int64_t *)aoe_sgemm_tlbuf(2, (size_t)(kc * 2));
+	if (nr % 8 || nr > 24 || off == NULL) {
+		conv_packb_rows(xg, p0, kc, j0, nc, nr, dst);
+		return;
+	}
+	/* Per row: the plane offset of its channel and kernel tap. */
+	for (p = 0; p < kc; p++) {
+		int64_t rz, rh, rw;
+		c = (p0 + p) / ksz;
+		r = (p0 + p) % ksz;
+		rz = r / (K1 * K2) * g->d[0];
+		rh = r / K2 % K1 * g->d[1];
+		rw = r % K2 * g->d[2];
+		off[p] = c * pl->cs + (rz * pl->hp + rh) * pl->rs +
+		    rw % g->s[2] * pl->wq + rw / g->s[2];
+	}
+	for (js = 0; js < nc; js += nr, dst += kc * nr) {
+		int64_t cols = nc - js < nr ? nc - js : nr;
+		if (nr == 16)
+			packb_strip_planes(2, g, pl, j0 + js, cols, kc, off,
+			    dst);
+		else if (nr == 24)
+			packb_strip_planes(3, g, pl, j0 + js, cols, kc, off,
+			    dst);
+		else
+			packb_strip_planes(1, g, pl, j0 + js, cols, kc, off,
+			    dst);
+	}
+}
+
+/*
  * Prepared state: the weights packed per group for the GEMM (the
  * algorithm itself is read from the schedule at each run).
  */
@@ -571,6 +870,7 @@ typedef struct conv_priv {
 	float *wpack;		/* group g at wpack + g*wstride, or NULL */
 	size_t wstride;
 	int64_t id;		/* its aoe_sgemm_pack_id() */
+	int trans;		/* packed as the GEMM's B (W^T), conv_trans */
 	float *wino;		/* Winograd-transformed weights, or NULL */
 	int wino_m;		/* their F(m,3) */
 } conv_priv;
@@ -622,6 +922,20 @@ wino_default_m(const conv_geom *g)
 	    g->mg >= g->cg) ? 4 : 2;
 }
 
+/*
+ * Whether Y^T = col^T W^T beats Y = W col (conv_job_trans): when the
+ * output positions are few (under 128) and 8-wide vectors of them waste
+ * more lanes than vectors of output channels, with 32 channels or more.
+ */
+static int
+conv_trans_wins(const conv_geom *g)
+{
+	int64_t wn = (g->outsz + 7) / 8 * 8 * g->mg;
+	int64_t wm = (g->mg + 7) / 8 * 8 * g->outsz;
+
+	return g->outsz < 128 && g->mg >= 32 && wm < wn;
+}
+
 /* The default algorithm for a Conv. */
 static int
 conv_default_algo(const conv_geom *g)
@@ -637,6 +951,9 @@ conv_default_algo(const conv_geom *g)
 	if (is_wino(g) && g->cg >= 4 && g->mg >= 8 && g->out[1] >= 6 &&
 	    g->out[2] >= 6)
 		return ALGO_WINOGRAD;
+	/* 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2. */
+	if (conv_trans_wins(g))
+		return ALGO_IM2COL_T;
 	return ALGO_IMPLICIT;
 }
 
@@ -649,7 +966,7 @@ conv_algo(const conv_geom *g, const aoe_sched *s)
 	if ((algo == ALGO_1X1 && !is_pointwise(g)) ||
 	    (algo == ALGO_DEPTHWISE && g->cg != 1) ||
 	    (algo == ALGO_WINOGRAD && !is_wino(g)) ||
-	    algo < ALGO_1X1 || algo > ALGO_WINOGRAD)
+	    algo < ALGO_1X1 || algo > ALGO_IM2COL_T)
 		algo = conv_default_algo(g);
 	return algo;
 }
@@ -661,6 +978,26 @@ wino_m(const conv_geom *g, const aoe_sched *s)
 	int m = (int)aoe_sched_get(s, "wino_m", 0);
 
 	return m == 2 || m == 4 ? m : wino_default_m(g);
+}
+
+/*
+ * Whether implicit im2col packs from the padded, phase-split copy of the
+ * input (knob "planes": -1 auto, 0 no, 1 yes).  Auto copies when the copy
+ * is no larger than the column matrix the packer makes of it, i.e. when
+ * the kernel taps overlap: 3x3 stride 2 reads each input about 2.25
+ * times, a 1x1 stride 2 a quarter of the input once.
+ */
+static int
+conv_planes_on(const conv_geom *g, const aoe_sched *s)
+{
+	int64_t v = aoe_sched_get(s, "planes", -1);
+	conv_planes pl;
+
+	planes_geom(g, &pl);
+	if (v == 0 || pl.cs < 1 || pl.cs > INT32_MAX / 4 ||
+	    g->cg > (INT64_MAX / 8 - 64) / pl.cs)
+		return 0;
+	return v == 1 || g->cg * pl.cs <= g->cg * g->ksz * g->outsz;
 }
 
 /* Columns of an im2col tile. */
@@ -754,16 +1091,19 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 		return aoe_err(AOE_ENOMEM, "out of memory");
 	n->priv = q;
 	n->priv_free = conv_priv_free;
-	q->wstride = aoe_sgemm_packed_size(0, cg.mg, K, &n->sched);
+	/* A of Y = W col, or B of Y^T = col^T W^T. */
+	q->trans = conv_algo(&cg, &n->sched) == ALGO_IM2COL_T;
+	q->wstride = aoe_sgemm_packed_size(q->trans, cg.mg, K, &n->sched);
 	q->wstride = (q->wstride + 15) & ~(size_t)15;
 	q->wpack = aligned_alloc(64, q->wstride * cg.group * sizeof(float));
 	if (q->wpack == NULL)
 		return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 		    n->op_type, n->name);
 	for (gi = 0; gi < cg.group; gi++)
-		aoe_sgemm_pack(0, 0, cg.mg, K, (const float *)w->data +
-		    gi * cg.mg * K, K, q->wpack + gi * q->wstride, &n->sched);
-	q->id = aoe_sgemm_pack_id(0, &n->sched);
+		aoe_sgemm_pack(q->trans, q->trans, cg.mg, K,
+		    (const float *)w->data + gi * cg.mg * K, K,
+		    q->wpack + gi * q->wstride, &n->sched);
+	q->id = aoe_sgemm_pack_id(q->trans, &n->sched);
 	return 0;
 }
 
@@ -1246,7 +1586,55 @@ struct i2c_ctx {
 	const float *xg;
 	float *col;
 	int64_t rows, j0, len, nch;
+	const conv_planes *pl;	/* read these instead of xg, or NULL */
 };
+
+/*
+ * Row p of the column matrix, positions [j0, j0+len), from the planes:
+ * a contiguous run of a plane per output row.  Whole vectors are copied
+ * (a run's overshoot is overwritten by the next), the row's last under a
+ * mask.
+ */
+static void
+im2col_row_planes(const conv_geom *g, const conv_planes *pl, int64_t p,
+    int64_t j0, int64_t len, float *row)
+{
+	const int64_t O1 = g->out[1], O2 = g->out[2], K1 = g->k[1];
+	const int64_t K2 = g->k[2];
+	int64_t c = p / g->ksz, r = p % g->ksz, od, oh, ow, seg, t;
+	int64_t rz = r / (K1 * K2) * g->d[0], rh = r / K2 % K1 * g->d[1];
+	int64_t rw = r % K2 * g->d[2];
+	const float *x = pl->p + c * pl->cs + (rz * pl->hp + rh) * pl->rs +
+	    rw % g->s[2] * pl->wq + rw / g->s[2];
+
+	od = j0 / (O1 * O2);
+	oh = j0 / O2 % O1;
+	ow = j0 % O2;
+	while (len > 0) {
+		const float *s = x + (od * g->s[0] * pl->hp + oh * g->s[1]) *
+		    pl->rs + ow;
+		seg = min64(len, O2 - ow);
+		for (t = 0; t + 8 <= seg; t += 8)
+			_mm256_storeu_ps(row + t, _mm256_loadu_ps(s + t));
+		if (t < seg) {
+			if (t + 8 <= len)
+				_mm256_storeu_ps(row + t,
+				    _mm256_loadu_ps(s + t));
+			else
+				_mm256_maskstore_ps(row + t,
+				    _mm256_cmpgt_epi32(_mm256_set1_epi32(
+				    (int32_t)(seg - t)), _mm256_setr_epi32(0,
+				    1, 2, 3, 4, 5, 6, 7)), _mm256_loadu_ps(s + t));
+		}
+		row += seg;
+		len -= seg;
+		ow = 0;
+		if (++oh == O1) {
+			oh = 0;
+			od++;
+		}
+	}
+}
 
 static void
 i2c_chunk(void *arg, int64_t c, int tid)
@@ -1257,6 +1645,11 @@ i2c_chunk(void *arg, int64_t c, int tid)
 
 	for (p = aoe_chunk_lo(ic->rows, ic->nch, c); p < p1; p++) {
 		int64_t ch = p / cg->ksz, r = p % cg->ksz;
+		if (ic->pl != NULL) {
+			im2col_row_planes(cg, ic->pl, p, ic->j0, ic->len,
+			    ic->col + p * ic->len);
+			continue;
+		}
 		im2col_row(cg, ic->xg + ch * cg->insz,
 		    r / (cg->k[1] * cg->k[2]), r / cg->k[2] % cg->k[1],
 		    r % cg->k[2], ic->j0, ic->len, ic->col + p * ic->len);
@@ -1274,6 +1667,54 @@ struct job_ctx {
 
 static int conv_job(const aoe_kctx *, const conv_geom *, int, int64_t, int);
 
+/*
+ * Whether implicit im2col on nth threads splits the output positions
+ * between them itself, a GEMM of its own each, at multiples of 8 columns
+ * (the GEMM's own column split goes by whole nr-wide strips, and its row
+ * split has every thread pack all of B).  The knob "par" (the GEMM's
+ * thread split) says: 2 columns, 1 rows (the GEMM's), 0 auto, which
+ * takes columns when each thread gets at least four 16-wide strips.
+ */
+static int
+conv_split_cols(const conv_geom *g, const aoe_sched *s, int nth)
+{
+	int64_t par = aoe_sched_get(s, "par", 0);
+
+	if (par == 1 || g->outsz < 8 * nth)
+		return 0;
+	return par == 2 || g->outsz >= 64 * nth;
+}
+
+/* One thread's columns of an implicit-im2col GEMM (conv_split_cols). */
+struct colsplit_ctx {
+	const aoe_gemm_ex *xe;
+	const packb_ctx *pc;
+	const aoe_sched *s;
+	int64_t nparts;
+	int fail;
+};
+
+static void
+colsplit_chunk(void *arg, int64_t c, int tid)
+{
+	struct colsplit_ctx *cs = arg;
+	int64_t n = cs->xe->n, nv = (n + 7) / 8;
+	int64_t lo = min64(n, aoe_chunk_lo(nv, cs->nparts, c) * 8);
+	int64_t hi = min64(n, aoe_chunk_lo(nv, cs->nparts, c + 1) * 8);
+	aoe_gemm_ex x = *cs->xe;
+	packb_ctx p = *cs->pc;
+
+	if (lo >= hi)
+		return;
+	p.j0 = lo;
+	x.ctx = &p;
+	x.n = hi - lo;
+	x.c = cs->xe->c + lo;
+	x.add = cs->xe->add ? cs->xe->add + lo : NULL;
+	if (aoe_sgemm_ex(&x, 1, cs->s) < 0)
+		__atomic_store_n(&cs->fail, 1, __ATOMIC_RELAXED);
+}
+
 static void
 conv_job_chunk(void *arg, int64_t t, int tid)
 {
@@ -1281,6 +1722,58 @@ conv_job_chunk(void *arg, int64_t t, int tid)
 
 	if (conv_job(j->k, j->cg, j->algo, t, 1) < 0)
 		__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Explicit im2col the other way round: Y^T = col^T W^T, a GEMM whose
+ * vectors run along the output channels instead of the output positions
+ * (which, few and not a multiple of 8, would waste lanes), into a buffer;
+ * then Y (tile at j0, len positions) is its transpose, plus the bias.
+ */
+static int
+conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
+    const float *col, int64_t j0, int64_t len, float *yg, int nth)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *bt = aoe_in(g, n, 2);
+	const float *w = aoe_in(g, n, 1)->data;
+	const float *bias = bt ? (const float *)bt->data + gi * cg->mg : NULL;
+	const conv_priv *q = n->priv;
+	int64_t K = cg->cg * cg->ksz, mg = cg->mg, i, j, i0, j1;
+	float *ct = aoe_sgemm_tlbuf(2, (size_t)(len * mg));
+	aoe_gemm_ex xt;
+
+	if (ct == NULL)
+		return -1;
+	memset(&xt, 0, sizeof(xt));
+	xt.transa = 1;
+	xt.transb = 1;
+	xt.m = len;
+	xt.n = mg;
+	xt.k = K;
+	xt.alpha = 1;
+	xt.a = col;
+	xt.lda = len;
+	xt.b = w + gi * mg * K;
+	xt.ldb = K;
+	xt.bpack = q && q->wpack && q->trans ? q->wpack + gi * q->wstride :
+	    NULL;
+	xt.bpack_id = q ? q->id : 0;
+	xt.c = ct;
+	xt.ldc = mg;
+	if (aoe_sgemm_ex(&xt, nth, k->sched) < 0)
+		return -1;
+	/* 8 x 8 blocks of the transpose (len x mg into Y's rows). */
+	for (i0 = 0; i0 < mg; i0 += 8)
+		for (j1 = 0; j1 < len; j1 += 8)
+			for (i = i0; i < min64(i0 + 8, mg); i++) {
+				float b = bias ? bias[i] : 0;
+				float *yr = yg + i * cg->outsz + j0;
+				for (j = j1; j < min64(j1 + 8, len); j++)
+					yr[j] = ct[j * mg + i] + b;
+			}
+	return 0;
 }
 
 /* One image and group of a Conv, by a GEMM algorithm. */
@@ -1295,14 +1788,16 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	const float *bias = bt ? bt->data : NULL, *addg;
 	float *y = aoe_out(g, n, 0)->data;
 	const conv_priv *q = n->priv;
-	int64_t b = t / cg->group, gi = t % cg->group, j0, tile;
+	int64_t b = t / cg->group, gi = t % cg->group, j0, tile, i;
 	int64_t K = cg->cg * cg->ksz;
 	const float *xg = x + (b * cg->c + gi * cg->cg) * cg->insz;
 	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
 	aoe_gemm_ex xe;
 	packb_ctx ctx;
+	conv_planes pl;
+	conv_planes *plp = NULL;
 	aoe_act act;
-	int fail = 0;
+	int fail = 0, trans;
 
 	memset(&xe, 0, sizeof(xe));
 	xe.m = cg->mg;
@@ -1311,7 +1806,8 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	xe.beta = 0;
 	xe.a = w + gi * cg->mg * K;
 	xe.lda = K;
-	xe.apack = q && q->wpack ? q->wpack + gi * q->wstride : NULL;
+	xe.apack = q && q->wpack && !q->trans ? q->wpack + gi * q->wstride :
+	    NULL;
 	xe.apack_id = q ? q->id : 0;
 	xe.bias = bias ? bias + gi * cg->mg : NULL;
 	xe.ldc = cg->outsz;
@@ -1341,23 +1837,59 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	case ALGO_IMPLICIT:
 		ctx.g = cg;
 		ctx.x = xg;
+		ctx.pl = NULL;
+		ctx.j0 = 0;
 		ctx.fail = &fail;
 		xe.packb = conv_packb;
 		xe.ctx = &ctx;
+		if (conv_planes_on(cg, k->sched)) {
+			/* A buffer that cannot be had: the in-place packer. */
+			float *buf = aoe_sgemm_tlbuf(3,
+			    (size_t)planes_floats(cg));
+			if (buf != NULL) {
+				planes_fill(cg, xg, buf, nth, &pl);
+				ctx.pl = &pl;
+				xe.packb = conv_packb_planes;
+			}
+		}
+		if (nth > 1 && conv_split_cols(cg, k->sched, nth)) {
+			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0 };
+			aoe_parallel(nth, nth, colsplit_chunk, &cs);
+			return cs.fail || fail ? -1 : 0;
+		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
 		return 0;
 	}
 	/* Explicit im2col, a tile of columns at a time. */
+	trans = algo == ALGO_IM2COL_T;
 	tile = im2col_tile(cg, K, k->sched);
+	if (conv_planes_on(cg, k->sched)) {
+		/* A buffer that cannot be had: im2col from the input. */
+		float *buf = aoe_sgemm_tlbuf(3, (size_t)planes_floats(cg));
+		if (buf != NULL) {
+			planes_fill(cg, xg, buf, nth, &pl);
+			plp = &pl;
+		}
+	}
 	for (j0 = 0; j0 < cg->outsz; j0 += tile) {
 		int64_t len = min64(tile, cg->outsz - j0);
 		float *col = k->scratch;
-		struct i2c_ctx ic = { cg, xg, col, K, j0, len, 1 };
+		struct i2c_ctx ic = { cg, xg, col, K, j0, len, 1, plp };
 		int nt = nth > 1 && K * len > 65536 ? nth : 1;
 
 		ic.nch = aoe_nchunks(K, nt);
 		aoe_parallel(nt, ic.nch, i2c_chunk, &ic);
+		if (trans) {
+			if (conv_job_trans(k, cg, gi, col, j0, len, yg, nth) < 0)
+				return -1;
+			/* The epilogue on the rows' pieces just written. */
+			for (i = 0; xe.epi && i < cg->mg; i++)
+				aoe_epi_row(&xe.e, i, yg + i * cg->outsz + j0,
+				    addg ? addg + i * cg->outsz + j0 : NULL,
+				    len);
+			continue;
+		}
 		xe.n = len;
 		xe.b = col;
 		xe.ldb = len;
@@ -1444,7 +1976,7 @@ conv_run(aoe_kctx *k)
 		outer = jobs >= k->nthreads && (jobs % k->nthreads == 0 ||
 		    jobs >= 4 * k->nthreads ||
 		    (double)cg.mg * K * cg.outsz < 4e6);
-	if (algo == ALGO_IM2COL || k->nthreads < 2)
+	if (algo == ALGO_IM2COL || algo == ALGO_IM2COL_T || k->nthreads < 2)
 		outer = 0;
 	if (outer) {
 		struct job_ctx j = { k, &cg, algo, 0, 0, 0 };
@@ -1741,7 +2273,7 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	}
 	if (algo == ALGO_WINOGRAD) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "tile" };
+		    "nc", "par", "packb", "tile", "planes" };
 		if (!sp->fact[2]) {
 			snprintf(why, len, "algo=5 (winograd) needs a 2-D 3x3 "
 			    "kernel with unit strides and dilations");
@@ -1775,15 +2307,23 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	if (aoe_space_gemm_check(sp, s, why, len) < 0)
 		return -1;
 	if (sp->fact[1] == 0 && algo != ALGO_IM2COL &&
-	    aoe_sched_get(s, "tile", 0) != 0) {
-		snprintf(why, len, "tile applies to algo=3 (explicit im2col) "
-		    "only");
+	    algo != ALGO_IM2COL_T && aoe_sched_get(s, "tile", 0) != 0) {
+		snprintf(why, len, "tile applies to algo=3 and 6 (explicit "
+		    "im2col) only");
 		return -1;
 	}
-	if (sp->fact[1] == 0 && algo == ALGO_IM2COL &&
+	if (sp->fact[1] == 0 && (algo == ALGO_IM2COL ||
+	    algo == ALGO_IM2COL_T) &&
 	    aoe_sched_get(s, "batch_par", -1) != -1) {
-		snprintf(why, len, "algo=3 runs images one at a time: "
+		snprintf(why, len, "algo=3 and 6 run images one at a time: "
 		    "batch_par must be -1");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && algo != ALGO_IMPLICIT &&
+	    algo != ALGO_IM2COL && algo != ALGO_IM2COL_T &&
+	    aoe_sched_get(s, "planes", -1) != -1) {
+		snprintf(why, len, "planes applies to algo=2, 3 and 6 (im2col) "
+		    "only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && algo == ALGO_IMPLICIT &&
@@ -1798,10 +2338,11 @@ int
 aoe_space_conv(aoe_space *sp)
 {
 	static const int64_t onoff[] = { 0, 1 }, bpar[] = { -1, 0, 1 };
+	static const int64_t planes[] = { -1, 0, 1 };
 	static const int64_t tiles[] = { 256, 1024, 4096, 16384, 65536 };
 	const aoe_node *n = sp->n;
 	const aoe_tensor *w = aoe_in(sp->g, n, 1);
-	int64_t algos[5], tv[8], m, nn, kk, ext;
+	int64_t algos[8], tv[8], m, nn, kk, ext;
 	int convt = strcmp(n->op_type, "ConvTranspose") == 0;
 	int na = 0, nt = 0, rc, cw, i;
 	conv_geom cg;
@@ -1820,13 +2361,14 @@ aoe_space_conv(aoe_space *sp)
 			algos[na++] = ALGO_1X1;
 		algos[na++] = ALGO_IMPLICIT;
 		algos[na++] = ALGO_IM2COL;
+		algos[na++] = ALGO_IM2COL_T;
 		if (cg.cg == 1)
 			algos[na++] = ALGO_DEPTHWISE;
 		if (is_wino(&cg))
 			algos[na++] = ALGO_WINOGRAD;
 		if (aoe_space_add(sp, "algo", na, algos, "1 direct GEMM (1x1), "
 		    "2 implicit im2col, 3 explicit im2col, 4 depthwise, "
-		    "5 winograd") < 0)
+		    "5 winograd, 6 explicit im2col, Y^T = col^T W^T") < 0)
 			return -AOE_EINTERNAL;
 		sp->fact[0] = conv_default_algo(&cg) == ALGO_DEPTHWISE;
 	}
@@ -1852,6 +2394,11 @@ aoe_space_conv(aoe_space *sp)
 	    "im2col tile, algo=3 (0: largest that fits)") < 0)
 		return -AOE_EINTERNAL;
 	if (!convt) {
+		if (aoe_space_add(sp, "planes", 3, planes, "algo=2 packs from "
+		    "a padded copy of the input split into stride phases: "
+		    "-1 auto, 0 no (reads it in place), 1 yes") < 0)
+			return -AOE_EINTERNAL;
+		AOE_SPACE_DEF(sp, -1);
 		sp->fact[2] = is_wino(&cg);
 		sp->fact[3] = wino_default_m(&cg);
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
@@ -1864,10 +2411,12 @@ aoe_space_conv(aoe_space *sp)
 	    "(see mr); mc % mr == 0; nc % nr == 0" : "(mr,nr) a micro-kernel "
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default; "
-	    "tile != 0 only with algo=3; batch_par == -1 with algo=3; "
-	    "packb == -1 with algo=2; algo=5 only for 2-D 3x3 kernels "
+	    "tile != 0 only with algo=3 or 6; batch_par == -1 with algo=3 "
+	    "or 6; "
+	    "packb == -1 with algo=2; planes == -1 unless algo=2; "
+	    "algo=5 only for 2-D 3x3 kernels "
 	    "with unit strides and dilations, holding mr nr mc kc nc par "
-	    "packb tile at their defaults; wino_m, wino_tb, wino_kb at "
-	    "their defaults unless algo=5";
+	    "packb tile planes at their defaults; wino_m, wino_tb, wino_kb "
+	    "at their defaults unless algo=5";
 	return 0;
 }

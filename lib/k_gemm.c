@@ -648,11 +648,11 @@ pack_b(const aoe_gemm_ex *x, int64_t p0, int64_t kc, int64_t j0,
 
 /*
  * Per-thread work buffers (0: packed A, 1: packed B, 2: free for callers
- * such as Conv's packer), grown on demand and kept for later calls: an
+ * such as Conv's packer, 3: Conv's padded input), grown on demand and kept for later calls: an
  * mmap and its page faults per call would cost more than small GEMMs.
  * They are freed when their thread exits.
  */
-#define NTLBUF 3
+#define NTLBUF 4
 #define HUGE_BYTES ((size_t)2 << 20)
 typedef struct tlbufs {
 	float *p[NTLBUF];

@@ -279,6 +279,65 @@ conv_attrs(tg *t, const cspec *p)
 	attr_i(&t[0], "group", p->group);
 }
 
+/*
+ * Implicit and explicit im2col (algo=2, 3 and 6) from the input in place
+ * and from its padded phase planes, with every micro-kernel shape this
+ * CPU runs (their strip widths 16 and 24, and the AVX-512 shapes' 16-wide
+ * strips side by side), at 1 and 2 threads.
+ */
+static void
+check_implicit(tg *t, const float *ref, const char *what)
+{
+	static const int64_t shapes[][2] = { { 6, 16 }, { 4, 24 },
+	    { 14, 32 }, { 12, 32 }, { 8, 48 }, { 6, 64 } };
+	aoe_space sp;
+	aoe_sched s;
+	char buf[512], why[256];
+	int i, pl, th, algo, bad = 0, runs = 0;
+	double worst = 0;
+	int64_t ny = numel_y(t);
+	const float *y = t->g->tensors[t->y]->data;
+
+	if (aoe_space_for(t->g, t->n, &sp) < 0) {
+		ok(0, "%s: space", what);
+		return;
+	}
+	for (algo = 2; algo <= 6; algo += algo == 3 ? 3 : 1)
+	for (pl = 0; pl <= 1 && !bad; pl++)
+		for (i = 0; i < 6 && !bad; i++) {
+			s = sp.def;
+			aoe_sched_set(&s, "algo", algo);
+			aoe_sched_set(&s, "batch_par", -1);
+			aoe_sched_set(&s, "planes", pl);
+			aoe_sched_set(&s, "mr", shapes[i][0]);
+			aoe_sched_set(&s, "nr", shapes[i][1]);
+			/* Shapes this CPU (or AOE_MAX_ISA) cannot run. */
+			if (aoe_space_validate(&sp, &s, why, sizeof(why)) < 0)
+				continue;
+			if (aoe_space_apply(t->g, t->n, &s) < 0) {
+				bad = 1;
+				break;
+			}
+			for (th = 1; th <= 2; th++) {
+				opts.nthreads = th;
+				memset(t->g->tensors[t->y]->data, 0xff,
+				    (size_t)ny * sizeof(float));
+				if (aoe_graph_run(t->g, &opts) < 0 ||
+				    !close_to(y, ref, ny, &worst)) {
+					bad = 1;
+					sched_str(&s, buf, sizeof(buf));
+					printf("# %s: threads %d, schedule %s: "
+					    "error %g\n", what, th, buf, worst);
+					break;
+				}
+				runs++;
+			}
+		}
+	ok(!bad && runs >= 24, "%s: algo=2, 3 and 6 with planes 0 and 1 "
+	    "match the reference (%d runs)", what, runs);
+	opts.nthreads = 2;
+}
+
 static void
 test_conv(const char *name, cspec p, int nsamples, int illegal)
 {
@@ -304,12 +363,15 @@ test_conv(const char *name, cspec p, int nsamples, int illegal)
 	ref = aoe_xcalloc((size_t)numel_y(&t), sizeof(float));
 	conv_ref(&p, data(&t, 0), data(&t, 1), data(&t, 2), ref, oh, ow);
 	check_space(&t, ref, nsamples, 3000 + p.c * 7 + p.m, what);
+	if (p.group < p.c)
+		check_implicit(&t, ref, what);
 	if (illegal) {
 		if (p.kh * p.kw > 1)
 			check_illegal(&t, what, "algo", 1, NULL, 0);
 		check_illegal(&t, what, "algo", 2, "tile", 256);
 		check_illegal(&t, what, "mr", 4, "nr", 16);
 		check_illegal(&t, what, "algo", 7, NULL, 0);
+		check_illegal(&t, what, "algo", 5, "planes", 1);
 		if (p.c / p.group != 1)
 			check_illegal(&t, what, "algo", 4, NULL, 0);
 	}
@@ -647,6 +709,25 @@ main(void)
 	    3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1 }, 16, 1);
 	test_conv("1x1 s2 3x32x17x17 -> 19", (cspec){ 3, 32, 17, 17, 19, 1, 1,
 	    1, 2, 2, 1, 1, 0, 0, 0, 0 }, 12, 1);
+	/* Strided and dilated shapes whose strips cross output rows. */
+	test_conv("3x3 s2 p1 5x29x29 -> 11", (cspec){ 2, 5, 29, 29, 11, 3, 3,
+	    1, 2, 2, 1, 1, 1, 1, 1, 1 }, 8, 1);
+	test_conv("3x3 s2 p1 64x13x13 -> 19 (K > kc)", (cspec){ 1, 64, 13,
+	    13, 19, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1 }, 8, 0);
+	test_conv("3x3 s2 4x13x7 -> 9 (4-wide rows)", (cspec){ 1, 4, 13, 7,
+	    9, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1 }, 8, 0);
+	test_conv("3x3 s2 p1 g2 6x14x14 -> 4 (7-wide rows)", (cspec){ 2, 6,
+	    14, 14, 4, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1 }, 8, 0);
+	test_conv("3x3 s3 d2 3x13x13 -> 6", (cspec){ 1, 3, 13, 13, 6, 3, 3, 1,
+	    3, 3, 2, 2, 2, 1, 0, 3 }, 8, 0);
+	test_conv("3x1 s2 w1 6x17x1 -> 7", (cspec){ 1, 6, 17, 1, 7, 3, 1, 1,
+	    2, 1, 1, 1, 1, 0, 1, 0 }, 8, 0);
+	test_conv("3x3 s2x1 pads > kernel 3x7x1 -> 5", (cspec){ 1, 3, 7, 1,
+	    5, 3, 3, 1, 2, 1, 1, 1, 4, 5, 4, 6 }, 8, 0);
+	test_conv("2x3 s1x4 d1x3 2x11x31 -> 3", (cspec){ 1, 2, 11, 31, 3, 2,
+	    3, 1, 1, 4, 1, 3, 0, 2, 1, 2 }, 8, 0);
+	test_conv("3x3 s1 p1 5x13x13 -> 7", (cspec){ 1, 5, 13, 13, 7, 3, 3, 1,
+	    1, 1, 1, 1, 1, 1, 1, 1 }, 8, 0);
 	test_convt("3x3 s2 p1 g2 6x5x7 -> 4", (cspec){ 2, 6, 5, 7, 4, 3, 3, 2,
 	    2, 2, 1, 1, 1, 1, 1, 1 }, 12);
 	test_pool(1, 3, 13, 17, 3, 2, 1, 8);
