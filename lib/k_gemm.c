@@ -136,11 +136,48 @@ static void
 epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 {
 	const float *d = x->add ? x->add + (cp - x->c) : NULL;
-	int64_t r, row = (cp - x->c) / x->ldc;
+	const int64_t ldc = x->ldc, n8 = ncols & ~(int64_t)7;
+	const __m256 vl = _mm256_set1_ps(x->e.lo);
+	const __m256 vh = _mm256_set1_ps(x->e.hi);
+	int64_t r, j;
 
-	for (r = 0; r < nrows; r++)
-		aoe_epi_row(&x->e, row + r, cp + r * x->ldc,
-		    d ? d + r * x->ldc : NULL, ncols);
+	if (x->e.kind != AOE_EPI_CLAMP || x->e.ps || x->e.pt) {
+		/* The general epilogue needs the tile's first row. */
+		int64_t row = (cp - x->c) / ldc;
+		for (r = 0; r < nrows; r++)
+			aoe_epi_row(&x->e, row + r, cp + r * ldc,
+			    d ? d + r * ldc : NULL, ncols);
+		return;
+	}
+	/*
+	 * The common case, a residual and a Relu or Clip: the tile is in L1,
+	 * so this costs a few instructions a vector.
+	 */
+	for (r = 0; r < nrows; r++) {
+		float *y = cp + r * ldc;
+		const float *dr = d ? d + r * ldc : NULL;
+		for (j = 0; j < n8; j += 8) {
+			__m256 v = _mm256_loadu_ps(y + j);
+			if (dr)
+				v = _mm256_add_ps(v, _mm256_loadu_ps(dr + j));
+			_mm256_storeu_ps(y + j, _mm256_min_ps(vh,
+			    _mm256_max_ps(vl, v)));
+		}
+		if (j < ncols)
+			aoe_epi_row(&x->e, 0, y + j, dr ? dr + j : NULL,
+			    ncols - j);
+	}
+}
+
+/*
+ * Whether the micro-kernels apply x's epilogue as they store: a residual
+ * and a clamp (Relu, Clip or none); other epilogues run by epi_tile.
+ */
+static int
+epi_inreg(const aoe_gemm_ex *x)
+{
+	return x->epi && x->e.kind == AOE_EPI_CLAMP && x->e.ps == NULL &&
+	    x->e.pt == NULL;
 }
 
 /*
@@ -162,33 +199,44 @@ epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 			FMA(c##r##2, av, b2);				\
 	}
 
-/* Write one accumulator vector v to c: alpha v + bias + beta c. */
-#define STORE(v, c, bi) do {						\
+/*
+ * Write one accumulator vector v to c + o: alpha v + bias + beta c, then,
+ * when cl is set (the epilogue's clamp, see aoe_gemm_ex), plus the
+ * residual d + o if any, clamped to [cl[0], cl[1]].
+ */
+#define STORE(v, o, bi) do {						\
 	__m256 t_ = _mm256_fmadd_ps(va, v, bi);				\
 	if (beta != 0)							\
-		t_ = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), t_);	\
-	_mm256_storeu_ps(c, t_);					\
+		t_ = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + (o)), t_);	\
+	if (cl) {							\
+		if (d)							\
+			t_ = _mm256_add_ps(t_, _mm256_loadu_ps(d + (o))); \
+		t_ = _mm256_min_ps(vh, _mm256_max_ps(vl, t_));		\
+	}								\
+	_mm256_storeu_ps(c + (o), t_);					\
 } while (0)
 
 #define OUT(r)								\
 	if (MR > r) {							\
 		bi = bias ? _mm256_broadcast_ss(bias + r) :		\
 		    _mm256_setzero_ps();				\
-		STORE(c##r##0, c + r * ldc, bi);			\
+		STORE(c##r##0, r * ldc, bi);				\
 		if (NV > 1)						\
-			STORE(c##r##1, c + r * ldc + 8, bi);		\
+			STORE(c##r##1, r * ldc + 8, bi);		\
 		if (NV > 2)						\
-			STORE(c##r##2, c + r * ldc + 16, bi);		\
+			STORE(c##r##2, r * ldc + 16, bi);		\
 	}
 
 static inline __attribute__((always_inline)) void
 ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
-    float alpha, float beta, const float *bias, const float *pf)
+    float alpha, float beta, const float *bias, const float *pf,
+    const float *d, const float *cl)
 {
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22;
 	__m256 c30, c31, c32, c40, c41, c42, c50, c51, c52;
 	__m256 b0, b1 = _mm256_setzero_ps(), b2 = b1, av, va, vb, bi;
+	__m256 vl = b1, vh = b1;
 	int64_t p;
 	int r;
 
@@ -215,19 +263,25 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	}
 	va = _mm256_set1_ps(alpha);
 	vb = _mm256_set1_ps(beta);
+	if (cl) {
+		vl = _mm256_set1_ps(cl[0]);
+		vh = _mm256_set1_ps(cl[1]);
+	}
 	OUT(0) OUT(1) OUT(2) OUT(3) OUT(4) OUT(5)
 }
 
 typedef void ukr_fn(int64_t, const float *, const float *, int64_t, float *,
-    int64_t, float, float, const float *, const float *);
+    int64_t, float, float, const float *, const float *, const float *,
+    const float *);
 
 #define UKR(mr, nv)							\
 static void								\
 ukr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
     float *c, int64_t ldc, float alpha, float beta, const float *bias,	\
-    const float *pf)							\
+    const float *pf, const float *d, const float *cl)			\
 {									\
-	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias, pf);	\
+	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias, pf, d,	\
+	    cl);							\
 }
 
 UKR(1, 1) UKR(2, 1) UKR(3, 1) UKR(4, 1) UKR(5, 1) UKR(6, 1)
@@ -275,35 +329,50 @@ static ukr_fn *const ukr_tab[MR_MAX + 1][4] = {
 			ZFMA(c##r##_3, av, b3);				\
 	}
 
-/* Write vector v of a row to c: alpha v + bias + beta c, under mask m. */
-#define ZSTORE(v, c, bi, m) do {					\
+/*
+ * Write vector v of a row to c + o: alpha v + bias + beta c, and the
+ * epilogue's residual and clamp when cl is set (as STORE), under mask m.
+ */
+#define ZSTORE(v, o, bi, m) do {					\
 	__m512 t_ = _mm512_fmadd_ps(va, v, bi);				\
 	if ((m) == 0xffff) {						\
 		if (beta != 0)						\
-			t_ = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), t_); \
-		_mm512_storeu_ps(c, t_);				\
+			t_ = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + (o)), \
+			    t_);					\
+		if (cl) {						\
+			if (d)						\
+				t_ = _mm512_add_ps(t_,			\
+				    _mm512_loadu_ps(d + (o)));		\
+			t_ = _mm512_min_ps(vh, _mm512_max_ps(vl, t_));	\
+		}							\
+		_mm512_storeu_ps(c + (o), t_);				\
 	} else {							\
 		if (beta != 0)						\
 			t_ = _mm512_fmadd_ps(vb,			\
-			    _mm512_maskz_loadu_ps(m, c), t_);		\
-		_mm512_mask_storeu_ps(c, m, t_);			\
+			    _mm512_maskz_loadu_ps(m, c + (o)), t_);	\
+		if (cl) {						\
+			if (d)						\
+				t_ = _mm512_add_ps(t_,			\
+				    _mm512_maskz_loadu_ps(m, d + (o)));	\
+			t_ = _mm512_min_ps(vh, _mm512_max_ps(vl, t_));	\
+		}							\
+		_mm512_mask_storeu_ps(c + (o), m, t_);			\
 	}								\
 } while (0)
 
 #define ZOUT(r)								\
 	if (MR > r) {							\
-		float *cr_ = c + r * ldc;				\
 		bi = bias ? _mm512_set1_ps(bias[r]) :			\
 		    _mm512_setzero_ps();				\
-		ZSTORE(c##r##_0, cr_, bi, NV == 1 ? mask : 0xffff);	\
+		ZSTORE(c##r##_0, r * ldc, bi, NV == 1 ? mask : 0xffff);	\
 		if (NV > 1)						\
-			ZSTORE(c##r##_1, cr_ + 16, bi,			\
+			ZSTORE(c##r##_1, r * ldc + 16, bi,		\
 			    NV == 2 ? mask : 0xffff);			\
 		if (NV > 2)						\
-			ZSTORE(c##r##_2, cr_ + 32, bi,			\
+			ZSTORE(c##r##_2, r * ldc + 32, bi,		\
 			    NV == 3 ? mask : 0xffff);			\
 		if (NV > 3)						\
-			ZSTORE(c##r##_3, cr_ + 48, bi, mask);		\
+			ZSTORE(c##r##_3, r * ldc + 48, bi, mask);	\
 	}
 
 #define ZDECL(r) __m512 c##r##_0 = z, c##r##_1 = z, c##r##_2 = z, c##r##_3 = z
@@ -312,10 +381,10 @@ static inline __attribute__((always_inline)) void
 zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, int64_t vs, float *restrict c,
     int64_t ldc, float alpha, float beta, const float *bias,
-    const float *pf, __mmask16 mask)
+    const float *pf, __mmask16 mask, const float *d, const float *cl)
 {
 	const __m512 z = _mm512_setzero_ps();
-	__m512 b0, b1 = z, b2 = z, b3 = z, av, va, vb, bi;
+	__m512 b0, b1 = z, b2 = z, b3 = z, av, va, vb, bi, vl = z, vh = z;
 	ZDECL(0); ZDECL(1); ZDECL(2); ZDECL(3); ZDECL(4); ZDECL(5);
 	ZDECL(6); ZDECL(7); ZDECL(8); ZDECL(9); ZDECL(10); ZDECL(11);
 	ZDECL(12); ZDECL(13);
@@ -348,22 +417,27 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	}
 	va = _mm512_set1_ps(alpha);
 	vb = _mm512_set1_ps(beta);
+	if (cl) {
+		vl = _mm512_set1_ps(cl[0]);
+		vh = _mm512_set1_ps(cl[1]);
+	}
 	ZOUT(0) ZOUT(1) ZOUT(2) ZOUT(3) ZOUT(4) ZOUT(5) ZOUT(6)
 	ZOUT(7) ZOUT(8) ZOUT(9) ZOUT(10) ZOUT(11) ZOUT(12) ZOUT(13)
 }
 
 typedef void zkr_fn(int64_t, const float *, const float *, int64_t, int64_t,
     float *, int64_t, float, float, const float *, const float *,
-    __mmask16);
+    __mmask16, const float *, const float *);
 
 #define ZKR(mr, nv)							\
 static void								\
 zkr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
     int64_t vs, float *c, int64_t ldc, float alpha, float beta,		\
-    const float *bias, const float *pf, __mmask16 mask)			\
+    const float *bias, const float *pf, __mmask16 mask, const float *d,	\
+    const float *cl)							\
 {									\
 	zkr_gen(mr, nv, kc, a, b, ldb, vs, c, ldc, alpha, beta, bias, pf,\
-	    mask);							\
+	    mask, d, cl);						\
 }
 
 ZKR(1, 1) ZKR(2, 1) ZKR(3, 1) ZKR(4, 1) ZKR(5, 1) ZKR(6, 1) ZKR(7, 1)
@@ -408,6 +482,8 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 {
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
+	const float cl[2] = { x->e.lo, x->e.hi };
+	const int inreg = last && epi_inreg(x);
 
 	for (jr = 0; jr < nc; jr += nr) {
 		int64_t ncols = nc - jr < nr ? nc - jr : nr, ld = bld, vs = bvs;
@@ -424,11 +500,13 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 		    bpanel + (jr + nr) * bstep : bp;
 		for (ir = 0; ir < mc; ir += mr, pf = bp) {
 			int64_t nrows = mc - ir < mr ? mc - ir : mr;
+			float *cp = c + ir * x->ldc + jr;
 			zkr_tab[nrows][nv](kc, apanel + ir * kc, bp, ld, vs,
-			    c + ir * x->ldc + jr, x->ldc, x->alpha, beta,
-			    bias ? bias + ir : NULL, pf, mask);
-			if (last)
-				epi_tile(x, c + ir * x->ldc + jr, nrows, ncols);
+			    cp, x->ldc, x->alpha, beta, bias ? bias + ir : NULL,
+			    pf, mask, inreg && x->add ? x->add + (cp - x->c) :
+			    NULL, inreg ? cl : NULL);
+			if (last && !inreg)
+				epi_tile(x, cp, nrows, ncols);
 		}
 	}
 }
@@ -758,6 +836,8 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
     const float *bias, float beta, int last)
 {
 	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
+	const float cl[2] = { x->e.lo, x->e.hi };
+	const int inreg = last && epi_inreg(x);
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
 	ukr_fn *f;
@@ -782,15 +862,19 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			float *cp = c + ir * x->ldc + jr;
 			const float *bi = bias ? bias + ir : NULL;
 			f = ukr_tab[nrows][nv];
-			if (ncols == nv * 8)
+			if (ncols == nv * 8) {
 				f(kc, apanel + ir * kc, bp, ld, cp, x->ldc,
-				    x->alpha, beta, bi, pf);
-			else {
-				f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX,
-				    x->alpha, 0, bi, pf);
-				edge_store(tile, NR_MAX, cp, x->ldc, nrows,
-				    ncols, beta);
+				    x->alpha, beta, bi, pf, inreg && x->add ?
+				    x->add + (cp - x->c) : NULL,
+				    inreg ? cl : NULL);
+				if (last && !inreg)
+					epi_tile(x, cp, nrows, ncols);
+				continue;
 			}
+			f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX, x->alpha,
+			    0, bi, pf, NULL, NULL);
+			edge_store(tile, NR_MAX, cp, x->ldc, nrows, ncols,
+			    beta);
 			if (last)
 				epi_tile(x, cp, nrows, ncols);
 		}
