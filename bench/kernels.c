@@ -445,6 +445,12 @@ dnnl_conv_time(const cshape *c, int nthreads)
 	double t;
 	int i;
 
+	/*
+	 * oneDNN sizes its work split for the thread count in force when the
+	 * primitive is made, and then runs that many threads whatever is
+	 * set later: set it first.
+	 */
+	omp_set_num_threads(nthreads);
 	dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32,
 	    dnnl_format_tag_any);
 	dnnl_memory_desc_init_by_tag(&dst, 4, dd, dnnl_f32,
