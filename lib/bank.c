@@ -9,6 +9,8 @@
  * fsyncs it and renames it over the old one, so a reader (or a crash)
  * sees either the old or the new file, never a mixture.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -473,11 +475,40 @@ put_line(FILE *fp, const char *line)
 	return fputs(line, fp) < 0 || putc('\n', fp) == EOF ? -1 : 0;
 }
 
-/* Take the bank directory's lock (creating the directory); fd or < 0. */
+/*
+ * Whether name is the temporary file of a writer of a bank file,
+ * ".ops.jsonl.XXXXXX" or ".graphs.jsonl.XXXXXX" (mkstemp's suffix),
+ * which only a writer killed while holding the lock leaves behind.
+ */
+static int
+stale_tmp(const char *name)
+{
+	static const char *const base[] = { ".ops.jsonl.", ".graphs.jsonl." };
+	size_t n = strlen(name), b, i, k;
+
+	for (k = 0; k < 2; k++) {
+		b = strlen(base[k]);
+		if (n != b + 6 || strncmp(name, base[k], b) != 0)
+			continue;
+		for (i = b; i < n; i++)
+			if (!isalnum((unsigned char)name[i]))
+				return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Take the bank directory's lock (creating the directory); fd or < 0.
+ * With the lock held, temporary files that killed writers left behind
+ * are removed.
+ */
 static int
 bank_lock(const char *dir)
 {
 	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
 	int fd, rc;
 
 	if ((rc = mkdirs(dir)) < 0)
@@ -493,6 +524,15 @@ bank_lock(const char *dir)
 			close(fd);
 			return rc;
 		}
+	}
+	if ((d = opendir(dir)) != NULL) {
+		while ((de = readdir(d)) != NULL)
+			if (stale_tmp(de->d_name)) {
+				snprintf(path, sizeof(path), "%s/%s", dir,
+				    de->d_name);
+				(void)unlink(path);
+			}
+		closedir(d);
 	}
 	return fd;
 }

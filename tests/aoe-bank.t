@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 82
+plan 83
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -115,6 +115,10 @@ for d in 0.02 0.1 0.2 0.3 0.4; do
 	same "$T/k1/ops.jsonl" "$T/before" || same "$T/k1/ops.jsonl" "$T/knew" || kfail=1
 done
 ok $kfail "kill -9 during commit leaves the old or the new bank, and it verifies"
+# A killed writer may leave its temporary file; the next one removes it.
+: > "$T/k1/.ops.jsonl.AbC123"
+aoe-bank -q -b "$T/k1" commit "$T/many"
+ok $(test $? -eq 0 && test -z "$(find "$T/k1" -name '.ops.jsonl.*')" && same "$T/k1/ops.jsonl" "$T/knew"; echo $?) "the next commit removes what a killed writer left"
 bankgen bank 20000 40000 socA 0.2 > "$T/other"
 rm -rf "$T/m0"; cp -R "$T/k0" "$T/m0"; cp "$T/before" "$T/m0/ops.jsonl"
 aoe-bank -q -b "$T/m0" merge "$T/other"
