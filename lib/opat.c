@@ -317,6 +317,32 @@ case_space(const opat_run *r, const opat_case *c, aoe_space *sp)
 }
 
 /*
+ * The space a search goes over.  On one thread the knobs that only
+ * share work between threads (the thread count, the split axis or grain
+ * "par", "batch_par") change nothing, yet multiply the space up to 18
+ * times: they are held at their defaults.  Not in a replay, whose
+ * recorded points may hold any value of them.
+ */
+static int
+search_space(const opat_run *r, const opat_case *c, aoe_space *sp)
+{
+	static const char *const serial[] = { "nthreads", "par",
+	    "batch_par" };
+	int rc, i, j;
+
+	if ((rc = case_space(r, c, sp)) < 0 || r->o.threads != 1 ||
+	    r->o.replay != NULL)
+		return rc;
+	for (i = 0; i < sp->nknobs; i++)
+		for (j = 0; j < 3; j++)
+			if (strcmp(sp->knobs[i].name, serial[j]) == 0) {
+				sp->knobs[i].nvals = 1;
+				sp->knobs[i].vals[0] = sp->knobs[i].def;
+			}
+	return 0;
+}
+
+/*
  * Op tasks, candidates and timings as JSON.
  */
 static cJSON *
@@ -873,7 +899,7 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 	int rc = 0;
 
 	*recp = rec;
-	if ((rc = case_space(r, c, &sp)) < 0)
+	if ((rc = search_space(r, c, &sp)) < 0)
 		return rc;
 	if (c->hit && !r->o.repeat_tune) {
 		cJSON_AddNumberToObject(rec, "before_us", round6(base.us));
@@ -1230,7 +1256,7 @@ opat_generate(opat_run *r)
 		opat_search se;
 		cJSON *o;
 
-		if (case_space(r, c, &sp) < 0)
+		if (search_space(r, c, &sp) < 0)
 			continue;
 		strategy = r->o.strategy;
 		if (strategy == OPAT_AUTO || strategy == OPAT_EVOLUTION)

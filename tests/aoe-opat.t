@@ -3,7 +3,7 @@
 # grouping, records and the bank, injected faults, kill -9 and resume,
 # replay, the stages, and measuring on two "hosts" through GNU parallel.
 . "$(dirname "$0")/tap.sh"
-plan 39
+plan 40
 ex=$top/share/aoe/models/example.onnx
 dup=$top/tests/fixtures/opat-dup.json
 cd "$top" || exit 1
@@ -137,6 +137,23 @@ ok $? "a journal of another run is refused"
 aoe-opat --generate --budget-trials 3 --tune-ops-file "$T/fops.json" "$ex" >"$T/cand"
 [ $(wc -l <"$T/cand") -eq 6 ] && grep -q '"id":0' "$T/cand"
 ok $? "--generate writes candidate sets with the default as id 0"
+# On one thread, the knobs that only share work between threads stay put.
+aoe-opat --no-check --threads 1 --generate --budget-trials 30 "$ex" >"$T/c1"
+python3 - "$T/c1" <<'PY'
+import json, sys
+# id 0, the default, leaves out knobs at their default values.
+first, n = {}, 0
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o['id'] == 0:
+        continue
+    k = {x: o['schedule'].get(x) for x in ('nthreads', 'par', 'batch_par')}
+    n += 1
+    if first.setdefault(o['key'], k) != k:
+        sys.exit(1)
+sys.exit(0 if n > len(first) else 1)
+PY
+ok $? "--threads 1 holds nthreads, par and batch_par at their defaults"
 aoe-opat --measure --threads 2 <"$T/cand" >"$T/tim" &&
     [ $(grep -c '"status":"ok"' "$T/tim") -eq 6 ]
 ok $? "--measure writes a timing per candidate"
