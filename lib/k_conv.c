@@ -37,7 +37,6 @@
 #include "kernel.h"
 #include "fuse.h"
 
-
 enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE,
     ALGO_WINOGRAD, ALGO_IM2COL_T };
 
@@ -57,29 +56,11 @@ typedef struct conv_geom {
 	int64_t insz, outsz, ksz;
 } conv_geom;
 
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int64_t
-max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
 /* Floor division for a possibly negative numerator (b > 0). */
 static int64_t
 floordiv(int64_t a, int64_t b)
 {
 	return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-static int64_t
-ceildiv(int64_t a, int64_t b)
-{
-	return -floordiv(-a, b);
 }
 
 /*

@@ -41,7 +41,6 @@
 #include "kernel.h"
 #include "fuse.h"
 
-
 /* The largest AVX2 micro-kernel; the AVX-512 ones need no tile buffer. */
 #define MR_MAX 6
 #define NR_MAX 24
@@ -112,24 +111,6 @@ shape_index(int64_t mr, int64_t nr)
 #define DEF_MC (aoe_cpu_avx512() ? 168 : 144)
 #define DEF_KC (aoe_cpu_avx512() ? 256 : 384)
 #define DEF_NC 3072
-
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int64_t
-max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-static int64_t
-ceildiv(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
 
 /* The epilogue (see aoe_gemm_ex) over a tile of C just made final. */
 static void

@@ -44,24 +44,6 @@
 /* Floats of GEMM results per output channel block, likewise. */
 #define M_BUDGET ((int64_t)1 << 15)
 
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int64_t
-max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-static int64_t
-cdiv(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
 /*
  * The 1-D transforms, on eight tiles at once.  Input: t = B^T d over
  * alpha values; output: o = A^T s over alpha values into m.
@@ -138,7 +120,7 @@ tw1(int m, const double *g, double *u)
 size_t
 aoe_wino_wsize(int m, int64_t c, int64_t k, int64_t group)
 {
-	int64_t a = m + 2, cg = c / group, kp = cdiv(k / group, MR);
+	int64_t a = m + 2, cg = c / group, kp = ceildiv(k / group, MR);
 
 	return (size_t)(group * a * a * kp * cg * MR);
 }
@@ -197,7 +179,7 @@ aoe_wino_weights(int m, int64_t c, int64_t k, int64_t group, const float *w,
 	x.m = m;
 	x.cg = c / group;
 	x.mg = k / group;
-	x.kp = cdiv(x.mg, MR);
+	x.kp = ceildiv(x.mg, MR);
 	x.gs = (m + 2) * (m + 2) * x.kp * x.cg * MR;
 	x.k = k;
 	x.nch = min64(k, k * x.cg > 4096 ? 4 * (int64_t)nthreads : 1);
@@ -599,7 +581,7 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 	const aoe_wino *p = w->p;
 	const int A = M + 2;
 	const int64_t ldv = w->ldv, C = w->cg, kp0 = k0 / MR;
-	const int64_t kp1 = cdiv(k1, MR), kbp = (kp1 - kp0) * MR;
+	const int64_t kp1 = ceildiv(k1, MR), kbp = (kp1 - kp0) * MR;
 	const int64_t n16 = n / 16 * 16;
 	const float *ug = w->u + gi * w->ugs;
 	int64_t e, kp, j, k, t;
@@ -735,28 +717,28 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 	w->a = m + 2;
 	w->cg = p->c / p->group;
 	w->mg = p->k / p->group;
-	w->kp = cdiv(w->mg, MR);
-	w->th = cdiv(p->oh, m);
-	w->tw = cdiv(p->ow, m);
+	w->kp = ceildiv(w->mg, MR);
+	w->th = ceildiv(p->oh, m);
+	w->tw = ceildiv(p->ow, m);
 	w->nt = w->th * w->tw;
 	if (tb <= 0) {
 		/* Balanced blocks whose V fits the budget. */
 		int64_t cap = max64(32, V_BUDGET / (w->a * w->a * w->cg) / 8 *
 		    8);
-		int64_t nb = cdiv(w->nt, cap);
+		int64_t nb = ceildiv(w->nt, cap);
 		jobs = p->n * p->group * nb;
 		/*
 		 * Threads over the blocks read U once each: split a plane
 		 * further only where blocks keep 32 tiles.
 		 */
 		if (nthreads > 1 && par != 0 && jobs % nthreads != 0 &&
-		    cdiv(nb, nthreads) * nthreads <= cdiv(w->nt, 32))
-			nb = cdiv(nb, nthreads) * nthreads;
-		tb = cdiv(cdiv(w->nt, nb), 8) * 8;
+		    ceildiv(nb, nthreads) * nthreads <= ceildiv(w->nt, 32))
+			nb = ceildiv(nb, nthreads) * nthreads;
+		tb = ceildiv(ceildiv(w->nt, nb), 8) * 8;
 	}
 	w->tb = min64(tb, w->nt);
-	w->nblk = cdiv(w->nt, w->tb);
-	w->ldv = cdiv(w->tb, 16) * 16 + 8;
+	w->nblk = ceildiv(w->nt, w->tb);
+	w->ldv = ceildiv(w->tb, 16) * 16 + 8;
 	jobs = p->n * p->group * w->nblk;
 	if (par >= 0)
 		outer = par == 1;
@@ -772,13 +754,13 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 		 * slow to start (its core busy) leaves its share to others.
 		 */
 		if (!outer && nthreads > 1)
-			kb = min64(kb, max64(MR, cdiv(cdiv(w->mg,
+			kb = min64(kb, max64(MR, ceildiv(ceildiv(w->mg,
 			    2 * nthreads), MR) * MR));
 	}
-	w->kb = min64(cdiv(kb, MR) * MR, w->kp * MR);
-	w->nkb = cdiv(w->mg, w->kb);
+	w->kb = min64(ceildiv(kb, MR) * MR, w->kp * MR);
+	w->nkb = ceildiv(w->mg, w->kb);
 	w->pw = w->tw + 8;
-	w->prows = (cdiv(w->tb, w->tw) + 1) * m + w->a;
+	w->prows = (ceildiv(w->tb, w->tw) + 1) * m + w->a;
 	return outer;
 }
 
@@ -854,7 +836,7 @@ aoe_space_wino(aoe_space *sp, int live, int m, int64_t k, int64_t oh,
     int64_t ow)
 {
 	static const int64_t ms[] = { 2, 4 };
-	int64_t tv[8], kv[8], nt = cdiv(oh, 2) * cdiv(ow, 2), v;
+	int64_t tv[8], kv[8], nt = ceildiv(oh, 2) * ceildiv(ow, 2), v;
 	int ntv = 0, nkv = 0;
 
 	tv[ntv++] = 0;

@@ -27,6 +27,25 @@ typedef struct aoe_epi {
 	const float *ps, *pt;
 } aoe_epi;
 
+/* Integer helpers of the kernel files (ceildiv: b > 0, any a). */
+static inline int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline int64_t
+max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline int64_t
+ceildiv(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -(-a / b);
+}
+
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
     int64_t j0, int64_t nc, int nr, float *dst);
