@@ -112,42 +112,20 @@ shape_index(int64_t mr, int64_t nr)
 #define DEF_KC (aoe_cpu_avx512() ? 256 : 384)
 #define DEF_NC 3072
 
-/* The epilogue (see aoe_gemm_ex) over a tile of C just made final. */
+/*
+ * The epilogue (see aoe_gemm_ex) over a tile of C just made final, where
+ * the micro-kernels do not apply it (see epi_inreg): the AVX2 edge tiles,
+ * epilogues other than a residual and clamp, the matrix-vector paths.
+ */
 static void
 epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 {
 	const float *d = x->add ? x->add + (cp - x->c) : NULL;
-	const int64_t ldc = x->ldc, n8 = ncols & ~(int64_t)7;
-	const __m256 vl = _mm256_set1_ps(x->e.lo);
-	const __m256 vh = _mm256_set1_ps(x->e.hi);
-	int64_t r, j;
+	int64_t r, row = (cp - x->c) / x->ldc;
 
-	if (x->e.kind != AOE_EPI_CLAMP || x->e.ps || x->e.pt) {
-		/* The general epilogue needs the tile's first row. */
-		int64_t row = (cp - x->c) / ldc;
-		for (r = 0; r < nrows; r++)
-			aoe_epi_row(&x->e, row + r, cp + r * ldc,
-			    d ? d + r * ldc : NULL, ncols);
-		return;
-	}
-	/*
-	 * The common case, a residual and a Relu or Clip: the tile is in L1,
-	 * so this costs a few instructions a vector.
-	 */
-	for (r = 0; r < nrows; r++) {
-		float *y = cp + r * ldc;
-		const float *dr = d ? d + r * ldc : NULL;
-		for (j = 0; j < n8; j += 8) {
-			__m256 v = _mm256_loadu_ps(y + j);
-			if (dr)
-				v = _mm256_add_ps(v, _mm256_loadu_ps(dr + j));
-			_mm256_storeu_ps(y + j, _mm256_min_ps(vh,
-			    _mm256_max_ps(vl, v)));
-		}
-		if (j < ncols)
-			aoe_epi_row(&x->e, 0, y + j, dr ? dr + j : NULL,
-			    ncols - j);
-	}
+	for (r = 0; r < nrows; r++)
+		aoe_epi_row(&x->e, row + r, cp + r * x->ldc,
+		    d ? d + r * x->ldc : NULL, ncols);
 }
 
 /*
