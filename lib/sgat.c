@@ -315,15 +315,19 @@ round6(double v)
 	return round(v * 1e3) / 1e3;
 }
 
+/* The decisions' knobs, in the order records list them. */
+static const char *const dknobs[] = { "fuse_bn", "fuse_act", "fuse_add",
+    "threads" };
+#define NDKNOBS (int)(sizeof(dknobs) / sizeof(dknobs[0]))
+
 static int
 same_d(const aoe_sched *a, const aoe_sched *b)
 {
-	static const char *const k[] = { "fuse_bn", "fuse_act", "fuse_add",
-	    "threads" };
 	int i;
 
-	for (i = 0; i < 4; i++)
-		if (aoe_sched_get(a, k[i], 0) != aoe_sched_get(b, k[i], 0))
+	for (i = 0; i < NDKNOBS; i++)
+		if (aoe_sched_get(a, dknobs[i], 0) !=
+		    aoe_sched_get(b, dknobs[i], 0))
 			return 0;
 	return 1;
 }
@@ -332,15 +336,11 @@ static cJSON *
 d_json(const aoe_sched *d)
 {
 	cJSON *o = cJSON_CreateObject();
+	int i;
 
-	cJSON_AddNumberToObject(o, "fuse_bn", (double)aoe_sched_get(d,
-	    "fuse_bn", 0));
-	cJSON_AddNumberToObject(o, "fuse_act", (double)aoe_sched_get(d,
-	    "fuse_act", 0));
-	cJSON_AddNumberToObject(o, "fuse_add", (double)aoe_sched_get(d,
-	    "fuse_add", 0));
-	cJSON_AddNumberToObject(o, "threads", (double)aoe_sched_get(d,
-	    "threads", 0));
+	for (i = 0; i < NDKNOBS; i++)
+		cJSON_AddNumberToObject(o, dknobs[i],
+		    (double)aoe_sched_get(d, dknobs[i], 0));
 	return o;
 }
 
