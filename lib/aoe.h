@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
 #include <stdio.h>
 
 #define AOE_VERSION "0.1.0"
@@ -176,11 +178,22 @@ typedef struct aoe_tensor {
 	int last_use;		/* last node index reading it */
 	int64_t offset;		/* arena offset, or -1 */
 	int alias;		/* tensor whose buffer this one shares, or -1 */
+	/*
+	 * How the data is laid out: 0 plain (row-major in dims), or
+	 * AOE_LAYOUT_8C for NCHW8c, set by a subgraph's layout decision
+	 * (see aoe_tensor_nbytes and kernel.h).
+	 */
+	int layout;
 } aoe_tensor;
+
+#define AOE_LAYOUT_8C 8
 
 /* Number of elements; -1 if a dimension is unknown, -2 on overflow. */
 int64_t aoe_tensor_numel(const aoe_tensor *t);
-/* Size of the data in bytes (0 if unknown). */
+/*
+ * Size of the data in bytes (0 if unknown); for a blocked tensor, with
+ * its channels rounded up to the block.
+ */
 size_t aoe_tensor_nbytes(const aoe_tensor *t);
 /* Format the shape as "1x3x224x224" (with "?" or names for unknowns). */
 const char *aoe_shape_str(const aoe_tensor *t, char *buf, size_t n);
@@ -385,6 +398,7 @@ extern const aoe_op aoe_ops_elem[];	/* k_elem.c: unary, binary */
 extern const aoe_op aoe_ops_norm[];	/* k_norm.c: BN, LN, Softmax, Reduce */
 extern const aoe_op aoe_ops_pool[];	/* k_pool.c: pooling, Resize */
 extern const aoe_op aoe_ops_shape[];	/* k_shape.c: data movement */
+extern const aoe_op aoe_ops_layout[];	/* k_layout.c: AoeReorder */
 
 /*
  * Shared helpers for kernels.

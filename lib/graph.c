@@ -82,6 +82,8 @@ aoe_tensor_nbytes(const aoe_tensor *t)
 	int64_t n = aoe_tensor_numel(t);
 	size_t es = aoe_dtype_size(t->dtype);
 
+	if (n > 0 && t->layout == AOE_LAYOUT_8C && t->ndim >= 2)
+		n = n / t->dims[1] * ((t->dims[1] + 7) / 8 * 8);
 	if (n < 0 || es == 0 || n > AOE_MAX_TENSOR_BYTES / (int64_t)es)
 		return 0;
 	return (size_t)n * es;

@@ -1292,46 +1292,6 @@ dw_plane(const conv_geom *g, const float *x, const float *w, float bv,
 		}
 }
 
-/* Transpose 8x8 in registers: on return r[q] holds lane q of each r. */
-static inline __attribute__((always_inline)) void
-tr8(__m256 r[8])
-{
-	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
-
-	t0 = _mm256_unpacklo_ps(r[0], r[1]);
-	t1 = _mm256_unpackhi_ps(r[0], r[1]);
-	t2 = _mm256_unpacklo_ps(r[2], r[3]);
-	t3 = _mm256_unpackhi_ps(r[2], r[3]);
-	t4 = _mm256_unpacklo_ps(r[4], r[5]);
-	t5 = _mm256_unpackhi_ps(r[4], r[5]);
-	t6 = _mm256_unpacklo_ps(r[6], r[7]);
-	t7 = _mm256_unpackhi_ps(r[6], r[7]);
-	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-	r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-	r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-	r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-	r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-	r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-	r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-	r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-	r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* A mask of the first n (0..8) lanes. */
-static inline __m256i
-lane_mask(int n)
-{
-	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
-	    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* Padded width, in pixels, of dw_group8's interleaved rows. */
 static int64_t
 dw8_width(const conv_geom *g)
@@ -1427,17 +1387,17 @@ dw_group8(const conv_geom *g, const float *x, const float *w,
 		for (c = lo; c + 8 <= hi; c += 8) {
 			for (l = 0; l < 8; l++)
 				r[l] = _mm256_loadu_ps(xp[l] + ih * I2 + c - pw);
-			tr8(r);
+			aoe_tr8(r);
 			for (l = 0; l < 8; l++)
 				_mm256_storeu_ps(d + (c + l) * 8, r[l]);
 		}
 		if (c < hi) {
 			/* The last few pixels, under a mask. */
-			__m256i mk = lane_mask((int)(hi - c));
+			__m256i mk = aoe_lane_mask((int)(hi - c));
 			for (l = 0; l < 8; l++)
 				r[l] = _mm256_maskload_ps(xp[l] + ih * I2 + c -
 				    pw, mk);
-			tr8(r);
+			aoe_tr8(r);
 			for (l = 0; l < hi - c; l++)
 				_mm256_storeu_ps(d + (c + l) * 8, r[l]);
 		}
@@ -1453,13 +1413,13 @@ dw_group8(const conv_geom *g, const float *x, const float *w,
 				dw8_pixels(9, sp, sw * 8, wv, toff, vb, r);
 			else
 				dw8_pixels(0, sp, sw * 8, wv, toff, vb, r);
-			tr8(r);
+			aoe_tr8(r);
 			if (ow + 8 <= O2) {
 				for (l = 0; l < nch; l++)
 					_mm256_storeu_ps(yp[l] + oh * O2 + ow,
 					    r[l]);
 			} else {
-				__m256i mk = lane_mask((int)(O2 - ow));
+				__m256i mk = aoe_lane_mask((int)(O2 - ow));
 				for (l = 0; l < nch; l++)
 					_mm256_maskstore_ps(yp[l] + oh * O2 +
 					    ow, mk, r[l]);

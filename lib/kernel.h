@@ -242,7 +242,65 @@ v_exp(__m256 x)
 	y = _mm256_andnot_ps(tiny, y);
 	return y;
 }
+
+/* Transpose 8x8 in registers: on return r[q] holds lane q of each r. */
+static inline __attribute__((always_inline)) void
+aoe_tr8(__m256 r[8])
+{
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+
+	t0 = _mm256_unpacklo_ps(r[0], r[1]);
+	t1 = _mm256_unpackhi_ps(r[0], r[1]);
+	t2 = _mm256_unpacklo_ps(r[2], r[3]);
+	t3 = _mm256_unpackhi_ps(r[2], r[3]);
+	t4 = _mm256_unpacklo_ps(r[4], r[5]);
+	t5 = _mm256_unpackhi_ps(r[4], r[5]);
+	t6 = _mm256_unpacklo_ps(r[6], r[7]);
+	t7 = _mm256_unpackhi_ps(r[6], r[7]);
+	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+	r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+	r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+	r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+	r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+	r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+	r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+	r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* A mask of the first n (0..8) lanes. */
+static inline __m256i
+aoe_lane_mask(int n)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+	    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 #endif
+
+/*
+ * The blocked layout NCHW8c (lib/k_layout.c): a tensor of logical shape
+ * [N, C, spatial...] stored as [N][ceil(C/8)][spatial][8], channel c of
+ * image i at ((i * cb + c / 8) * sp + s) * 8 + c % 8, where cb is
+ * ceil(C/8) and sp the product of the spatial dimensions.  The lanes past
+ * C in the last block are zero when a reorder writes them; kernels that
+ * write a blocked tensor keep them finite, and kernels that read one
+ * give them no weight.  Such a tensor has its layout set to
+ * AOE_LAYOUT_8C; Conv (k_conv8c.c) and the ops that do not mind the
+ * layout read and write it, and AoeReorder nodes convert at the edges.
+ */
+#define AOE_CB 8
+void aoe_to_8c(const float *x, float *y, int64_t n, int64_t c, int64_t sp,
+    int nthreads);
+void aoe_from_8c(const float *x, float *y, int64_t n, int64_t c,
+    int64_t sp, int nthreads);
 
 /*
  * The thread pool (lib/pool.c), on which every parallel loop runs.

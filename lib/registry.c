@@ -9,7 +9,7 @@
 
 static const aoe_op *const families[] = {
 	aoe_ops_gemm, aoe_ops_conv, aoe_ops_elem, aoe_ops_norm,
-	aoe_ops_pool, aoe_ops_shape,
+	aoe_ops_pool, aoe_ops_shape, aoe_ops_layout,
 };
 
 #define MAXOPS 256

@@ -1,0 +1,3 @@
+#!/bin/sh
+# The blocked layout NCHW8c and its reorders (lib/k_layout.c).
+cd "$(dirname "$0")/.." && exec tests/unit-layout
