@@ -17,16 +17,26 @@
  * rank share one implementation; nearest on the last two axes only (the
  * usual 2x upsample) has a one-pass gather.
  *
+ * Every op here also runs in the blocked layout NCHW8c (kernel.h) when
+ * its input is blocked and aoe_pool_8c_ok() allows it (4-D float32;
+ * pools in 2-D without MaxPool's Indices, Resize and Upsample on the
+ * last two axes in every mode): its output is then blocked too, as the
+ * infer functions set.  A pixel is a vector of eight channels, so the
+ * windows reduce whole vectors and nothing is transposed; the results
+ * are the plain path's, operation for operation.
+ *
  * Knobs (the search space beside the code):
  *
  *   par   elements per thread: a node touching n elements uses
  *         min(nthreads, n / par) threads.  Default 16384; searched over
- *         4096..1048576 (powers of two).  0 forces one thread.
+ *         4096..1048576 (powers of two).  0 forces one thread.  The
+ *         NCHW8c kernels count n as the plain path does.
  *   vec   2-D pooling: 1 the separable vector kernel, 0 the general
- *         N-D path (a baseline).  Default 1; {0, 1}.
+ *         N-D path (a baseline).  Default 1; {0, 1}.  Ignored in NCHW8c.
  *   tile  2-D pooling: output rows produced per block of a plane, so
  *         that the row results of a block stay in cache (0: the whole
- *         plane at once).  Default 0; {0, 4, 8, 16, 32, 64}.
+ *         plane at once).  Default 0; {0, 4, 8, 16, 32, 64}.  Ignored
+ *         in NCHW8c, whose rows are independent.
  */
 #include <float.h>
 #include <math.h>
@@ -46,6 +56,9 @@
 #define DEF_VEC 1
 #define DEF_TILE 0
 #define MAXSP (AOE_MAXDIM - 2)
+
+static int layout_infer(aoe_graph *, aoe_node *);
+static int run_8c(aoe_kctx *);
 
 static int
 nthreads_for(int64_t n, int64_t grain, int nthreads)
@@ -247,7 +260,8 @@ pool_infer(aoe_graph *g, aoe_node *n)
 	dims[1] = x->dims[1];
 	for (i = 0; i < p.ns; i++)
 		dims[2 + i] = p.out[i];
-	if ((rc = aoe_set_output(g, n, 0, x->dtype, x->ndim, dims)) < 0)
+	if ((rc = layout_infer(g, n)) < 0 ||
+	    (rc = aoe_set_output(g, n, 0, x->dtype, x->ndim, dims)) < 0)
 		return rc;
 	if (!avg && n->nout > 1 && opt_out(g, n, 1) != NULL)
 		return aoe_set_output(g, n, 1, AOE_I64, x->ndim, dims);
@@ -674,6 +688,8 @@ pool_run(aoe_kctx *k)
 	struct pgeo p;
 	int rc, nt;
 
+	if (x->layout == AOE_LAYOUT_8C)
+		return run_8c(k);
 	if ((rc = pool_geo(k->g, n, x, &p)) < 0)
 		return rc;
 	planes = x->dims[0] * x->dims[1];
@@ -727,6 +743,8 @@ gpool_infer(aoe_graph *g, aoe_node *n)
 		    "least 2 expected", n->op_type, n->name, x->ndim);
 	for (i = 0; i < x->ndim; i++)
 		dims[i] = i < 2 ? x->dims[i] : 1;
+	if ((rc = layout_infer(g, n)) < 0)
+		return rc;
 	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, dims);
 }
 
@@ -791,6 +809,8 @@ gpool_run(aoe_kctx *k)
 	int nt = nthreads_for(planes * hw, grain, k->nthreads);
 	struct gpool_ctx c;
 
+	if (x->layout == AOE_LAYOUT_8C)
+		return run_8c(k);
 	c.xs = x->data;
 	c.ys = y->data;
 	c.avg = strcmp(n->op_type, "GlobalAveragePool") == 0;
@@ -998,8 +1018,14 @@ resize_infer(aoe_graph *g, aoe_node *n)
 		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
 		    "(float32, or any numeric type with nearest)", n->op_type,
 		    n->name, aoe_dtype_name(x->dtype));
-	if ((rc = aoe_set_output(g, n, 0, x->dtype, r.nd, r.out)) < 0)
+	if ((rc = layout_infer(g, n)) < 0 ||
+	    (rc = aoe_set_output(g, n, 0, x->dtype, r.nd, r.out)) < 0)
 		return rc;
+	/* The blocked kernel needs no workspace. */
+	if (x->layout == AOE_LAYOUT_8C) {
+		n->scratch = 0;
+		return 0;
+	}
 	return resize_scratch(g, n, &r, aoe_dtype_size(x->dtype));
 }
 
@@ -1610,6 +1636,8 @@ resize_run(aoe_kctx *k)
 	const void *src;
 	void *dst, *buf[2];
 
+	if (x->layout == AOE_LAYOUT_8C)
+		return run_8c(k);
 	if ((rc = resize_geo(k->g, n, &r)) < 0)
 		return rc;
 	if (resize_plan(&r, tp, ax, &np) < 0) {
@@ -1661,6 +1689,521 @@ done:
 	for (i = 0; i < r.nd; i++)
 		free_taps(&tp[i]);
 	return rc;
+}
+
+/*
+ * The blocked layout NCHW8c (see kernel.h and the top of this file).  A
+ * pixel is one vector of eight channels, so a window's reduction is a
+ * vector max or sum over its pixels and a resampled pixel a weighted sum
+ * of vectors; nothing is transposed.  Each kernel follows the plain
+ * path's order of operations (rows reduced across the kernel width,
+ * then down the height; Resize's passes last axis first, fused where
+ * the plain 2x interior is fused), so that both layouts give the same
+ * floats.  The work is rows of output pixels of one channel block of
+ * one image; the lanes past C in the last block are written as zero.
+ */
+#ifdef HAVE_AVX2
+/* The lanes of block blk (image * cb + block) that hold channels. */
+static inline __m256
+lanes_of(int64_t blk, int64_t c, int64_t cb)
+{
+	return _mm256_castsi256_ps(aoe_lane_mask((int)min64(8,
+	    c - blk % cb * 8)));
+}
+
+/* The taps [*lo, *hi) of a window from s0, dilation d, inside [0, in). */
+static void
+valid_taps(int64_t s0, int64_t k, int64_t d, int64_t in, int64_t *lo,
+    int64_t *hi)
+{
+	*lo = s0 < 0 ? ceildiv(-s0, d) : 0;
+	*hi = in - 1 - s0 < 0 ? 0 : min64(k, (in - 1 - s0) / d + 1);
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+struct pool8c_ctx {
+	const float *x;
+	float *y;
+	const float *invh, *invw;	/* 1/count per axis (average) */
+	int64_t H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw;
+	int64_t c, cb, rows, nch;
+};
+
+/* Output row oh of block blk; avg is a constant where this is inlined. */
+static inline __attribute__((always_inline)) void
+pool8c_row(const struct pool8c_ctx *q, int64_t blk, int64_t oh, int avg)
+{
+	const float *xb = q->x + blk * q->H * q->W * 8;
+	float *yr = q->y + (blk * q->OH + oh) * q->OW * 8;
+	const __m256 m = lanes_of(blk, q->c, q->cb);
+	const __m256 none = _mm256_set1_ps(avg ? 0.0f : -INFINITY);
+	int64_t ih0 = oh * q->sh - q->ph, r0, r1, ow, c0, c1, t, u;
+
+	valid_taps(ih0, q->kh, q->dh, q->H, &r0, &r1);
+	for (ow = 0; ow < q->OW; ow++) {
+		int64_t iw0 = ow * q->sw - q->pw;
+		__m256 acc;
+
+		valid_taps(iw0, q->kw, q->dw, q->W, &c0, &c1);
+		if (r0 == r1) {
+			/* As the plain path: no input row in the window. */
+			acc = _mm256_set1_ps(avg ? NAN : -INFINITY);
+			_mm256_storeu_ps(yr + ow * 8, _mm256_and_ps(acc, m));
+			continue;
+		}
+		acc = none;
+		for (t = r0; t < r1; t++) {
+			const float *xr = xb + ((ih0 + t * q->dh) * q->W +
+			    iw0 + c0 * q->dw) * 8;
+			__m256 h = none;
+
+			if (c0 < c1)
+				h = _mm256_loadu_ps(xr);
+			for (u = 1; u < c1 - c0; u++) {
+				__m256 v = _mm256_loadu_ps(xr + u * q->dw * 8);
+
+				h = avg ? _mm256_add_ps(h, v) :
+				    _mm256_max_ps(h, v);
+			}
+			if (t == r0)
+				acc = h;
+			else
+				acc = avg ? _mm256_add_ps(acc, h) :
+				    _mm256_max_ps(acc, h);
+		}
+		if (avg)
+			acc = _mm256_mul_ps(_mm256_mul_ps(acc,
+			    _mm256_set1_ps(q->invh[oh])),
+			    _mm256_set1_ps(q->invw[ow]));
+		_mm256_storeu_ps(yr + ow * 8, _mm256_and_ps(acc, m));
+	}
+}
+
+static void
+maxpool8c_chunk(void *arg, int64_t chunk, int tid)
+{
+	const struct pool8c_ctx *q = arg;
+	int64_t r = aoe_chunk_lo(q->rows, q->nch, chunk);
+	int64_t end = aoe_chunk_lo(q->rows, q->nch, chunk + 1);
+
+	for (; r < end; r++)
+		pool8c_row(q, r / q->OH, r % q->OH, 0);
+}
+
+static void
+avgpool8c_chunk(void *arg, int64_t chunk, int tid)
+{
+	const struct pool8c_ctx *q = arg;
+	int64_t r = aoe_chunk_lo(q->rows, q->nch, chunk);
+	int64_t end = aoe_chunk_lo(q->rows, q->nch, chunk + 1);
+
+	for (; r < end; r++)
+		pool8c_row(q, r / q->OH, r % q->OH, 1);
+}
+
+/* MaxPool and AveragePool, 2-D. */
+static int
+pool8c_run(aoe_kctx *k)
+{
+	const aoe_tensor *x = aoe_in(k->g, k->n, 0);
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR), planes;
+	struct pool8c_ctx q;
+	struct pgeo p;
+	float *inv = NULL;
+	int rc, nt;
+
+	if ((rc = pool_geo(k->g, k->n, x, &p)) < 0)
+		return rc;
+	q.x = x->data;
+	q.y = aoe_out(k->g, k->n, 0)->data;
+	q.H = p.in[0];
+	q.W = p.in[1];
+	q.OH = p.out[0];
+	q.OW = p.out[1];
+	q.kh = p.k[0];
+	q.kw = p.k[1];
+	q.sh = p.s[0];
+	q.sw = p.s[1];
+	q.dh = p.d[0];
+	q.dw = p.d[1];
+	q.ph = p.pb[0];
+	q.pw = p.pb[1];
+	q.c = x->dims[1];
+	q.cb = ceildiv(q.c, 8);
+	q.rows = x->dims[0] * q.cb * q.OH;
+	q.invh = q.invw = NULL;
+	if (q.rows == 0 || q.OW == 0)
+		return 0;
+	if (p.avg) {
+		inv = malloc((size_t)(q.OH + q.OW) * sizeof(float));
+		if (inv == NULL)
+			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+			    k->n->op_type, k->n->name);
+		avg_counts(inv, q.OH, q.H, q.kh, q.sh, q.dh, p.pb[0], p.pe[0],
+		    p.cip);
+		avg_counts(inv + q.OH, q.OW, q.W, q.kw, q.sw, q.dw, p.pb[1],
+		    p.pe[1], p.cip);
+		q.invh = inv;
+		q.invw = inv + q.OH;
+	}
+	/* The plain path's measure of the work, for the same "par". */
+	planes = x->dims[0] * q.c;
+	nt = nthreads_for(planes * (q.H * q.W + q.OH * q.OW), grain,
+	    k->nthreads);
+	q.nch = aoe_nchunks(q.rows, nt);
+	aoe_parallel(nt, q.nch, p.avg ? avgpool8c_chunk : maxpool8c_chunk,
+	    &q);
+	free(inv);
+	return 0;
+}
+
+struct gpool8c_ctx {
+	const float *x;
+	float *y;
+	int64_t hw, c, cb, blocks, nch;
+	int avg;
+};
+
+/*
+ * Blocks of GlobalAveragePool and GlobalMaxPool: sixteen partial results
+ * over the pixels, folded in order, as the plain path does per channel.
+ */
+static void
+gpool8c_chunk(void *arg, int64_t chunk, int tid)
+{
+	const struct gpool8c_ctx *q = arg;
+	int64_t blk = aoe_chunk_lo(q->blocks, q->nch, chunk);
+	int64_t end = aoe_chunk_lo(q->blocks, q->nch, chunk + 1), hw = q->hw;
+
+	for (; blk < end; blk++) {
+		const float *xp = q->x + blk * hw * 8;
+		__m256 a[16], v;
+		int64_t i;
+		int j;
+
+		if (hw == 0)
+			v = _mm256_set1_ps(q->avg ? NAN : -INFINITY);
+		else if (q->avg) {
+			for (j = 0; j < 16; j++)
+				a[j] = _mm256_setzero_ps();
+			for (i = 0; i + 16 <= hw; i += 16)
+				for (j = 0; j < 16; j++)
+					a[j] = _mm256_add_ps(a[j],
+					    _mm256_loadu_ps(xp + (i + j) * 8));
+			for (; i < hw; i++)
+				a[0] = _mm256_add_ps(a[0],
+				    _mm256_loadu_ps(xp + i * 8));
+			for (j = 1; j < 16; j++)
+				a[0] = _mm256_add_ps(a[0], a[j]);
+			v = _mm256_div_ps(a[0], _mm256_set1_ps((float)hw));
+		} else {
+			for (j = 0; j < 16; j++)
+				a[j] = _mm256_loadu_ps(xp);
+			for (i = 0; i + 16 <= hw; i += 16)
+				for (j = 0; j < 16; j++)
+					a[j] = _mm256_max_ps(a[j],
+					    _mm256_loadu_ps(xp + (i + j) * 8));
+			for (; i < hw; i++)
+				a[0] = _mm256_max_ps(a[0],
+				    _mm256_loadu_ps(xp + i * 8));
+			for (j = 1; j < 16; j++)
+				a[0] = _mm256_max_ps(a[0], a[j]);
+			v = a[0];
+		}
+		_mm256_storeu_ps(q->y + blk * 8, _mm256_and_ps(v,
+		    lanes_of(blk, q->c, q->cb)));
+	}
+}
+
+static int
+gpool8c_run(aoe_kctx *k)
+{
+	const aoe_tensor *x = aoe_in(k->g, k->n, 0);
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
+	struct gpool8c_ctx q;
+	int nt;
+
+	q.x = x->data;
+	q.y = aoe_out(k->g, k->n, 0)->data;
+	q.hw = x->dims[2] * x->dims[3];
+	q.c = x->dims[1];
+	q.cb = ceildiv(q.c, 8);
+	q.blocks = x->dims[0] * q.cb;
+	q.avg = strcmp(k->n->op_type, "GlobalAveragePool") == 0;
+	if (q.blocks == 0)
+		return 0;
+	nt = nthreads_for(x->dims[0] * q.c * q.hw, grain, k->nthreads);
+	q.nch = aoe_nchunks(q.blocks, nt);
+	aoe_parallel(nt, q.nch, gpool8c_chunk, &q);
+	return 0;
+}
+
+struct resize8c_ctx {
+	const struct taps *th, *tw;
+	const float *x;
+	float *y;
+	int64_t H, W, OH, OW, c, cb, rows, nch;
+	/*
+	 * The outputs along each axis that the plain path computes with
+	 * fused multiply-adds (the interior of a 2x upscale of a last axis):
+	 * [fh0, fh1) and [fw0, fw1).
+	 */
+	int64_t fh0, fh1, fw0, fw1;
+	int nearest;
+	float extrap;
+};
+
+/* The outputs of a last-axis pass that pass_f32_last_chunk fuses. */
+static void
+fused_range(const struct taps *tp, int64_t *lo, int64_t *hi)
+{
+	*lo = *hi = 0;
+	if (tp->per2 && !tp->ident) {
+		*lo = 2 * tp->ilo;
+		*hi = 2 * (tp->ilo + (tp->ihi - tp->ilo) / 8 * 8);
+	}
+}
+
+/*
+ * Input row ih resampled along the width at output column ow: the plain
+ * path's first pass, for one pixel.
+ */
+static inline __m256
+resize8c_w(const struct resize8c_ctx *q, const float *xb, int64_t ih,
+    int64_t ow)
+{
+	const struct taps *tw = q->tw;
+	const int64_t *id = tw->idx + ow * tw->nt;
+	const float *w = tw->w + ow * tw->nt;
+	const float *xr = xb + ih * q->W * 8;
+	int fused = ow >= q->fw0 && ow < q->fw1, t;
+	__m256 s;
+
+	if (tw->ex[ow])
+		return _mm256_set1_ps(q->extrap);
+	s = _mm256_mul_ps(_mm256_set1_ps(w[0]), _mm256_loadu_ps(xr +
+	    id[0] * 8));
+	for (t = 1; t < tw->nt; t++) {
+		__m256 v = _mm256_loadu_ps(xr + id[t] * 8);
+
+		s = fused ? _mm256_fmadd_ps(_mm256_set1_ps(w[t]), v, s) :
+		    _mm256_add_ps(s, _mm256_mul_ps(_mm256_set1_ps(w[t]), v));
+	}
+	return s;
+}
+
+static void
+resize8c_chunk(void *arg, int64_t chunk, int tid)
+{
+	const struct resize8c_ctx *q = arg;
+	const struct taps *th = q->th, *tw = q->tw;
+	int64_t r = aoe_chunk_lo(q->rows, q->nch, chunk);
+	int64_t end = aoe_chunk_lo(q->rows, q->nch, chunk + 1);
+	const __m256 ex = _mm256_set1_ps(q->extrap);
+
+	for (; r < end; r++) {
+		int64_t blk = r / q->OH, oh = r % q->OH, ow;
+		const float *xb = q->x + blk * q->H * q->W * 8;
+		float *yr = q->y + (blk * q->OH + oh) * q->OW * 8;
+		const int64_t *id = th->idx + oh * th->nt;
+		const float *w = th->w + oh * th->nt;
+		const __m256 m = lanes_of(blk, q->c, q->cb);
+		int fused = oh >= q->fh0 && oh < q->fh1, t;
+
+		for (ow = 0; ow < q->OW; ow++) {
+			__m256 s;
+
+			if (th->ex[oh])
+				s = ex;
+			else if (q->nearest)
+				s = tw->ex[ow] ? ex : _mm256_loadu_ps(xb +
+				    (id[0] * q->W + tw->idx[ow]) * 8);
+			else {
+				s = _mm256_mul_ps(_mm256_set1_ps(w[0]),
+				    resize8c_w(q, xb, id[0], ow));
+				for (t = 1; t < th->nt; t++) {
+					__m256 v;
+
+					/* Zero weights are skipped, as plain. */
+					if (w[t] == 0.0f && !fused)
+						continue;
+					v = resize8c_w(q, xb, id[t], ow);
+					s = fused ? _mm256_fmadd_ps(
+					    _mm256_set1_ps(w[t]), v, s) :
+					    _mm256_add_ps(s, _mm256_mul_ps(
+					    _mm256_set1_ps(w[t]), v));
+				}
+			}
+			_mm256_storeu_ps(yr + ow * 8, _mm256_and_ps(s, m));
+		}
+	}
+}
+
+/* Resize and Upsample on the last two axes. */
+static int
+resize8c_run(aoe_kctx *k)
+{
+	const aoe_tensor *x = aoe_in(k->g, k->n, 0);
+	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
+	struct taps tp[AOE_MAXDIM];
+	struct resize8c_ctx q;
+	struct rgeo r;
+	int ax[AOE_MAXDIM], np, i, rc = 0, nt;
+
+	if ((rc = resize_geo(k->g, k->n, &r)) < 0)
+		return rc;
+	if (resize_plan(&r, tp, ax, &np) < 0) {
+		rc = aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+		    k->n->op_type, k->n->name);
+		goto done;
+	}
+	q.th = &tp[2];
+	q.tw = &tp[3];
+	q.x = x->data;
+	q.y = aoe_out(k->g, k->n, 0)->data;
+	q.H = r.in[2];
+	q.W = r.in[3];
+	q.OH = r.out[2];
+	q.OW = r.out[3];
+	q.c = x->dims[1];
+	q.cb = ceildiv(q.c, 8);
+	q.rows = x->dims[0] * q.cb * q.OH;
+	q.nearest = r.mode == M_NEAREST;
+	q.extrap = r.extrap;
+	fused_range(q.tw, &q.fw0, &q.fw1);
+	/* The height pass is a last-axis pass only when one column is left. */
+	q.fh0 = q.fh1 = 0;
+	if (q.OW == 1)
+		fused_range(q.th, &q.fh0, &q.fh1);
+	if (q.rows == 0 || q.OW == 0)
+		goto done;
+	nt = nthreads_for(x->dims[0] * q.c * q.OH * q.OW *
+	    (q.nearest ? 1 : q.th->nt), grain, k->nthreads);
+	q.nch = aoe_nchunks(q.rows, nt);
+	aoe_parallel(nt, q.nch, resize8c_chunk, &q);
+done:
+	for (i = 0; i < r.nd; i++)
+		free_taps(&tp[i]);
+	return rc;
+}
+
+static int
+run_8c(aoe_kctx *k)
+{
+	const aoe_node *n = k->n;
+	const aoe_tensor *y = aoe_out(k->g, n, 0);
+
+	if (y->layout != AOE_LAYOUT_8C || !aoe_pool_8c_ok(k->g, n))
+		return aoe_err(AOE_EINTERNAL, "%s '%s': an NCHW8c input needs "
+		    "an NCHW8c output and a node that can run so", n->op_type,
+		    n->name);
+	if (strcmp(n->op_type, "MaxPool") == 0 ||
+	    strcmp(n->op_type, "AveragePool") == 0)
+		return pool8c_run(k);
+	if (strncmp(n->op_type, "Global", 6) == 0)
+		return gpool8c_run(k);
+	return resize8c_run(k);
+}
+#else
+static int
+run_8c(aoe_kctx *k)
+{
+	return aoe_err(AOE_EUNSUP, "%s '%s': NCHW8c needs an AVX2 build",
+	    k->n->op_type, k->n->name);
+}
+#endif
+
+#ifdef HAVE_AVX2
+/*
+ * Whether axis a of length 1 maps onto itself: pytorch_half_pixel (or a
+ * crop) samples a point off the only pixel, so the plain path makes a
+ * pass of weights summing to 1 over copies of it, which the blocked
+ * kernel leaves out.  A batch or channel axis must be so.
+ */
+static int
+one_to_one(const struct rgeo *r, const struct taps *tp, int a)
+{
+	double sum = 0;
+	int t;
+
+	if (r->in[a] != 1 || r->out[a] != 1 || tp->ex[0])
+		return 0;
+	for (t = 0; t < tp->nt; t++)
+		sum += tp->w[t];
+	return fabs(sum - 1) < 1e-6;
+}
+#endif
+
+/*
+ * Whether node n can run on an NCHW8c input: a 4-D float32 input of
+ * known shape, and for MaxPool no Indices output, for the pools valid
+ * attributes, for Resize and Upsample constant scales or sizes that
+ * leave the batch and channel axes alone (see one_to_one()).  May leave a message in
+ * aoe_errmsg() when it returns 0.
+ */
+int
+aoe_pool_8c_ok(const aoe_graph *g, const aoe_node *n)
+{
+#ifdef HAVE_AVX2
+	const aoe_tensor *x = n->nin >= 1 ? opt_in(g, n, 0) : NULL;
+	struct taps tp[AOE_MAXDIM];
+	struct pgeo p;
+	struct rgeo r;
+	int ax[AOE_MAXDIM], np, i, ok;
+
+	if (x == NULL || n->nout < 1 || opt_out(g, n, 0) == NULL ||
+	    x->dtype != AOE_F32 || x->ndim != 4)
+		return 0;
+	for (i = 0; i < 4; i++)
+		if (x->dims[i] <= 0)
+			return 0;
+	if (strcmp(n->op_type, "MaxPool") == 0 ||
+	    strcmp(n->op_type, "AveragePool") == 0)
+		return n->nin == 1 && (n->nout < 2 || opt_out(g, n, 1) ==
+		    NULL) && pool_geo(g, n, x, &p) == 0;
+	if (strcmp(n->op_type, "GlobalAveragePool") == 0 ||
+	    strcmp(n->op_type, "GlobalMaxPool") == 0)
+		return n->nin == 1;
+	if (strcmp(n->op_type, "Resize") != 0 &&
+	    strcmp(n->op_type, "Upsample") != 0)
+		return 0;
+	if (n->nin > (strcmp(n->op_type, "Upsample") == 0 ? 2 : 4) ||
+	    resize_geo(g, n, &r) < 0)
+		return 0;
+	if (resize_plan(&r, tp, ax, &np) < 0)
+		ok = 0;
+	else
+		for (ok = 1, i = 0; i < np; i++)
+			if (ax[i] < 2 && !one_to_one(&r, &tp[ax[i]], ax[i]))
+				ok = 0;
+	for (i = 0; i < r.nd; i++)
+		free_taps(&tp[i]);
+	return ok;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The layout of a node's first output follows its input's: blocked when
+ * the input is blocked (and the node can run so), else plain.  Before
+ * the output's shape is set, so that its size counts the padding.
+ */
+static int
+layout_infer(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *x = aoe_in(g, n, 0), *y = aoe_out(g, n, 0);
+
+	if (x->layout != AOE_LAYOUT_8C) {
+		y->layout = 0;
+		return 0;
+	}
+	if (!aoe_pool_8c_ok(g, n))
+		return aoe_err(AOE_EUNSUP, "%s '%s': cannot run on the NCHW8c "
+		    "input '%s'", n->op_type, n->name, x->name);
+	y->layout = AOE_LAYOUT_8C;
+	return 0;
 }
 
 const aoe_op aoe_ops_pool[] = {

@@ -301,6 +301,14 @@ void aoe_to_8c(const float *x, float *y, int64_t n, int64_t c, int64_t sp,
     int nthreads);
 void aoe_from_8c(const float *x, float *y, int64_t n, int64_t c,
     int64_t sp, int nthreads);
+/*
+ * 1 when node n (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+ * Resize, Upsample) can run on an NCHW8c input (k_pool.c): float32,
+ * 4-D with no empty axis, no MaxPool Indices, and for Resize a mapping
+ * that leaves the batch and channel axes alone.  Its output is then
+ * NCHW8c too.
+ */
+int aoe_pool_8c_ok(const aoe_graph *g, const aoe_node *n);
 
 /*
  * The thread pool (lib/pool.c), on which every parallel loop runs.
