@@ -1712,12 +1712,18 @@ lanes_of(int64_t blk, int64_t c, int64_t cb)
 }
 
 /* The taps [*lo, *hi) of a window from s0, dilation d, inside [0, in). */
-static void
+static inline void
 valid_taps(int64_t s0, int64_t k, int64_t d, int64_t in, int64_t *lo,
     int64_t *hi)
 {
-	*lo = s0 < 0 ? ceildiv(-s0, d) : 0;
-	*hi = in - 1 - s0 < 0 ? 0 : min64(k, (in - 1 - s0) / d + 1);
+	/* Without dilation (the usual case) there is nothing to divide. */
+	if (d == 1) {
+		*lo = s0 < 0 ? -s0 : 0;
+		*hi = max64(0, min64(k, in - s0));
+	} else {
+		*lo = s0 < 0 ? ceildiv(-s0, d) : 0;
+		*hi = in - 1 - s0 < 0 ? 0 : min64(k, (in - 1 - s0) / d + 1);
+	}
 	if (*lo > *hi)
 		*lo = *hi;
 }
