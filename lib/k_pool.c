@@ -2031,7 +2031,7 @@ resize8c_chunk(void *arg, int64_t chunk, int tid)
 				for (t = 1; t < th->nt; t++) {
 					__m256 v;
 
-					/* Zero weights are skipped, as plain. */
+					/* Skip zero weights, as plain does. */
 					if (w[t] == 0.0f && !fused)
 						continue;
 					v = resize8c_w(q, xb, id[t], ow);
@@ -2145,8 +2145,8 @@ one_to_one(const struct rgeo *r, const struct taps *tp, int a)
  * Whether node n can run on an NCHW8c input: a 4-D float32 input of
  * known shape, and for MaxPool no Indices output, for the pools valid
  * attributes, for Resize and Upsample constant scales or sizes that
- * leave the batch and channel axes alone (see one_to_one()).  May leave a message in
- * aoe_errmsg() when it returns 0.
+ * leave the batch and channel axes alone (see one_to_one()).  May leave
+ * a message in aoe_errmsg() when it returns 0.
  */
 int
 aoe_pool_8c_ok(const aoe_graph *g, const aoe_node *n)

@@ -227,7 +227,8 @@ test_resize(const char *mode, const char *ctm, const char *nm,
 
 	snprintf(what, sizeof(what), "%s %s %s %s %lldx%lldx%lldx%lld by "
 	    "%gx%g", ctm ? "Resize" : "Upsample", mode, ctm ? ctm : "",
-	    nm ? nm : "", (long long)rbatch, (long long)c, (long long)h, (long long)w, sh, sw);
+	    nm ? nm : "", (long long)rbatch, (long long)c, (long long)h,
+	    (long long)w, sh, sw);
 	tg_new(&t, "resize");
 	tg_input(&t, 0, 4, (int64_t[]){ rbatch, c, h, w });
 	if (ctm == NULL) {
