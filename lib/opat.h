@@ -54,6 +54,20 @@ typedef struct opat_search {
 	double gm, gn, gk, gbatch;	/* C is gm x gn, depth gk, gbatch times */
 	int wino_ok;		/* a 3x3 unit-stride 2-D Conv */
 	int const_a, const_b;	/* the weights are A (Conv) or B (GEMM) */
+	int transb;		/* GEMM: B is stored n-major (Gemm transB) */
+	/*
+	 * A space small enough to enumerate (evolution): its legal points,
+	 * their analytical estimates and knob value indices, whether each
+	 * was proposed; and the ridge regression of the residuals on the
+	 * knob values that ranks them (one weight per knob value).
+	 */
+	int ne;			/* points, 0 not yet, -1 not enumerable */
+	uint64_t *eidx;		/* space index of each point */
+	double *eprior, *ejit;
+	unsigned char *ekv, *eused;	/* ne x nknobs value indices */
+	int nfeat, foff[AOE_SCHED_MAX];	/* knob k's weights at foff[k] */
+	double *w;		/* nfeat weights, plus the mean residual */
+	int fit_n;		/* measured points the weights were fitted to */
 } opat_search;
 
 void opat_search_init(opat_search *s, int strategy, const aoe_space *sp,

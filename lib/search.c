@@ -4,17 +4,26 @@
  * evolutionary search guided by a cost model.
  *
  * The cost model is an analytical estimate of a GEMM-based kernel's time
- * (the micro-kernel's share of peak, the padding of the blocks to the
- * micro-kernel, the traffic of C per depth block, the packing of A and B
- * and the im2col of a Conv, the cache fit of the blocks, Winograd's
- * arithmetic saving and transforms), corrected by what has been
- * measured: a k-nearest-neighbour regression of the residual, log time
- * minus the estimate, with an ordinal distance between knob values and
- * shrunk to the mean residual far from any measured point.  Each
- * generation breeds children of the best points (mutation and crossover)
- * and draws a pool of fresh random points, ranks them all with the
- * model and measures the most promising.  Spaces the analytical part
- * does not know are ranked by the learned part alone.
+ * corrected by what has been measured.  For Gemm and MatMul the estimate
+ * follows aoe_sgemm() (gemm_cycles(): the blocks as the kernel balances
+ * them, the micro-kernel's issue of FMAs and loads over full and edge
+ * tiles, the traffic of C per depth block from L2 or further, the cache
+ * fit of B's strip and A's block, A packed per B panel, B packed once or
+ * read in place); for a Conv it is the older per-element estimate (the
+ * micro-kernel's share of peak, padding, packing and im2col, Winograd's
+ * saving and transforms).
+ *
+ * A space small enough to enumerate (ENUM_SIZE points) is ranked whole:
+ * each batch is the best of the points not proposed yet by the estimate
+ * plus a ridge regression of the measured residuals (log time minus the
+ * estimate) on the knob values, refitted as times come in.  In a larger
+ * space each generation breeds children of the best points (mutation
+ * and crossover) and draws a pool of fresh random points, ranks them with
+ * the estimate corrected by a k-nearest-neighbour regression of the
+ * residual (an ordinal distance between knob values, shrunk to the mean
+ * residual far from any measured point) and measures the most promising.
+ * Spaces the analytical part does not know are ranked by the learned
+ * part alone.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -173,6 +182,7 @@ geometry(opat_search *s)
 		    a->dims[0] : a->dims[1]);
 		s->gbatch = 1;
 		s->const_b = b->kind == AOE_T_CONST;
+		s->transb = aoe_attr_int(sp->n, "transB", 0) != 0;
 		return;
 	}
 	if (strcmp(sp->op_type, "MatMul") == 0 && y->ndim >= 1) {
@@ -213,6 +223,12 @@ opat_search_free(opat_search *s)
 	free(s->cost);
 	free(s->prior);
 	free(s->hidx);
+	free(s->eidx);
+	free(s->eprior);
+	free(s->ejit);
+	free(s->ekv);
+	free(s->eused);
+	free(s->w);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -375,10 +391,119 @@ padded(double x, double b, double r)
 	return full * ceil(b / r) * r + ceil(rest / r) * r;
 }
 
+/* Caches the GEMM model assumes of a core: L1d 48 KiB, L2 1 MiB. */
+#define L1_BYTES (48.0 * 1024)
+#define L2_BYTES (1024.0 * 1024)
+
+static double
+cdiv(double a, double b)
+{
+	return ceil(a / b);
+}
+
+/*
+ * Whether rows of B ld floats apart map to few cache sets (the test of
+ * stride_ok() in k_gemm.c): a strip read in place then leaves L1 between
+ * one row of A's micro-panels and the next.
+ */
+static int
+stride_aliases(double ld)
+{
+	int64_t lines, g = 1;
+
+	if ((int64_t)(ld * 4) % 64 != 0)
+		return 0;
+	lines = (int64_t)(ld * 4) / 64;
+	while (g < 1024 && lines % (2 * g) == 0)
+		g *= 2;
+	return g > 16;
+}
+
+/*
+ * Cycles per depth step of a micro-kernel tile of rows x nv vectors: its
+ * FMAs and its loads (nv vectors of B, rows broadcasts of A) share two
+ * issue slots a cycle, and an FMA's latency (4) needs 8 accumulators to
+ * hide.  A B strip that does not stay in L1 waits on L2 every step.
+ */
+static double
+tile_step(double rows, double nv, int l2wait)
+{
+	double c = fmax((rows * nv + rows + nv) / 2, 4);
+
+	return l2wait ? fmax(c, l2wait == 2 ? 15 : 12) : c;
+}
+
+/*
+ * The estimate of a GEMM's time in cycles, following aoe_sgemm() in
+ * k_gemm.c on one thread: the blocks balanced as gemm_range() does; the
+ * micro-kernel over full and edge tiles of each block, with a call's
+ * overhead (C tile in and out); C read and written once a depth block,
+ * from L2 when the m x nc panel fits half of it, else from further; the
+ * B strip (kc x nr) in L1 and the A block (mc x kc) in L2; A packed once
+ * per B panel; B packed once, or read in place (packb, or auto when A is
+ * one block and the stride does not alias), then once per A block.
+ */
+static double
+gemm_cycles(const opat_search *s, const aoe_sched *p)
+{
+	double m = s->gm, n = s->gn, k = s->gk;
+	double mr = knob(s, p, "mr"), nr = knob(s, p, "nr");
+	double mc = knob(s, p, "mc"), kc = knob(s, p, "kc");
+	double nc = knob(s, p, "nc"), packb = knob(s, p, "packb");
+	double nv, nb, NC, nkb, KC, mb, MC, left, tk = 0, ntiles = 0, cs = 0;
+	double t, cpe;
+	int wide, inplace, prepacked, l2wait;
+
+	if (mr < 1 || nr < 1 || mc < 1 || kc < 1 || nc < 1)
+		return 0;
+	wide = nr == 32 || nr == 48 || nr == 64;
+	nv = cdiv(nr, wide ? 16 : 8);
+	nb = cdiv(n, nc);
+	NC = cdiv(cdiv(n, nb), nr) * nr;
+	nkb = cdiv(k, kc);
+	KC = cdiv(k, nkb);
+	mb = cdiv(m, mc);
+	MC = cdiv(cdiv(m, mb), mr) * mr;
+	prepacked = s->const_b && knob(s, p, "prepack") == 1;
+	inplace = !prepacked && !s->transb && (packb == 0 ||
+	    (packb < 0 && mb == 1 && !stride_aliases(n)));
+	/*
+	 * B's strip and A's micro-panel out of L1: B streams from L2; from
+	 * further when read in place from an aliasing stride.
+	 */
+	l2wait = inplace && stride_aliases(n) ? 2 :
+	    (mr + nr) * KC * 4 > L1_BYTES;
+	for (left = m; left > 0; left -= fmin(MC, left)) {
+		double rows = fmin(MC, left), full = floor(rows / mr);
+		double rest = rows - full * mr;
+		tk += full * tile_step(mr, nv, l2wait);
+		ntiles += full;
+		if (rest > 0) {
+			tk += tile_step(rest, nv, l2wait);
+			ntiles++;
+		}
+	}
+	for (left = n; left > 0; left -= fmin(NC, left))
+		cs += cdiv(fmin(NC, left), nr);
+	t = tk * cs * k;
+	t += ntiles * cs * nkb * (20 + mr * nv);
+	cpe = m * fmin(NC, n) * 4 <= L2_BYTES / 2 ? 0.25 : 0.8;
+	t += m * n * nkb * cpe;
+	if (fmin(MC, m) * KC * 4 > L2_BYTES / 2)
+		t *= 1.1;
+	t += m * k * nb * 0.5;
+	if (inplace)
+		t += k * n * (mb - 1) * 0.15;
+	else if (!prepacked)
+		t += k * n * 0.6;
+	return t * s->gbatch;
+}
+
 /*
  * The analytical estimate of log(time) of p, in cycles of a core issuing
  * two 16-float FMAs a cycle (the scale cancels: only ranks matter), or 0
- * for a space it does not know.  Costs per element are rough, chosen
+ * for a space it does not know.  Gemm and MatMul: gemm_cycles(); what
+ * follows is the estimate of a Conv.  Costs per element are rough, chosen
  * once from the kernels' structure: C is read and written once per
  * depth block kc; A is packed once per panel nc (never when constant
  * weights are prepacked), B once per block mc; an implicit im2col packs
@@ -395,6 +520,8 @@ analytic(const opat_search *s, const aoe_sched *p)
 
 	if (s->geo == 0 || m < 1 || n < 1 || k < 1)
 		return 0;
+	if (s->geo == 1)
+		return (t = gemm_cycles(s, p)) > 0 ? log(t) : 0;
 	if (s->geo == 2)
 		algo = (int)knob(s, p, "algo");
 	if (algo == 4)		/* depthwise: no GEMM to model */
@@ -584,6 +711,242 @@ pool_add(opat_search *s, aoe_sched *pool, double *score, char **pcanon,
 	return npool + 1;
 }
 
+/*
+ * A space of at most ENUM_SIZE points (legal or not), ENUM_LEGAL legal,
+ * is enumerated whole and ranked by the model; RIDGE is the ridge
+ * regression's penalty, in units of one measured point.
+ */
+#define ENUM_SIZE 1000000
+#define ENUM_LEGAL 200000
+#define RIDGE 1.0
+
+/* The feature (weight index) of knob j's value in p, or -1. */
+static int
+feature(const opat_search *s, int j, const aoe_sched *p)
+{
+	const aoe_knob *k = &s->sp->knobs[j];
+	int64_t v;
+
+	if (s->foff[j] < 0)
+		return -1;
+	v = aoe_knob_index(k, aoe_sched_get(p, k->name, k->def));
+	return v < 0 ? -1 : s->foff[j] + (int)v;
+}
+
+/*
+ * Enumerate the legal points of a small space with their analytical
+ * estimates, a tiny seeded jitter that breaks ties (points the estimate
+ * cannot tell apart), and their knob values; mark those seen already.
+ * s->ne is -1 when the space is too large.
+ */
+static void
+enumerate(opat_search *s)
+{
+	const aoe_space *sp = s->sp;
+	uint64_t size = aoe_space_size(sp), i;
+	int nk = sp->nknobs, n = 0, cap = 0, j, f = 0;
+	char buf[1024];
+	aoe_sched p;
+
+	s->ne = -1;
+	if (size > ENUM_SIZE)
+		return;
+	for (j = 0; j < nk; j++) {
+		int64_t c = aoe_knob_count(&sp->knobs[j]);
+		s->foff[j] = c >= 2 && c <= 64 ? f : -1;
+		if (s->foff[j] >= 0)
+			f += (int)c;
+	}
+	s->nfeat = f;
+	for (i = 0; i < size; i++) {
+		if (aoe_space_point(sp, i, &p) != 1)
+			continue;
+		if (n == ENUM_LEGAL) {
+			n = -1;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			s->eidx = aoe_xrealloc(s->eidx, cap * sizeof(uint64_t));
+			s->eprior = aoe_xrealloc(s->eprior, cap *
+			    sizeof(double));
+			s->ejit = aoe_xrealloc(s->ejit, cap * sizeof(double));
+			s->ekv = aoe_xrealloc(s->ekv, (size_t)cap * nk);
+			s->eused = aoe_xrealloc(s->eused, cap);
+		}
+		s->eidx[n] = i;
+		s->eprior[n] = analytic(s, &p);
+		s->ejit[n] = (double)(rnd(&s->seed) >> 11) * 0x1p-53 * 1e-9;
+		for (j = 0; j < nk; j++) {
+			int ft = feature(s, j, &p);
+			s->ekv[(size_t)n * nk + j] = ft < 0 ? 255 :
+			    (unsigned char)(ft - s->foff[j]);
+		}
+		opat_canon(sp, &p, buf, sizeof(buf));
+		s->eused[n] = find(s, buf) >= 0;
+		n++;
+	}
+	if (n < 0) {
+		free(s->eidx);
+		free(s->eprior);
+		free(s->ejit);
+		free(s->ekv);
+		free(s->eused);
+		s->eidx = NULL;
+		s->eprior = s->ejit = NULL;
+		s->ekv = s->eused = NULL;
+		return;
+	}
+	s->ne = n;
+	s->w = aoe_xcalloc((size_t)f + 1, sizeof(double));
+	s->fit_n = 0;
+}
+
+/* Solve A x = b for symmetric positive definite A (n x n), in place. */
+static void
+cholesky_solve(double *a, double *b, int n)
+{
+	int i, j, k;
+
+	for (j = 0; j < n; j++) {
+		double d = a[j * n + j];
+		for (k = 0; k < j; k++)
+			d -= a[j * n + k] * a[j * n + k];
+		d = sqrt(d > 1e-12 ? d : 1e-12);
+		a[j * n + j] = d;
+		for (i = j + 1; i < n; i++) {
+			double v = a[i * n + j];
+			for (k = 0; k < j; k++)
+				v -= a[i * n + k] * a[j * n + k];
+			a[i * n + j] = v / d;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < i; k++)
+			b[i] -= a[i * n + k] * b[k];
+		b[i] /= a[i * n + i];
+	}
+	for (i = n - 1; i >= 0; i--) {
+		for (k = i + 1; k < n; k++)
+			b[i] -= a[k * n + i] * b[k];
+		b[i] /= a[i * n + i];
+	}
+}
+
+/*
+ * The learned part of the model: a ridge regression of the residuals
+ * (log time minus the analytical estimate) of the points measured so far
+ * on one-hot features of their knob values, so that what one point
+ * teaches (a micro-kernel shape, a block size that is slower here than
+ * the estimate says) moves every point that shares it.  A failed point
+ * counts as a residual one above the worst.  Refitted when a measurement
+ * came in; w[nfeat] is the mean residual.
+ */
+static void
+fit(opat_search *s)
+{
+	int F = s->nfeat, nk = s->sp->nknobs, i, j, a, b, nm = 0, nok = 0;
+	int ft[AOE_SCHED_MAX];
+	double *A, *r, mean = 0, rmax = -HUGE_VAL;
+
+	for (i = 0; i < s->n; i++)
+		if (s->cost[i] >= 0) {
+			nm++;
+			if (!isinf(s->cost[i])) {
+				double v = log(s->cost[i] + 1e-3) - s->prior[i];
+				rmax = fmax(rmax, v);
+				mean += v;
+				nok++;
+			}
+		}
+	if (nm == s->fit_n)
+		return;
+	s->fit_n = nm;
+	rmax = nok ? rmax + 1 : 1;
+	mean = (mean + (nm - nok) * rmax) / nm;
+	A = aoe_xcalloc((size_t)F * F + 1, sizeof(double));
+	r = aoe_xcalloc((size_t)F + 1, sizeof(double));
+	for (a = 0; a < F; a++)
+		A[a * F + a] = RIDGE;
+	for (i = 0; i < s->n; i++) {
+		double v;
+		if (s->cost[i] < 0)
+			continue;
+		v = (isinf(s->cost[i]) ? rmax : log(s->cost[i] + 1e-3) -
+		    s->prior[i]) - mean;
+		for (j = 0; j < nk; j++)
+			ft[j] = feature(s, j, &s->pts[i]);
+		for (a = 0; a < nk; a++) {
+			if (ft[a] < 0)
+				continue;
+			r[ft[a]] += v;
+			for (b = 0; b < nk; b++)
+				if (ft[b] >= 0)
+					A[ft[a] * F + ft[b]] += 1;
+		}
+	}
+	if (F > 0)
+		cholesky_solve(A, r, F);
+	memcpy(s->w, r, (size_t)F * sizeof(double));
+	s->w[F] = mean;
+	free(A);
+	free(r);
+}
+
+/* The model's log time of enumerated point e. */
+static double
+escore(const opat_search *s, int e)
+{
+	const unsigned char *kv = s->ekv + (size_t)e * s->sp->nknobs;
+	double v = s->eprior[e] + s->ejit[e] + s->w[s->nfeat];
+	int j;
+
+	for (j = 0; j < s->sp->nknobs; j++)
+		if (kv[j] != 255)
+			v += s->w[s->foff[j] + kv[j]];
+	return v;
+}
+
+/* The most promising points of an enumerated space not proposed yet. */
+static int
+next_enum(opat_search *s, int max, aoe_sched *out)
+{
+	int pick[64], np, i, j, e, k = 0;
+	double ps[64], v;
+	aoe_sched p;
+
+	fit(s);
+	if (max > 64)
+		max = 64;
+	while (k < max) {
+		np = 0;
+		for (e = 0; e < s->ne; e++) {
+			if (s->eused[e])
+				continue;
+			v = escore(s, e);
+			if (np == max - k && v >= ps[np - 1])
+				continue;
+			if (np < max - k)
+				np++;
+			for (i = np - 1; i > 0 && ps[i - 1] > v; i--) {
+				ps[i] = ps[i - 1];
+				pick[i] = pick[i - 1];
+			}
+			ps[i] = v;
+			pick[i] = e;
+		}
+		if (np == 0)
+			break;
+		for (j = 0; j < np; j++) {
+			s->eused[pick[j]] = 1;
+			if (aoe_space_point(s->sp, s->eidx[pick[j]], &p) == 1 &&
+			    remember(s, &p, -1) >= 0)
+				out[k++] = p;
+		}
+	}
+	return k;
+}
+
 static int
 next_evolution(opat_search *s, int max, aoe_sched *out)
 {
@@ -594,6 +957,10 @@ next_evolution(opat_search *s, int max, aoe_sched *out)
 
 	if (max < 1)
 		return 0;
+	if (s->ne == 0)
+		enumerate(s);
+	if (s->ne > 0)
+		return next_enum(s, max, out);
 	/* Without a model of the space, seed the population at random. */
 	if (s->geo == 0) {
 		int nok = 0;
