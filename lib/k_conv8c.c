@@ -192,6 +192,13 @@ c8_tile(const int UR, const int OCB, const int SW, const c8_targs *a)
 {
 	const int64_t xs = SW ? 8 * SW : a->xs, xls = SW ? 1 : a->xls;
 	const int64_t xdw = a->xdw, xdh = a->xdh, wkh = a->wkh;
+	/*
+	 * The order of an input channel's work that fits the 16 ymm
+	 * registers: UR broadcasts first, then one weight vector at a time
+	 * (UR * OCB + UR + 1 registers, as oneDNN's jit_avx2 kernel), or
+	 * OCB weight vectors first, then one broadcast at a time.
+	 */
+	const int BFIRST = UR * OCB + UR + 1 <= 16;
 	__m256 acc[4][UR_MAX];
 	int i, j, icb, kh, kw, ic;
 
@@ -222,6 +229,31 @@ c8_tile(const int UR, const int OCB, const int SW, const c8_targs *a)
 				const float *xp = xr + kw * xdw;
 				const float *wp = wr + kw * 64 * OCB;
 
+				if (nic == 8 && SW && BFIRST) {
+#pragma GCC unroll 8
+					for (ic = 0; ic < 8; ic++) {
+						__m256 bv[UR_MAX];
+#pragma GCC unroll 14
+						for (j = 0; j < UR; j++)
+							bv[j] =
+							    _mm256_broadcast_ss(
+							    xp + j * xs + ic);
+#pragma GCC unroll 4
+						for (i = 0; i < OCB; i++) {
+							__m256 wv =
+							    _mm256_loadu_ps(wp +
+							    (ic * OCB + i) * 8);
+#pragma GCC unroll 14
+							for (j = 0; j < UR;
+							    j++)
+								acc[i][j] =
+								    _mm256_fmadd_ps(
+								    bv[j], wv,
+								    acc[i][j]);
+						}
+					}
+					continue;
+				}
 				if (nic == 8 && SW) {
 #pragma GCC unroll 8
 					for (ic = 0; ic < 8; ic++) {
