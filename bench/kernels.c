@@ -17,6 +17,12 @@
  * "resnet18" "3x3/1").  The peers are linked here only, never into
  * libaoe.
  *
+ * AOE_BENCH_ALGO=n searches only Conv's algorithm n (the "best" columns
+ * are then its best, even when slower than the default), and
+ * AOE_BENCH_LAYOUT=8c gives each Conv an NCHW8c input and output, as
+ * inside a blocked region (which runs algo 7 whatever the schedule), so
+ * that no reorder is timed, as for oneDNN.
+ *
  * AOE_BENCH_ISA picks the instruction set of both sides: avx2 (the
  * default) runs libaoe as on an AVX2-only machine (AOE_MAX_ISA=avx2) and
  * expects the peers capped likewise (OPENBLAS_CORETYPE=Haswell, which
@@ -43,6 +49,8 @@ char *openblas_get_corename(void);
 #define CblasNoTrans 111
 
 static double budget = 4;
+static int only_algo;		/* AOE_BENCH_ALGO: search this Conv algo only */
+static int blocked;		/* AOE_BENCH_LAYOUT=8c: Conv tensors NCHW8c */
 static char **only;
 static int nonly;
 
@@ -298,10 +306,22 @@ search(bg *b, double *tdef, double *tbest, char *buf, size_t len,
 	*tdef = timeit(bg_run, b, 0.2);
 	best = sp.def;
 	*tbest = *tdef;
+	if (only_algo) {
+		/* The algorithm with its other knobs at their defaults. */
+		s = sp.def;
+		aoe_sched_set(&s, "algo", only_algo);
+		if (aoe_space_apply(b->g, b->n, &s) < 0)
+			return;
+		best = s;
+		*tbest = timeit(bg_run, b, 0.2);
+	}
 	start = now();
 	while (now() - start < budget) {
-		if (aoe_space_sample(&sp, &seed, &s) < 0 ||
-		    aoe_space_apply(b->g, b->n, &s) < 0)
+		if (aoe_space_sample(&sp, &seed, &s) < 0)
+			break;
+		if (only_algo && aoe_sched_get(&s, "algo", 0) != only_algo)
+			continue;
+		if (aoe_space_apply(b->g, b->n, &s) < 0)
 			break;
 		t = timeit(bg_run, b, 0.0);
 		(*tried)++;
@@ -319,8 +339,8 @@ search(bg *b, double *tdef, double *tbest, char *buf, size_t len,
 	*tdef = timeit(bg_run, b, 0.3);
 	aoe_space_apply(b->g, b->n, &best);
 	t = timeit(bg_run, b, 0.3);
-	*tbest = t < *tdef ? t : *tdef;
-	if (t >= *tdef)
+	*tbest = t < *tdef || only_algo ? t : *tdef;
+	if (t >= *tdef && !only_algo)
 		best = sp.def;
 	buf[0] = '\0';
 	for (i = 0; i < best.n && o < len; i++)
@@ -520,6 +540,10 @@ bench_conv(const cshape *c, int nthreads)
 	attr_is(b.n, "strides", 2, (int64_t[]){ c->s, c->s });
 	attr_is(b.n, "pads", 4, (int64_t[]){ c->p, c->p, c->p, c->p });
 	aoe_node_add_attr(b.n, "group", AOE_A_INT)->i = c->g;
+	if (blocked) {
+		b.g->tensors[b.in[0]]->layout = AOE_LAYOUT_8C;
+		b.g->tensors[aoe_graph_find(b.g, "y")]->layout = AOE_LAYOUT_8C;
+	}
 	if (bg_prepare(&b) < 0) {
 		printf("%s: %s\n", c->model, aoe_errmsg());
 		return;
@@ -576,6 +600,10 @@ main(int argc, char **argv)
 	nonly = argc - 1;
 	if (e != NULL)
 		budget = atof(e);
+	if ((e = getenv("AOE_BENCH_ALGO")) != NULL)
+		only_algo = atoi(e);
+	if ((e = getenv("AOE_BENCH_LAYOUT")) != NULL)
+		blocked = strcmp(e, "8c") == 0;
 	if (isa == NULL || isa[0] == '\0')
 		isa = "avx2";
 	if (strcmp(isa, "avx2") != 0 && strcmp(isa, "avx512") != 0) {

@@ -118,6 +118,45 @@ int aoe_space_wino(aoe_space *sp, int live, int m, int64_t k, int64_t oh,
     int64_t ow);
 
 /*
+ * Direct 2-D convolution in NCHW8c (k_conv8c.c), Conv's algo 7.  kind:
+ * AOE_C8_DENSE for group 1 or groups of multiples of 8 channels in and
+ * out, AOE_C8_DEPTHWISE for one channel in and out a group, 0 where it
+ * cannot run.  The input (xblk) and the output and residual (yblk) are
+ * each NCHW8c or plain.  The weights are packed by aoe_c8_weights for an
+ * oc_blk (aoe_c8_ocblk of the schedule) into aoe_c8_wsize() floats, or
+ * at each run in the workspace (aoe_c8_scratch() bytes) when wp is NULL
+ * or packed for another oc_blk.
+ */
+enum { AOE_C8_DENSE = 1, AOE_C8_DEPTHWISE = 2 };
+typedef struct aoe_c8 {
+	int64_t n, c, m, group;		/* images, channels in, out, groups */
+	int64_t h, w, oh, ow;		/* input and output planes */
+	int64_t kh, kw, sh, sw, dh, dw;	/* kernel, strides, dilations */
+	int64_t pt, pl;			/* leading pads (top, left) */
+	int xblk, yblk;			/* input, output NCHW8c */
+	const float *x, *bias, *add;	/* bias and add may be NULL */
+	float *y;
+	const aoe_node *node;		/* for its fused activation */
+} aoe_c8;
+int aoe_c8_kind(int64_t c, int64_t m, int64_t group);
+int aoe_c8_ocblk(const aoe_c8 *p, const aoe_sched *s);
+size_t aoe_c8_wsize(const aoe_c8 *p);
+void aoe_c8_weights(const aoe_c8 *p, int ocblk, const float *w, float *wp);
+size_t aoe_c8_scratch(const aoe_c8 *p);
+int aoe_c8_run(const aoe_c8 *p, const float *w, const float *wp, int wp_ocb,
+    void *scratch, int nthreads, const aoe_sched *s);
+/*
+ * Its knobs ur_w, oc_blk, ic_blk, oh_blk and x8c in Conv's space (kind
+ * 0: held at their defaults), and their constraints for a schedule of
+ * algo (0 or -1 with why).
+ */
+int aoe_space_c8(aoe_space *sp, const aoe_c8 *p, int kind);
+int aoe_space_c8_check(const aoe_space *sp, const aoe_sched *s, int algo,
+    int kind, char *why, size_t len);
+/* Whether algo 7 can run Conv n (2-D, a kind above, float). */
+int aoe_conv_8c_ok(const aoe_graph *g, const aoe_node *n);
+
+/*
  * The search spaces of the families (each beside its kernels), which
  * lib/space.c dispatches to: fill sp's knobs, check and constraints;
  * sp->g, sp->n, sp->op_type and sp->def are set on entry.

@@ -8,7 +8,7 @@ cd "$top" || exit 1
 run aoe-space "$ex"
 ok $status "prints the spaces of the example"
 grep -q '^b1.conv Conv: [0-9]* points$' "$T/out" &&
-    grep -q '^  algo *{2,3,6} default 2$' "$T/out"
+    grep -q '^  algo *{2,3,6,7} default 2$' "$T/out"
 ok $? "names each node, its points and the conv algorithms"
 
 run aoe-space --json --node b1.conv "$ex"

@@ -370,7 +370,7 @@ test_conv(const char *name, cspec p, int nsamples, int illegal)
 			check_illegal(&t, what, "algo", 1, NULL, 0);
 		check_illegal(&t, what, "algo", 2, "tile", 256);
 		check_illegal(&t, what, "mr", 4, "nr", 16);
-		check_illegal(&t, what, "algo", 7, NULL, 0);
+		check_illegal(&t, what, "algo", 8, NULL, 0);
 		check_illegal(&t, what, "algo", 5, "planes", 1);
 		if (p.c / p.group != 1)
 			check_illegal(&t, what, "algo", 4, NULL, 0);
