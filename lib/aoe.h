@@ -708,11 +708,19 @@ int aoe_sgat_signature(const aoe_graph *g, const int *nodes, int n,
 int aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
     aoe_graph **sub);
 /*
- * How many BN folds, activation fusions and residual Add fusions
- * decisions d make there.
+ * How many BN folds, activation fusions, residual Add fusions and nodes
+ * merged into element-wise chains decisions d make there.
  */
 int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
-    const aoe_sched *d, int *nbn, int *nact, int *nadd);
+    const aoe_sched *d, int *nbn, int *nact, int *nadd, int *nel);
+/*
+ * How many Convs of the chain could run blocked (decision layout=8), and
+ * how many nodes could write over their input (decision inplace=1).
+ */
+int aoe_sgat_layout_nodes(const aoe_graph *g, const int *nodes, int n);
+int aoe_sgat_inplace_nodes(const aoe_graph *g, const int *nodes, int n);
+/* Whether n may write its output over its input 0 (shapes and op). */
+int aoe_fuse_inplace_ok(const aoe_graph *g, const aoe_node *n);
 /*
  * Decisions (knobs fuse_bn, fuse_act, fuse_add, threads) applied by
  * aoe_graph_prepare(): from the subgraph bank, and the default decisions
@@ -732,6 +740,12 @@ int aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o);
  * 1 when the graph changed.
  */
 int aoe_fuse_canon(aoe_graph *g);
+/*
+ * After the hook: run the nodes that a layout=8 decision marked, where
+ * they can, on NCHW8c tensors, with AoeReorder nodes at the edges.
+ * Returns 1 when the graph changed.
+ */
+int aoe_fuse_layout(aoe_graph *g);
 /* Decisions by signature, consulted before the subgraph bank. */
 void aoe_fuse_table_add(const char *sig, const aoe_sched *d);
 void aoe_fuse_table_clear(void);

@@ -305,7 +305,7 @@ prune(aoe_graph *g)
 static int
 plan_memory(aoe_graph *g, int static_memory)
 {
-	int *first, *last, *byte_order, nt = 0, i, j, k, pos;
+	int *first, *last, *byte_order, *root, nt = 0, i, j, k, pos;
 	int64_t *sz;
 	size_t arena = 0, scratch = 0;
 	int end;
@@ -314,7 +314,9 @@ plan_memory(aoe_graph *g, int static_memory)
 	last = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
 	sz = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int64_t));
 	byte_order = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	root = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
 	for (i = 0; i < g->ntensors; i++) {
+		root[i] = i;
 		first[i] = last[i] = -2;
 		g->tensors[i]->offset = -1;
 	}
@@ -347,8 +349,29 @@ plan_memory(aoe_graph *g, int static_memory)
 	for (i = 0; i < g->noutputs; i++)
 		if (first[g->outputs[i]] != -2)
 			last[g->outputs[i]] = end;
+	/*
+	 * A node marked _aoe_inplace (a subgraph's decision inplace=1)
+	 * writes over its input 0 when every tensor in that input's slot is
+	 * read for the last time there: the output joins the slot (root),
+	 * whose lifetime grows to cover it.
+	 */
+	for (pos = 0; pos < g->norder && !static_memory; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		int x = n->nin > 0 ? n->in[0] : -1, y, r;
+		if (x < 0 || n->nout != 1 || (y = n->out[0]) < 0 ||
+		    aoe_attr_find(n, "_aoe_inplace") == NULL ||
+		    g->tensors[x]->kind != AOE_T_VALUE || first[x] < 0 ||
+		    last[r = root[x]] != pos || first[y] != pos ||
+		    g->tensors[y]->kind != AOE_T_VALUE ||
+		    !aoe_fuse_inplace_ok(g, n))
+			continue;
+		root[y] = r;
+		if (last[y] > last[r])
+			last[r] = last[y];
+	}
 	for (i = 0; i < g->ntensors; i++) {
-		if (first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST)
+		if (first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST ||
+		    root[i] != i)
 			continue;
 		sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
 		if (sz[i] == 0)
@@ -397,6 +420,7 @@ plan_memory(aoe_graph *g, int static_memory)
 	g->scratch_size = scratch;
 	if (arena && posix_memalign(&g->arena, ALIGN, arena) != 0) {
 		g->arena = NULL;
+		free(root);
 		free(first);
 		free(last);
 		free(sz);
@@ -407,6 +431,7 @@ plan_memory(aoe_graph *g, int static_memory)
 	if (scratch && posix_memalign(&g->scratch, ALIGN,
 	    align_up(scratch)) != 0) {
 		g->scratch = NULL;
+		free(root);
 		free(first);
 		free(last);
 		free(sz);
@@ -421,6 +446,14 @@ plan_memory(aoe_graph *g, int static_memory)
 		t->data = (char *)g->arena + t->offset;
 		t->owned = 0;
 	}
+	for (i = 0; i < g->ntensors; i++)
+		if (root[i] != i) {
+			aoe_tensor *t = g->tensors[i];
+			t->offset = g->tensors[root[i]]->offset;
+			t->data = (char *)g->arena + t->offset;
+			t->owned = 0;
+		}
+	free(root);
 	free(first);
 	free(last);
 	free(sz);
@@ -458,6 +491,11 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 		prune(g);
 	} else if (rc < 0)
 		return rc;
+	if (aoe_fuse_layout(g) > 0) {
+		if ((rc = topo_order(g)) < 0 || (rc = infer_all(g)) < 0)
+			return rc;
+		prune(g);
+	}
 	/* Bank entries are per thread count: look up the one we run with. */
 	if (o->use_bank)
 		aoe_bank_set_threads(o->nthreads);

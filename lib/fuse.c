@@ -15,18 +15,28 @@
  *		  that kernel (the activation node goes away)
  *	fuse_add  1: add the other operand of a residual Add after a Conv
  *		  in the Conv's epilogue, before its fused activation
+ *	fuse_elem 1: a run of element-wise float nodes, each reading the
+ *		  value of the one before (with scalars or tensors of its
+ *		  shape), becomes one AoeElemChain computed tile by tile
  *	threads   n > 0: run the chain's nodes on n threads
+ *	layout    8: run the nodes that can on NCHW8c tensors, kept blocked
+ *		  from one such node to the next (aoe_fuse_layout)
+ *	inplace   1: an element-wise node or a shape-only copy writes over
+ *		  its input 0 where that input dies (lib/exec.c's planner)
  *
  * A residual Add (two non-constant float operands of one shape) joins
  * the chain of the later of its operands' producers, so that a residual
- * block's last Conv, its Add and the Relu after it are one chain.
+ * block's last Conv, its Add and the Relu after it are one chain; so do
+ * a Sub, Mul, Div, Max and Min of that kind (x * Sigmoid(x), or GELU's
+ * x * (1 + Erf(x / c)) / 2, then fuse_elem into one node).
  *
  * aoe_graph_prepare() calls aoe_fuse_hook(), which applies to each chain
  * the decisions of its subgraph bank entry ($TUNE_BANK_PATH/graphs.jsonl,
  * same soc_version, same signature); a chain without one gets the
- * default decisions, every fusion (aoe_fuse_default).  AOE_FUSE=all
- * applies the defaults everywhere, ignoring the bank; AOE_FUSE=none runs
- * every node as it is.
+ * default decisions, every fusion and in-place reuse (aoe_fuse_default).
+ * AOE_FUSE=all applies the defaults everywhere, ignoring the bank;
+ * AOE_FUSE=none runs every node as it is.  AOE_LAYOUT=8c or plain sets
+ * the layout decision everywhere.
  */
 #include <errno.h>
 #include <float.h>
@@ -43,6 +53,7 @@
 #include "kernel.h"
 
 #define MAX_CHAIN 16
+
 
 /*
  * Fused activations.
@@ -150,22 +161,41 @@ aoe_fuse_act_apply(const aoe_act *a, float *y, const float *add,
  */
 
 static int
+same_shape(const aoe_tensor *a, const aoe_tensor *b)
+{
+	int i;
+
+	if (a->ndim != b->ndim)
+		return 0;
+	for (i = 0; i < a->ndim; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
+static int
 is_live(const aoe_graph *g, int v)
 {
 	return v >= 0 && v < g->nnodes && !g->nodes[v].dead;
 }
 
 /*
- * Whether n is an Add of two float tensors of one shape, neither of
- * them constant (a residual connection).
+ * Whether n is an element-wise op (an Add, or any of Sub, Mul, Div, Max
+ * and Min when any is set) of two float tensors of one shape, neither of
+ * them constant: a residual connection, or the like.
  */
 static int
-is_residual_add(const aoe_graph *g, const aoe_node *n)
+is_join(const aoe_graph *g, const aoe_node *n, int any)
 {
+	static const char *const ops[] = { "Add", "Sub", "Mul", "Div", "Max",
+	    "Min" };
 	const aoe_tensor *a, *b;
-	int i;
+	int i, op = -1;
 
-	if (strcmp(n->op_type, "Add") != 0 || n->domain || n->nin != 2 ||
+	for (i = 0; i < (any ? 6 : 1); i++)
+		if (strcmp(n->op_type, ops[i]) == 0)
+			op = i;
+	if (op < 0 || n->domain || n->nin != 2 ||
 	    n->nout != 1 || (a = aoe_in(g, n, 0)) == NULL ||
 	    (b = aoe_in(g, n, 1)) == NULL || a == b ||
 	    a->kind == AOE_T_CONST || b->kind == AOE_T_CONST ||
@@ -175,6 +205,12 @@ is_residual_add(const aoe_graph *g, const aoe_node *n)
 		if (a->dims[i] != b->dims[i])
 			return 0;
 	return 1;
+}
+
+static int
+is_residual_add(const aoe_graph *g, const aoe_node *n)
+{
+	return is_join(g, n, 0);
 }
 
 int
@@ -215,11 +251,12 @@ aoe_sgat_partition(const aoe_graph *g, int *part, int *nparts)
 			}
 		}
 		/*
-		 * A residual Add joins the chain of the later of its two
-		 * operands' producers: the other operand is ready before
-		 * that chain ends, so the Add may fold into it.
+		 * A residual Add (or a Mul, Sub, Div, Max or Min of two
+		 * tensors of one shape) joins the chain of the later of its
+		 * two operands' producers: the other operand is ready before
+		 * that chain ends, so the node may fold into it.
 		 */
-		if (cnt == 2 && is_residual_add(g, n)) {
+		if (cnt == 2 && is_join(g, n, 1)) {
 			int p0 = g->tensors[n->in[0]]->producer;
 			int p1 = g->tensors[n->in[1]]->producer;
 			cnt = 1;
@@ -618,23 +655,168 @@ add_fold(aoe_graph *g, aoe_node *p, const aoe_node *n, int r)
 	p->out[0] = n->out[0];
 }
 
+static void attrs_free(aoe_node *);
+
+/*
+ * Whether o broadcasts to y as one block of y's dimensions (its other
+ * dimensions 1): then element i of y reads element (i / *div) % *mod
+ * of o.  A scalar, a bias along the last axis, a per-channel scale and a
+ * per-row mean all do.
+ */
+static int
+bcast_block(const aoe_tensor *o, const aoe_tensor *y, int64_t *div,
+    int64_t *mod)
+{
+	int off = y->ndim - o->ndim, d, lo = -1, hi = -1;
+
+	if (off < 0)
+		return 0;
+	for (d = 0; d < o->ndim; d++) {
+		if (o->dims[d] == 1)
+			continue;
+		if (o->dims[d] != y->dims[d + off] || (hi >= 0 &&
+		    hi != d + off - 1))
+			return 0;
+		if (lo < 0)
+			lo = d + off;
+		hi = d + off;
+	}
+	*div = *mod = 1;
+	for (d = lo < 0 ? y->ndim : hi + 1; d < y->ndim; d++)
+		*div *= y->dims[d];
+	for (d = lo; d >= 0 && d <= hi; d++)
+		*mod *= y->dims[d];
+	return 1;
+}
+
+/*
+ * Whether n can continue a run of element-wise nodes whose value is
+ * tensor cur (-1: start one): the input index that holds the value, or
+ * -1.  The other operand of a binary step is a constant scalar, or a
+ * tensor that broadcasts to the output as one block (bcast_block).
+ */
+static int
+elem_link(const aoe_graph *g, const aoe_node *n, int cur)
+{
+	const aoe_tensor *y = aoe_out(g, n, 0), *c, *o;
+	int64_t dv, md;
+	float pa, pb;
+	int kind = aoe_elem_step(g, n, &pa, &pb), i;
+
+	if (kind == 0 || y == NULL || y->kind != AOE_T_VALUE)
+		return -1;
+	for (i = 0; i < (kind == 2 ? 2 : 1); i++) {
+		if ((c = aoe_in(g, n, i)) == NULL || c->kind == AOE_T_CONST ||
+		    !same_shape(c, y) || (cur >= 0 && n->in[i] != cur))
+			continue;
+		if (kind == 1)
+			return i;
+		o = aoe_in(g, n, 1 - i);
+		if (n->in[1 - i] == n->in[i] || o->dtype != AOE_F32)
+			continue;
+		if ((o->kind == AOE_T_CONST && aoe_tensor_numel(o) == 1) ||
+		    bcast_block(o, y, &dv, &md))
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Make the run of nr element-wise nodes one AoeElemChain node (the
+ * first's slot); side[j] is the input of node j that holds the value.
+ */
+static void
+elem_fuse(aoe_graph *g, const int *run, const int *side, int nr)
+{
+	aoe_node *f = &g->nodes[run[0]];
+	int in[2 * MAX_CHAIN + 1], nin = 0, j, q;
+	int64_t *arg = aoe_xcalloc((size_t)nr, sizeof(int64_t));
+	int64_t *sd = aoe_xcalloc((size_t)nr, sizeof(int64_t));
+	float *pa = aoe_xcalloc((size_t)nr, sizeof(float));
+	float *pb = aoe_xcalloc((size_t)nr, sizeof(float));
+	float *sc = aoe_xcalloc((size_t)nr, sizeof(float));
+	int64_t *dv = aoe_xcalloc((size_t)nr, sizeof(int64_t));
+	int64_t *md = aoe_xcalloc((size_t)nr, sizeof(int64_t));
+	char **ops = aoe_xcalloc((size_t)nr, sizeof(char *));
+	aoe_attr *a;
+
+	in[nin++] = f->in[side[0]];
+	for (j = 0; j < nr; j++) {
+		const aoe_node *v = &g->nodes[run[j]];
+		int kind = aoe_elem_step(g, v, &pa[j], &pb[j]), o;
+		ops[j] = aoe_xstrdup(v->op_type);
+		sd[j] = side[j];
+		arg[j] = -1;
+		if (kind != 2)
+			continue;
+		o = v->in[1 - side[j]];
+		if (g->tensors[o]->kind == AOE_T_CONST &&
+		    aoe_tensor_numel(g->tensors[o]) == 1) {
+			arg[j] = -2;
+			sc[j] = *(const float *)g->tensors[o]->data;
+			continue;
+		}
+		for (q = 0; q < nin && in[q] != o; q++)
+			;
+		if (q == nin)
+			in[nin++] = o;
+		arg[j] = q;
+		bcast_block(g->tensors[o], aoe_out(g, v, 0), &dv[j], &md[j]);
+	}
+	f->out[0] = g->nodes[run[nr - 1]].out[0];
+	free(f->op_type);
+	f->op_type = aoe_xstrdup("AoeElemChain");
+	free(f->in);
+	f->in = aoe_xcalloc((size_t)nin, sizeof(int));
+	memcpy(f->in, in, (size_t)nin * sizeof(int));
+	f->nin = nin;
+	attrs_free(f);
+	a = aoe_node_add_attr(f, "ops", AOE_A_STRINGS);
+	a->n = nr;
+	a->strings = ops;
+	a = aoe_node_add_attr(f, "arg", AOE_A_INTS);
+	a->n = nr;
+	a->ints = arg;
+	a = aoe_node_add_attr(f, "side", AOE_A_INTS);
+	a->n = nr;
+	a->ints = sd;
+	a = aoe_node_add_attr(f, "pa", AOE_A_FLOATS);
+	a->n = nr;
+	a->floats = pa;
+	a = aoe_node_add_attr(f, "pb", AOE_A_FLOATS);
+	a->n = nr;
+	a->floats = pb;
+	a = aoe_node_add_attr(f, "scal", AOE_A_FLOATS);
+	a->n = nr;
+	a->floats = sc;
+	a = aoe_node_add_attr(f, "div", AOE_A_INTS);
+	a->n = nr;
+	a->ints = dv;
+	a = aoe_node_add_attr(f, "mod", AOE_A_INTS);
+	a->n = nr;
+	a->ints = md;
+}
+
 /*
  * Apply d to the chain nodes[0..n): mark nodes that go away in kill[]
  * and count the rewrites; with dry set, only count.
  */
 static int
 apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
-    int dry, int *nbn, int *nact, int *nadd)
+    int dry, int *nbn, int *nact, int *nadd, int *nel)
 {
+	int fel = aoe_sched_get(d, "fuse_elem", 0) != 0;
 	int fbn = aoe_sched_get(d, "fuse_bn", 0) != 0;
 	int fact = aoe_sched_get(d, "fuse_act", 0) != 0;
 	int fadd = aoe_sched_get(d, "fuse_add", 0) != 0;
 	int th = (int)aoe_sched_get(d, "threads", 0);
+	int lay = (int)aoe_sched_get(d, "layout", 0);
+	int inpl = aoe_sched_get(d, "inplace", 0) != 0;
 	int prev = -1, prev_act = 0, prev_epi = 0, k, r;
 	float *fa, *ft;
 	aoe_act a;
 
-	*nbn = *nact = *nadd = 0;
+	*nbn = *nact = *nadd = *nel = 0;
 	for (k = 0; k < n; k++) {
 		int v = nodes[k];
 		aoe_node *nd = &g->nodes[v];
@@ -713,34 +895,76 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 		prev_act = has_act(nd);
 		prev_epi = has_epi(nd);
 	}
+	/*
+	 * Runs of element-wise float nodes, each reading the value of the
+	 * one before, become one AoeElemChain (fuse_elem).
+	 */
+	if (fel) {
+		int run[MAX_CHAIN], side[MAX_CHAIN], nr = 0, cur = -1, sd;
+		for (k = 0; k <= n; k++) {
+			int v = k < n ? nodes[k] : -1;
+			if (v >= 0 && kill[v])
+				continue;
+			if (v >= 0 && nr > 0 && (sd = elem_link(g,
+			    &g->nodes[v], cur)) >= 0) {
+				run[nr] = v;
+				side[nr++] = sd;
+				cur = g->nodes[v].out[0];
+				continue;
+			}
+			if (nr >= 2) {
+				if (!dry)
+					elem_fuse(g, run, side, nr);
+				for (r = 1; r < nr; r++)
+					kill[run[r]] = 1;
+				*nel += nr - 1;
+			}
+			nr = 0;
+			if (v >= 0 && (sd = elem_link(g, &g->nodes[v], -1)) >=
+			    0) {
+				run[nr] = v;
+				side[nr++] = sd;
+				cur = g->nodes[v].out[0];
+			}
+		}
+	}
 	if (!dry && th > 0)
 		for (k = 0; k < n; k++)
 			if (!kill[nodes[k]])
 				g->nodes[nodes[k]].nthreads = th;
+	/* The memory planner (lib/exec.c) honours this. */
+	if (!dry && inpl)
+		for (k = 0; k < n; k++)
+			if (!kill[nodes[k]] && aoe_attr_find(&g->nodes[nodes[k]],
+			    "_aoe_inplace") == NULL)
+				aoe_node_add_attr(&g->nodes[nodes[k]],
+				    "_aoe_inplace", AOE_A_INT)->i = 1;
+	/* The layout pass (aoe_fuse_layout) acts on this after the fusions. */
+	if (!dry && lay == AOE_LAYOUT_8C)
+		for (k = 0; k < n; k++)
+			if (!kill[nodes[k]] && aoe_attr_find(&g->nodes[nodes[k]],
+			    "_aoe_layout") == NULL)
+				aoe_node_add_attr(&g->nodes[nodes[k]],
+				    "_aoe_layout", AOE_A_INT)->i = lay;
 	return 0;
 }
 
 int
 aoe_sgat_effect(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
-    int *nbn, int *nact, int *nadd)
+    int *nbn, int *nact, int *nadd, int *nel)
 {
 	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
-	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact, nadd);
+	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact, nadd, nel);
 
 	free(kill);
 	return rc;
 }
 
 static void
-node_free(aoe_node *n)
+attrs_free(aoe_node *n)
 {
 	int i, j;
 
-	free(n->name);
-	free(n->op_type);
-	free(n->domain);
-	free(n->in);
-	free(n->out);
 	for (i = 0; i < n->nattr; i++) {
 		aoe_attr *a = &n->attrs[i];
 		free(a->name);
@@ -753,6 +977,19 @@ node_free(aoe_node *n)
 		aoe_tensor_free(a->t);
 	}
 	free(n->attrs);
+	n->attrs = NULL;
+	n->nattr = 0;
+}
+
+static void
+node_free(aoe_node *n)
+{
+	free(n->name);
+	free(n->op_type);
+	free(n->domain);
+	free(n->in);
+	free(n->out);
+	attrs_free(n);
 	if (n->priv_free)
 		n->priv_free(n->priv);
 }
@@ -1015,6 +1252,23 @@ fuse_mode(void)
 	return AOE_FUSE_BANK;
 }
 
+/*
+ * AOE_LAYOUT=8c (or nchw8c) asks for the blocked layout in every chain
+ * and AOE_LAYOUT=plain for none, whatever the bank says; -1 when unset.
+ */
+static int
+layout_env(void)
+{
+	const char *env = getenv("AOE_LAYOUT");
+
+	if (env == NULL || *env == '\0')
+		return -1;
+	if (strcmp(env, "8c") == 0 || strcmp(env, "nchw8c") == 0 ||
+	    strcmp(env, "8") == 0)
+		return AOE_LAYOUT_8C;
+	return 0;
+}
+
 int
 aoe_fuse_canon(aoe_graph *g)
 {
@@ -1082,13 +1336,16 @@ aoe_fuse_default(aoe_sched *d)
 	aoe_sched_set(d, "fuse_bn", 1);
 	aoe_sched_set(d, "fuse_act", 1);
 	aoe_sched_set(d, "fuse_add", 1);
+	aoe_sched_set(d, "fuse_elem", 1);
+	aoe_sched_set(d, "inplace", 1);
 }
 
 int
 aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 {
 	int mode = fuse_mode(), np, id, n, nthreads, rc = 0, nbn, nact, nadd;
-	int *part, *nodes, any = 0;
+	int nel;
+	int *part, *nodes, any = 0, lay = layout_env();
 	char *kill, *sig;
 	aoe_sched d;
 
@@ -1120,10 +1377,12 @@ aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 				aoe_fuse_bank_find(sig, &d);
 			free(sig);
 		}
+		if (lay >= 0 && mode != AOE_FUSE_FORCE)
+			aoe_sched_set(&d, "layout", lay);
 		if ((rc = apply(g, nodes, n, &d, kill, 0, &nbn, &nact,
-		    &nadd)) < 0)
+		    &nadd, &nel)) < 0)
 			break;
-		any += nbn + nact + nadd;
+		any += nbn + nact + nadd + nel;
 	}
 	if (rc == 0 && any > 0) {
 		compact(g, kill);
@@ -1133,6 +1392,243 @@ aoe_fuse_hook(aoe_graph *g, const aoe_run_opts *o)
 	free(nodes);
 	free(kill);
 	return rc;
+}
+
+/*
+ * Layouts.  A chain whose decisions say layout=8 has its nodes marked
+ * (_aoe_layout); once the fusions are done, aoe_fuse_layout() runs each
+ * marked node that can work in NCHW8c on blocked tensors: a Conv the
+ * blocked kernel takes, a pooling or Resize that k_pool.c runs blocked,
+ * an element-wise float op whose operands all have the output's shape.
+ * A tensor stays blocked from one such node to the next, across chains;
+ * an AoeReorder converts it where it meets a node, or a graph output,
+ * that wants it plain, and one converts a plain tensor that a blocked
+ * node reads.
+ */
+static int
+in_list(const char *s, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether input j of n carries the data that a blocked n reads blocked. */
+static int
+layout_data_in(const aoe_graph *g, const aoe_node *n, int j)
+{
+	const aoe_tensor *t = aoe_in(g, n, j);
+
+	if (t == NULL || t->kind == AOE_T_CONST)
+		return 0;
+	return strcmp(n->op_type, "Conv") != 0 || j == 0 || j == 3;
+}
+
+static int
+layout_capable(const aoe_graph *g, const aoe_node *n)
+{
+	static const char *const unary[] = { "Relu", "LeakyRelu", "Sigmoid",
+	    "HardSigmoid", "HardSwish", "Tanh", "Erf", "Neg", "Abs", "Elu",
+	    "Selu", "Celu", "Softplus", "Softsign", "Clip" };
+	static const char *const binary[] = { "Add", "Sub", "Mul", "Max",
+	    "Min" };
+	static const char *const pools[] = { "MaxPool", "AveragePool",
+	    "GlobalAveragePool", "GlobalMaxPool", "Resize", "Upsample" };
+	const aoe_tensor *y = aoe_out(g, n, 0), *x;
+	int j, nd = 0;
+
+	if (n->domain || n->nout != 1 || y == NULL || y->dtype != AOE_F32 ||
+	    y->ndim != 4)
+		return 0;
+	if (strcmp(n->op_type, "Conv") == 0) {
+		for (j = 1; j < 3; j++)
+			if ((x = aoe_in(g, n, j)) && x->kind != AOE_T_CONST)
+				return 0;
+		return aoe_conv_8c_ok(g, n);
+	}
+	if (in_list(n->op_type, pools, sizeof(pools) / sizeof(pools[0])))
+		return aoe_pool_8c_ok(g, n);
+	/* A fused element-wise chain: every operand of the output's shape. */
+	if (strcmp(n->op_type, "AoeElemChain") == 0) {
+		for (j = 0; j < n->nin; j++)
+			if ((x = aoe_in(g, n, j)) == NULL ||
+			    x->kind == AOE_T_CONST || !same_shape(x, y))
+				return 0;
+		return 1;
+	}
+	if (!in_list(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) &&
+	    !(n->nin == 2 && in_list(n->op_type, binary,
+	    sizeof(binary) / sizeof(binary[0]))))
+		return 0;
+	for (j = 0; j < n->nin; j++) {
+		if ((x = aoe_in(g, n, j)) == NULL || x->kind == AOE_T_CONST)
+			continue;
+		if (x->dtype != AOE_F32 || !same_shape(x, y))
+			return 0;
+		nd++;
+	}
+	/* Clip's bounds are constants; a binary op has two operands. */
+	return nd == (in_list(n->op_type, binary, sizeof(binary) /
+	    sizeof(binary[0])) ? 2 : 1) && (strcmp(n->op_type, "Clip") != 0 ||
+	    nd == 1);
+}
+
+/*
+ * Memory reuse.  A node that a decision inplace=1 marked may write its
+ * output over its input 0 when that input dies there (lib/exec.c checks
+ * the lifetimes): an element-wise float op whose input 0 has the
+ * output's shape, or a copy that only renames the shape.
+ */
+int
+aoe_fuse_inplace_ok(const aoe_graph *g, const aoe_node *n)
+{
+	static const char *const unary[] = { "Relu", "LeakyRelu", "Sigmoid",
+	    "HardSigmoid", "HardSwish", "Tanh", "Erf", "Neg", "Abs", "Elu",
+	    "Selu", "Celu", "Softplus", "Softsign", "Clip", "Sqrt", "Exp",
+	    "Log", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos" };
+	static const char *const binary[] = { "Add", "Sub", "Mul", "Div",
+	    "Max", "Min" };
+	static const char *const copies[] = { "Identity", "Reshape",
+	    "Flatten", "Squeeze", "Unsqueeze" };
+	const aoe_tensor *x = aoe_in(g, n, 0), *y = aoe_out(g, n, 0);
+
+	if (n->domain || n->nout != 1 || x == NULL || y == NULL ||
+	    x->dtype != y->dtype || x->layout != y->layout ||
+	    aoe_tensor_nbytes(x) != aoe_tensor_nbytes(y) ||
+	    aoe_tensor_nbytes(y) == 0)
+		return 0;
+	if (in_list(n->op_type, copies, sizeof(copies) / sizeof(copies[0])))
+		return 1;
+	if (x->dtype != AOE_F32 || !same_shape(x, y))
+		return 0;
+	return in_list(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) ||
+	    (n->nin == 2 && in_list(n->op_type, binary, sizeof(binary) /
+	    sizeof(binary[0])));
+}
+
+int
+aoe_sgat_inplace_nodes(const aoe_graph *g, const int *nodes, int n)
+{
+	int k, cnt = 0;
+
+	for (k = 0; k < n; k++)
+		cnt += aoe_fuse_inplace_ok(g, &g->nodes[nodes[k]]);
+	return cnt;
+}
+
+int
+aoe_sgat_layout_nodes(const aoe_graph *g, const int *nodes, int n)
+{
+	int k, cnt = 0;
+
+	for (k = 0; k < n; k++)
+		cnt += strcmp(g->nodes[nodes[k]].op_type, "Conv") == 0 &&
+		    layout_capable(g, &g->nodes[nodes[k]]);
+	return cnt;
+}
+
+/* A new tensor like tensor t, blocked, named after it. */
+static int
+blocked_twin(aoe_graph *g, int t)
+{
+	char name[512];
+	int i, k;
+
+	for (k = 0;; k++) {
+		snprintf(name, sizeof(name), "%s/aoe_8c%s%d",
+		    g->tensors[t]->name, k ? "_" : "", k);
+		if (aoe_graph_find(g, name) < 0)
+			break;
+	}
+	i = aoe_graph_tensor(g, name);
+	aoe_tensor_set(g->tensors[i], g->tensors[t]->dtype,
+	    g->tensors[t]->ndim, g->tensors[t]->dims);
+	g->tensors[i]->layout = AOE_LAYOUT_8C;
+	return i;
+}
+
+static void
+add_reorder(aoe_graph *g, const char *base, int from, int to, int layout)
+{
+	char name[512];
+	int v;
+
+	snprintf(name, sizeof(name), "%s/aoe_reorder", base);
+	v = aoe_graph_add_node(g, name, "AoeReorder", 1, &from, 1, &to);
+	aoe_node_add_attr(&g->nodes[v], "to", AOE_A_INT)->i = layout;
+}
+
+int
+aoe_fuse_layout(aoe_graph *g)
+{
+	int nn = g->nnodes, nt = g->ntensors, i, j, u, v, t, tb, any = 0;
+	char *inm = aoe_xcalloc((size_t)nn + 1, 1);
+	char *isout = aoe_xcalloc((size_t)nt + 1, 1);
+	int *twin = aoe_xcalloc((size_t)nt + 1, sizeof(int));
+
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[v = g->order[i]];
+		if (!n->dead && aoe_attr_int(n, "_aoe_layout", 0) ==
+		    AOE_LAYOUT_8C && layout_capable(g, n))
+			inm[v] = 1;
+	}
+	for (i = 0; i < g->noutputs; i++)
+		isout[g->outputs[i]] = 1;
+	/*
+	 * Outputs: blocked, with a reorder to the plain tensor when
+	 * something else reads it (nodes are added from here on, so they
+	 * are named by index, never held by pointer).
+	 */
+	for (v = 0; v < nn; v++) {
+		int plain;
+		if (!inm[v] || g->tensors[t = g->nodes[v].out[0]]->layout ==
+		    AOE_LAYOUT_8C)
+			continue;
+		plain = t < nt && isout[t];
+		for (u = 0; u < nn && !plain; u++)
+			for (j = 0; j < g->nodes[u].nin && !g->nodes[u].dead;
+			    j++)
+				if (g->nodes[u].in[j] == t &&
+				    (!inm[u] || !layout_data_in(g,
+				    &g->nodes[u], j)))
+					plain = 1;
+		any = 1;
+		if (!plain) {
+			g->tensors[t]->layout = AOE_LAYOUT_8C;
+			continue;
+		}
+		tb = blocked_twin(g, t);
+		g->nodes[v].out[0] = tb;
+		for (u = 0; u < nn; u++)
+			for (j = 0; inm[u] && j < g->nodes[u].nin; j++)
+				if (g->nodes[u].in[j] == t)
+					g->nodes[u].in[j] = tb;
+		add_reorder(g, g->nodes[v].name, tb, t, 0);
+	}
+	/* Inputs: a plain tensor a blocked node reads gets a blocked twin. */
+	for (i = 0; i < nt; i++)
+		twin[i] = -1;
+	for (v = 0; v < nn; v++)
+		for (j = 0; inm[v] && j < g->nodes[v].nin; j++) {
+			if (!layout_data_in(g, &g->nodes[v], j) ||
+			    (t = g->nodes[v].in[j]) >= nt ||
+			    g->tensors[t]->layout == AOE_LAYOUT_8C)
+				continue;
+			if (twin[t] < 0) {
+				twin[t] = blocked_twin(g, t);
+				add_reorder(g, g->tensors[t]->name, t, twin[t],
+				    AOE_LAYOUT_8C);
+			}
+			g->nodes[v].in[j] = twin[t];
+			any = 1;
+		}
+	free(inm);
+	free(isout);
+	free(twin);
+	return any;
 }
 
 /*

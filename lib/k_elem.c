@@ -54,6 +54,18 @@
 #define DEF_TILE 16384
 
 /*
+ * The elements stored: for an NCHW8c tensor (kernel.h) its padding lanes
+ * count too, so that a same-shape op runs over the blocks as they are.
+ */
+static int64_t
+stored(const aoe_tensor *t)
+{
+	if (t->layout != 0)
+		return (int64_t)(aoe_tensor_nbytes(t) / aoe_dtype_size(t->dtype));
+	return aoe_tensor_numel(t);
+}
+
+/*
  * Threads to use for n elements of work.
  */
 static int
@@ -253,7 +265,8 @@ struct uprm {
 	int vec;
 };
 
-typedef void (*ufn)(float *restrict o, const float *restrict x, int64_t n,
+/* A unary kernel; o may be x (a node run in place, lib/exec.c). */
+typedef void (*ufn)(float *o, const float *x, int64_t n,
     const struct uprm *p);
 
 #ifdef HAVE_AVX2
@@ -299,7 +312,7 @@ typedef void (*ufn)(float *restrict o, const float *restrict x, int64_t n,
 #ifdef HAVE_AVX2
 #define DEF_UNARY(name, VEXPR, SEXPR)					\
 static void								\
-name(float *restrict o, const float *restrict x, int64_t n,		\
+name(float *o, const float *x, int64_t n,		\
     const struct uprm *p)						\
 {									\
 	if (p->vec)							\
@@ -310,7 +323,7 @@ name(float *restrict o, const float *restrict x, int64_t n,		\
 #else
 #define DEF_UNARY(name, VEXPR, SEXPR)					\
 static void								\
-name(float *restrict o, const float *restrict x, int64_t n,		\
+name(float *o, const float *x, int64_t n,		\
     const struct uprm *p)						\
 {									\
 	SLOOP(SEXPR);							\
@@ -320,7 +333,7 @@ name(float *restrict o, const float *restrict x, int64_t n,		\
 /* Simple ops: plain loops that the compiler vectorises by itself. */
 #define DEF_SIMPLE(name, SEXPR)						\
 static void								\
-name(float *restrict o, const float *restrict x, int64_t n,		\
+name(float *o, const float *x, int64_t n,		\
     const struct uprm *p)						\
 {									\
 	SLOOP(SEXPR);							\
@@ -487,6 +500,30 @@ unary_find(const char *op)
 	return NULL;
 }
 
+/* The parameters of unary float op n, from its attributes. */
+static void
+unary_params(const aoe_node *n, struct uprm *p)
+{
+	p->vec = DEF_VEC;
+	p->a = p->b = 0.0f;
+	if (strcmp(n->op_type, "LeakyRelu") == 0)
+		p->a = aoe_attr_float(n, "alpha", 0.01f);
+	else if (strcmp(n->op_type, "HardSigmoid") == 0) {
+		p->a = aoe_attr_float(n, "alpha", 0.2f);
+		p->b = aoe_attr_float(n, "beta", 0.5f);
+	} else if (strcmp(n->op_type, "Elu") == 0 ||
+	    strcmp(n->op_type, "Celu") == 0 ||
+	    strcmp(n->op_type, "ThresholdedRelu") == 0)
+		p->a = aoe_attr_float(n, "alpha", 1.0f);
+	else if (strcmp(n->op_type, "Selu") == 0) {
+		p->a = aoe_attr_float(n, "alpha", 1.67326319217681884765625f);
+		p->b = aoe_attr_float(n, "gamma", 1.05070102214813232421875f);
+	} else if (strcmp(n->op_type, "Shrink") == 0) {
+		p->a = aoe_attr_float(n, "lambd", 0.5f);
+		p->b = aoe_attr_float(n, "bias", 0.0f);
+	}
+}
+
 /* One tile of a unary kernel. */
 struct utile_ctx {
 	ufn fn;
@@ -580,7 +617,7 @@ unary_run(aoe_kctx *k)
 {
 	const aoe_node *n = k->n;
 	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
-	int64_t numel = aoe_tensor_numel(x);
+	int64_t numel = stored(x);
 	struct uprm p;
 	ufn fn;
 	int op;
@@ -609,24 +646,8 @@ unary_run(aoe_kctx *k)
 	if (fn == NULL)
 		return aoe_err(AOE_EINTERNAL, "%s '%s': no kernel",
 		    n->op_type, n->name);
+	unary_params(n, &p);
 	p.vec = (int)aoe_sched_get(k->sched, "vec", DEF_VEC);
-	p.a = p.b = 0.0f;
-	if (strcmp(n->op_type, "LeakyRelu") == 0)
-		p.a = aoe_attr_float(n, "alpha", 0.01f);
-	else if (strcmp(n->op_type, "HardSigmoid") == 0) {
-		p.a = aoe_attr_float(n, "alpha", 0.2f);
-		p.b = aoe_attr_float(n, "beta", 0.5f);
-	} else if (strcmp(n->op_type, "Elu") == 0 ||
-	    strcmp(n->op_type, "Celu") == 0 ||
-	    strcmp(n->op_type, "ThresholdedRelu") == 0)
-		p.a = aoe_attr_float(n, "alpha", 1.0f);
-	else if (strcmp(n->op_type, "Selu") == 0) {
-		p.a = aoe_attr_float(n, "alpha", 1.67326319217681884765625f);
-		p.b = aoe_attr_float(n, "gamma", 1.05070102214813232421875f);
-	} else if (strcmp(n->op_type, "Shrink") == 0) {
-		p.a = aoe_attr_float(n, "lambd", 0.5f);
-		p.b = aoe_attr_float(n, "bias", 0.0f);
-	}
 	unary_apply(fn, y->data, x->data, numel, &p, k);
 	return 0;
 }
@@ -765,6 +786,22 @@ CLIP_INT(uint32_t, 0, UINT32_MAX)
 CLIP_INT(uint64_t, 0, UINT64_MAX)
 CLIP_INT(double, -INFINITY, INFINITY)
 
+/* A float Clip's bounds: attributes before opset 11, else inputs. */
+static void
+clip_bounds(const aoe_graph *g, const aoe_node *n, struct uprm *p)
+{
+	const aoe_tensor *tlo = opt_in(g, n, 1), *thi = opt_in(g, n, 2);
+
+	p->vec = 1;
+	if (g->opset < 11) {
+		p->a = aoe_attr_float(n, "min", -FLT_MAX);
+		p->b = aoe_attr_float(n, "max", FLT_MAX);
+	} else {
+		p->a = tlo ? *(const float *)tlo->data : -INFINITY;
+		p->b = thi ? *(const float *)thi->data : INFINITY;
+	}
+}
+
 static int
 clip_run(aoe_kctx *k)
 {
@@ -772,19 +809,12 @@ clip_run(aoe_kctx *k)
 	aoe_tensor *x = aoe_in(k->g, n, 0), *y = aoe_out(k->g, n, 0);
 	aoe_tensor *tlo = opt_in(k->g, n, 1), *thi = opt_in(k->g, n, 2);
 	const void *lo = tlo ? tlo->data : NULL, *hi = thi ? thi->data : NULL;
-	int64_t numel = aoe_tensor_numel(x);
+	int64_t numel = stored(x);
 	struct uprm p;
 
 	switch (x->dtype) {
 	case AOE_F32:
-		p.vec = 1;
-		if (k->g->opset < 11) {
-			p.a = aoe_attr_float(n, "min", -FLT_MAX);
-			p.b = aoe_attr_float(n, "max", FLT_MAX);
-		} else {
-			p.a = lo ? *(const float *)lo : -INFINITY;
-			p.b = hi ? *(const float *)hi : INFINITY;
-		}
+		clip_bounds(k->g, n, &p);
 		unary_apply(u_clip, y->data, x->data, numel, &p, k);
 		break;
 	case AOE_F64:
@@ -1500,6 +1530,31 @@ pow_scalar_run(float *o, const float *x, int64_t n, float e)
 			o[i] = powf(x[i], e);
 }
 
+/*
+ * The plan for output y; operands of a blocked y are blocked and of its
+ * shape (lib/fuse.c sees to that), so one flat run covers the blocks.
+ */
+static void
+plan_for(struct bplan *p, int nin, aoe_tensor *const *in,
+    const aoe_tensor *y)
+{
+	aoe_tensor flat[MAXIN], *fp[MAXIN];
+	int64_t len = stored(y);
+	int i;
+
+	if (y->layout == 0) {
+		bplan_make(p, nin, in, y->ndim, y->dims);
+		return;
+	}
+	for (i = 0; i < nin; i++) {
+		flat[i] = *in[i];
+		flat[i].ndim = 1;
+		flat[i].dims[0] = len;
+		fp[i] = &flat[i];
+	}
+	bplan_make(p, nin, fp, 1, &len);
+}
+
 static int
 bin_run(aoe_kctx *k)
 {
@@ -1523,7 +1578,7 @@ bin_run(aoe_kctx *k)
 		in[0] = aoe_in(k->g, n, 0);
 		ptr[0] = in[0]->data;
 		es[0] = sz;
-		bplan_make(&p, 1, in, y->ndim, y->dims);
+		plan_for(&p, 1, in, y);
 		bplan_run(&p, cp, y->data, sz, ptr, es, NULL, k->nthreads,
 		    grain);
 		for (i = 1; i < n->nin; i++) {
@@ -1532,7 +1587,7 @@ bin_run(aoe_kctx *k)
 			ptr[0] = y->data;
 			ptr[1] = in[1]->data;
 			es[0] = es[1] = sz;
-			bplan_make(&p, 2, in, y->ndim, y->dims);
+			plan_for(&p, 2, in, y);
 			/* In place: each element reads its own slot first. */
 			bplan_run(&p, b->tab[dt], y->data, sz, ptr, es, NULL,
 			    k->nthreads, grain);
@@ -1554,7 +1609,7 @@ bin_run(aoe_kctx *k)
 		break;
 	case K_MOD:
 		fm = aoe_attr_int(n, "fmod", 0) != 0;
-		bplan_make(&p, nin, in, y->ndim, y->dims);
+		plan_for(&p, nin, in, y);
 		bplan_run(&p, b->tab[dt], y->data, es[0], ptr, es, &fm,
 		    k->nthreads, grain);
 		return 0;
@@ -1570,7 +1625,7 @@ bin_run(aoe_kctx *k)
 		else {
 			pp.ta = dt;
 			pp.tb = in[1]->dtype;
-			bplan_make(&p, nin, in, y->ndim, y->dims);
+			plan_for(&p, nin, in, y);
 			bplan_run(&p, b_pow_any, y->data, es[0], ptr, es, &pp,
 			    k->nthreads, grain);
 			return 0;
@@ -1588,14 +1643,289 @@ bin_run(aoe_kctx *k)
 		fn = b->fn;
 		break;
 	}
-	bplan_make(&p, nin, in, y->ndim, y->dims);
+	plan_for(&p, nin, in, y);
 	bplan_run(&p, fn, y->data, aoe_dtype_size(y->dtype), ptr, es, NULL,
 	    k->nthreads, grain);
 	return 0;
 }
 
+/*
+ * AoeElemChain: a run of element-wise float nodes that lib/fuse.c made
+ * one (decision fuse_elem), computed a tile at a time in a buffer that
+ * stays in L1: input 0 is the value the chain starts from, and each
+ * step applies a unary op to it, or a binary one with a scalar or
+ * another input of the same shape.  Attributes, one entry a step:
+ * "ops" (the op types), "pa" and "pb" (a unary op's parameters, as
+ * aoe_elem_step gives them), "arg" (-1 unary, -2 the scalar "scal", or
+ * the input index), "side" (1 when the value is the right operand), and
+ * for an input, "div" and "mod": element i of the chain reads element
+ * (i / div) % mod of it (a broadcast as one block of dimensions).
+ */
+#define CHAIN_TILE 1024
+
+struct cstep {
+	ufn fn;			/* unary, or NULL */
+	bfn bf;			/* binary */
+	struct uprm p;
+	int arg, side;
+	float scal;
+	int64_t div, mod;
+};
+
+struct chain {
+	int ns;
+	struct cstep st[];
+};
+
+int
+aoe_elem_step(const aoe_graph *g, const aoe_node *n, float *pa, float *pb)
+{
+	static const char *const bin[] = { "Add", "Sub", "Mul", "Div", "Max",
+	    "Min" };
+	const aoe_tensor *x = opt_in(g, n, 0), *y = aoe_out(g, n, 0);
+	struct uprm p;
+	size_t i;
+
+	if (n->domain || n->nout != 1 || x == NULL || y == NULL ||
+	    x->dtype != AOE_F32 || y->dtype != AOE_F32)
+		return 0;
+	if (strcmp(n->op_type, "Clip") == 0) {
+		for (i = 1; i < (size_t)n->nin && i < 3; i++)
+			if (opt_in(g, n, (int)i) && (opt_in(g, n,
+			    (int)i)->kind != AOE_T_CONST || aoe_tensor_numel(
+			    opt_in(g, n, (int)i)) != 1))
+				return 0;
+		clip_bounds(g, n, &p);
+		*pa = p.a;
+		*pb = p.b;
+		return 1;
+	}
+	if (n->nin == 1 && unary_find(n->op_type) != NULL &&
+	    strcmp(n->op_type, "Identity") != 0) {
+		unary_params(n, &p);
+		*pa = p.a;
+		*pb = p.b;
+		return 1;
+	}
+	for (i = 0; i < sizeof(bin) / sizeof(bin[0]); i++)
+		if (n->nin == 2 && strcmp(n->op_type, bin[i]) == 0 &&
+		    opt_in(g, n, 1)->dtype == AOE_F32)
+			return 2;
+	return 0;
+}
+
+static char *const *
+attr_strings(const aoe_node *n, const char *name, int *cnt)
+{
+	const aoe_attr *a = aoe_attr_find(n, name);
+
+	if (a == NULL || a->type != AOE_A_STRINGS)
+		return NULL;
+	*cnt = a->n;
+	return a->strings;
+}
+
+static void
+chain_free(void *p)
+{
+	free(p);
+}
+
+static int
+chain_infer(aoe_graph *g, aoe_node *n)
+{
+	const aoe_tensor *x = opt_in(g, n, 0), *t;
+	const int64_t *arg, *dv, *md;
+	int cnt, na, i;
+
+	if (x == NULL || x->dtype != AOE_F32 || n->nout != 1 ||
+	    attr_strings(n, "ops", &cnt) == NULL || cnt < 1 ||
+	    (arg = aoe_attr_ints(n, "arg", &na)) == NULL || na != cnt)
+		return aoe_err(AOE_EDATA, "AoeElemChain '%s': needs a float "
+		    "input and the attributes ops and arg, one a step",
+		    n->name);
+	dv = aoe_attr_ints(n, "div", &na);
+	dv = dv && na == cnt ? dv : NULL;
+	md = aoe_attr_ints(n, "mod", &na);
+	md = md && na == cnt ? md : NULL;
+	for (i = 0; i < cnt; i++) {
+		if (arg[i] < 0)
+			continue;
+		if (arg[i] >= n->nin || (t = opt_in(g, n, (int)arg[i])) ==
+		    NULL || t->dtype != AOE_F32 ||
+		    (dv ? dv[i] : 1) * (md ? md[i] : aoe_tensor_numel(x)) >
+		    aoe_tensor_numel(x) || (md ? md[i] :
+		    aoe_tensor_numel(x)) != aoe_tensor_numel(t))
+			return aoe_err(AOE_EDATA, "AoeElemChain '%s': step %d "
+			    "reads no float input that broadcasts to the "
+			    "chain's shape", n->name, i);
+	}
+	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
+}
+
+static int
+chain_prepare(aoe_graph *g, aoe_node *n)
+{
+	const int64_t *arg, *side, *dv, *md;
+	const float *pa, *pb, *scal;
+	char *const *ops;
+	struct chain *c;
+	int cnt = 0, i, m;
+
+	(void)g;
+	ops = attr_strings(n, "ops", &cnt);
+	arg = aoe_attr_ints(n, "arg", &m);
+	side = aoe_attr_ints(n, "side", &m);
+	side = side && m == cnt ? side : NULL;
+	pa = aoe_attr_floats(n, "pa", &m);
+	pa = pa && m == cnt ? pa : NULL;
+	pb = aoe_attr_floats(n, "pb", &m);
+	pb = pb && m == cnt ? pb : NULL;
+	scal = aoe_attr_floats(n, "scal", &m);
+	scal = scal && m == cnt ? scal : NULL;
+	dv = aoe_attr_ints(n, "div", &m);
+	dv = dv && m == cnt ? dv : NULL;
+	md = aoe_attr_ints(n, "mod", &m);
+	md = md && m == cnt ? md : NULL;
+	c = aoe_xcalloc(1, sizeof(*c) + (size_t)cnt * sizeof(c->st[0]));
+	c->ns = cnt;
+	for (i = 0; i < cnt; i++) {
+		struct cstep *s = &c->st[i];
+		const struct bop *b;
+		s->arg = (int)arg[i];
+		s->side = side ? (int)side[i] : 0;
+		s->scal = scal ? scal[i] : 0;
+		s->div = dv && dv[i] > 0 ? dv[i] : 1;
+		s->mod = md && md[i] > 0 ? md[i] : INT64_MAX;
+		s->p.vec = DEF_VEC;
+		s->p.a = pa ? pa[i] : 0;
+		s->p.b = pb ? pb[i] : 0;
+		if (s->arg == -1)
+			s->fn = strcmp(ops[i], "Clip") == 0 ? u_clip :
+			    unary_find(ops[i]);
+		else if ((b = bop_find(ops[i])) != NULL && (b->kind == K_ARITH ||
+		    b->kind == K_VAR))
+			s->bf = b->tab[AOE_F32];
+		if (s->fn == NULL && s->bf == NULL) {
+			free(c);
+			return aoe_err(AOE_EDATA, "AoeElemChain '%s': step %d "
+			    "(%s) is not an element-wise float op", n->name,
+			    i, ops[i]);
+		}
+	}
+	n->priv = c;
+	n->priv_free = chain_free;
+	return 0;
+}
+
+struct chain_ctx {
+	const struct chain *c;
+	const aoe_graph *g;
+	const aoe_node *n;
+	float *y;
+	int64_t len, numel, ntiles, nch;
+};
+
+static void
+chain_chunk(void *arg, int64_t ch, int tid)
+{
+	const struct chain_ctx *x = arg;
+	float buf[CHAIN_TILE] __attribute__((aligned(64)));
+	float tmp[CHAIN_TILE] __attribute__((aligned(64)));
+	const float *x0 = opt_in(x->g, x->n, 0)->data;
+	int64_t t, t1 = aoe_chunk_lo(x->ntiles, x->nch, ch + 1);
+	int s;
+
+	(void)tid;
+	for (t = aoe_chunk_lo(x->ntiles, x->nch, ch); t < t1; t++) {
+		int64_t i0 = t * CHAIN_TILE;
+		int64_t m = min64(CHAIN_TILE, x->len - i0);
+
+		memcpy(buf, x0 + i0, (size_t)m * sizeof(float));
+		for (s = 0; s < x->c->ns; s++) {
+			const struct cstep *st = &x->c->st[s];
+			const float *o;
+			int so;
+			if (st->fn) {
+				st->fn(buf, buf, m, &st->p);
+				continue;
+			}
+			so = st->arg >= 0;
+			if (st->arg < 0)
+				o = &st->scal;
+			else if (st->div == 1 && st->mod >= x->numel)
+				o = (const float *)opt_in(x->g, x->n,
+				    st->arg)->data + i0;
+			else {
+				/*
+				 * Runs: of div copies of one value, or
+				 * (div 1) of consecutive values up to the
+				 * period's end.
+				 */
+				const float *src = opt_in(x->g, x->n,
+				    st->arg)->data;
+				int64_t r = i0 % st->div;
+				int64_t q = i0 / st->div % st->mod, i = 0, l, j;
+
+				while (i < m) {
+					if (st->div == 1) {
+						l = min64(st->mod - q, m - i);
+						memcpy(tmp + i, src + q,
+						    (size_t)l * sizeof(float));
+						q = (q + l) % st->mod;
+					} else {
+						l = min64(st->div - r, m - i);
+						for (j = 0; j < l; j++)
+							tmp[i + j] = src[q];
+						if ((r += l) == st->div) {
+							r = 0;
+							if (++q == st->mod)
+								q = 0;
+						}
+					}
+					i += l;
+				}
+				o = tmp;
+			}
+			/* In place: each element reads its own slot first. */
+			if (st->side)
+				st->bf(buf, o, buf, NULL, m, so, 1, 0, NULL);
+			else
+				st->bf(buf, buf, o, NULL, m, 1, so, 0, NULL);
+		}
+		memcpy(x->y + i0, buf, (size_t)m * sizeof(float));
+	}
+}
+
+static int
+chain_run(aoe_kctx *k)
+{
+	aoe_tensor *y = aoe_out(k->g, k->n, 0);
+	struct chain_ctx x;
+	int nt;
+
+	if (k->n->priv == NULL)
+		return aoe_err(AOE_EINTERNAL, "AoeElemChain '%s': not "
+		    "prepared", k->n->name);
+	x.c = k->n->priv;
+	x.g = k->g;
+	x.n = k->n;
+	x.y = y->data;
+	x.len = stored(y);
+	x.numel = aoe_tensor_numel(y);
+	x.ntiles = ceildiv(x.len, CHAIN_TILE);
+	nt = nthreads_for(x.len, aoe_sched_get(k->sched, "par", DEF_PAR),
+	    k->nthreads);
+	x.nch = aoe_nchunks(x.ntiles, nt);
+	if (x.len > 0)
+		aoe_parallel(nt, x.nch, chain_chunk, &x);
+	return 0;
+}
+
 const aoe_op aoe_ops_elem[] = {
 	{ "Relu", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "AoeElemChain", chain_infer, chain_run, chain_prepare,
+	    elem_default_sched },
 	{ "LeakyRelu", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Sigmoid", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "HardSigmoid", unary_infer, unary_run, NULL, elem_default_sched },

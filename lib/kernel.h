@@ -350,6 +350,15 @@ void aoe_from_8c(const float *x, float *y, int64_t n, int64_t c,
 int aoe_pool_8c_ok(const aoe_graph *g, const aoe_node *n);
 
 /*
+ * Whether node n can be a step of an AoeElemChain (k_elem.c): 1 a unary
+ * float op, with its parameters in *pa and *pb (Clip's bounds, or
+ * alpha and beta and the like); 2 a float Add, Sub, Mul, Div, Max or
+ * Min; 0 neither.
+ */
+int aoe_elem_step(const aoe_graph *g, const aoe_node *n, float *pa,
+    float *pb);
+
+/*
  * The thread pool (lib/pool.c), on which every parallel loop runs.
  * aoe_parallel() calls fn(ctx, chunk, tid) once for each chunk in
  * [0, nchunks), on up to nthreads threads; the caller is tid 0, and every

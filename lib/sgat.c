@@ -315,9 +315,12 @@ round6(double v)
 	return round(v * 1e3) / 1e3;
 }
 
+/* Candidate decisions of one subgraph, at most. */
+#define MAXCAND 128
+
 /* The decisions' knobs, in the order records list them. */
 static const char *const dknobs[] = { "fuse_bn", "fuse_act", "fuse_add",
-    "threads" };
+    "fuse_elem", "threads", "layout", "inplace" };
 #define NDKNOBS (int)(sizeof(dknobs) / sizeof(dknobs[0]))
 
 static int
@@ -330,6 +333,17 @@ same_d(const aoe_sched *a, const aoe_sched *b)
 		    aoe_sched_get(b, dknobs[i], 0))
 			return 0;
 	return 1;
+}
+
+static int
+seen_d(const aoe_sched *c, int nc, const aoe_sched *d)
+{
+	int i;
+
+	for (i = 0; i < nc; i++)
+		if (same_d(&c[i], d))
+			return 1;
+	return 0;
 }
 
 static cJSON *
@@ -439,12 +453,13 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 {
 	cJSON *rec = cJSON_CreateObject(), *cands, *types;
 	aoe_graph *sg = NULL;
-	aoe_sched base_d, cand[32], best_d;
+	aoe_sched base_d, cand[MAXCAND], best_d;
 	opat_timing base, t, best, b2, a2;
 	char kb[32], first[512], when[32];
 	const char *outcome;
 	double spent = 0, before, after, noise, sb, sa;
 	int hit, nc = 0, bn, act, add, th, nbn, nact, nadd, i, trials = 0;
+	int lay, nlay, inpl, ninpl, el, nel;
 	int rc;
 	uint64_t seed = o->seed ^ s->key;
 
@@ -474,13 +489,22 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	 */
 	aoe_fuse_default(&base_d);
 	hit = aoe_fuse_bank_find(s->sig, &base_d);
-	aoe_sgat_effect(g, s->nodes, s->n, &base_d, &nbn, &nact, &nadd);
+	aoe_sgat_effect(g, s->nodes, s->n, &base_d, &nbn, &nact, &nadd,
+	    &nel);
 	if (nbn == 0)
 		aoe_sched_set(&base_d, "fuse_bn", 0);
 	if (nact == 0)
 		aoe_sched_set(&base_d, "fuse_act", 0);
 	if (nadd == 0)
 		aoe_sched_set(&base_d, "fuse_add", 0);
+	if (nel == 0)
+		aoe_sched_set(&base_d, "fuse_elem", 0);
+	nlay = aoe_sgat_layout_nodes(g, s->nodes, s->n);
+	ninpl = aoe_sgat_inplace_nodes(g, s->nodes, s->n);
+	if (nlay == 0)
+		aoe_sched_set(&base_d, "layout", 0);
+	if (ninpl == 0)
+		aoe_sched_set(&base_d, "inplace", 0);
 	if ((rc = aoe_sgat_extract(g, s->nodes, s->n, &sg)) < 0) {
 		cJSON_AddStringToObject(rec, "reason", aoe_errmsg());
 		cJSON_AddStringToObject(rec, "outcome", "failed");
@@ -513,22 +537,50 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 		aoe_graph_free(sg);
 		return rec;
 	}
-	/* The space: each fusion where it applies, and thread counts. */
-	for (i = 0; i < 8; i++)
-		for (th = 0; th < nthreads && nc < 32; th = th ? th * 2 : 1) {
+	/*
+	 * The space: each combination of the fusions where they apply,
+	 * with thread counts; then, with every fusion that applies, the
+	 * blocked layout (where a Conv of the chain can take it) and memory
+	 * reuse on and off.
+	 */
+	for (i = 0; i < 20; i++)
+		for (th = 0; th < nthreads && nc < MAXCAND; th = th ? th * 2 :
+		    1) {
 			aoe_sched d;
-			bn = i & 1;
-			act = i >> 1 & 1;
-			add = i >> 2 & 1;
+			int all = i >= 16;
+			bn = all || (i & 1);
+			act = all || (i >> 1 & 1);
+			add = all || (i >> 2 & 1);
+			el = all || (i >> 3 & 1);
+			lay = all ? ((i - 16) & 1 ? AOE_LAYOUT_8C : 0) :
+			    (int)aoe_sched_get(&base_d, "layout", 0);
+			inpl = all ? (i - 16) >> 1 & 1 :
+			    aoe_sched_get(&base_d, "inplace", 0) != 0;
 			memset(&d, 0, sizeof(d));
 			aoe_sched_set(&d, "fuse_bn", bn);
 			aoe_sched_set(&d, "fuse_act", act);
 			aoe_sched_set(&d, "fuse_add", add);
-			aoe_sched_set(&d, "threads", th);
+			aoe_sched_set(&d, "fuse_elem", el);
 			aoe_sgat_effect(g, s->nodes, s->n, &d, &nbn, &nact,
-			    &nadd);
+			    &nadd, &nel);
+			/* "Every fusion": those that apply, here. */
+			if (all) {
+				bn = nbn > 0;
+				act = nact > 0;
+				add = nadd > 0;
+				el = nel > 0;
+				aoe_sched_set(&d, "fuse_bn", bn);
+				aoe_sched_set(&d, "fuse_act", act);
+				aoe_sched_set(&d, "fuse_add", add);
+				aoe_sched_set(&d, "fuse_elem", el);
+			}
+			aoe_sched_set(&d, "threads", th);
+			aoe_sched_set(&d, "layout", lay);
+			aoe_sched_set(&d, "inplace", inpl);
 			if ((bn && nbn == 0) || (act && nact == 0) ||
-			    (add && nadd == 0) || same_d(&d, &base_d))
+			    (add && nadd == 0) || (el && nel == 0) ||
+			    (lay && nlay == 0) || (inpl && ninpl == 0) ||
+			    same_d(&d, &base_d) || seen_d(cand, nc, &d))
 				continue;
 			cand[nc++] = d;
 		}

@@ -276,6 +276,114 @@ random_graph(int *nfusable)
 	return g;
 }
 
+/* How many AoeReorder nodes the prepared graph g runs. */
+static int
+reorders(const aoe_graph *g)
+{
+	int i, n = 0;
+
+	for (i = 0; i < g->norder; i++)
+		n += !g->nodes[g->order[i]].dead &&
+		    strcmp(g->nodes[g->order[i]].op_type, "AoeReorder") == 0;
+	return n;
+}
+
+/* How many nodes of the prepared graph g write over their input 0. */
+static int
+shared(const aoe_graph *g)
+{
+	int i, n = 0;
+
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *nd = &g->nodes[g->order[i]];
+		const aoe_tensor *x = aoe_in(g, nd, 0), *y = aoe_out(g, nd, 0);
+		n += !nd->dead && x && y && x->data == y->data;
+	}
+	return n;
+}
+
+/*
+ * A random run of element-wise nodes on x: unary ops, and binary ones
+ * with a scalar, a tensor of x's shape, x itself, or one that broadcasts
+ * (per channel, per image and channel, along the last axis), either
+ * side.  Returns the number of nodes.
+ */
+static aoe_graph *
+random_elem_graph(int *nnodes)
+{
+	static const char *const un[] = { "Relu", "Sigmoid", "Tanh", "Abs",
+	    "Neg", "Erf", "HardSigmoid", "Clip", "LeakyRelu" };
+	static const char *const bin[] = { "Add", "Sub", "Mul", "Max", "Min",
+	    "Div" };
+	aoe_graph *g = aoe_graph_new("e");
+	int64_t dims[4] = { 1 + irand(2), 1 + irand(9), 1 + irand(6),
+	    1 + irand(12) }, bd[4];
+	int x, cur, k, steps = 2 + irand(5), in[3], out[1], nin;
+	char name[64];
+
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 4, dims);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(8, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	cur = x;
+	for (k = 0; k < steps; k++) {
+		const char *op;
+		snprintf(name, sizeof(name), "v%d", k);
+		out[0] = aoe_graph_tensor(g, name);
+		if (irand(2)) {
+			op = un[irand(9)];
+			in[0] = cur;
+			nin = 1;
+			if (strcmp(op, "Clip") == 0) {
+				int64_t one[1] = { 1 };
+				snprintf(name, sizeof(name), "lo%d", k);
+				in[1] = cst(g, name, 0, one, -0.8f, -0.1f);
+				snprintf(name, sizeof(name), "hi%d", k);
+				in[2] = cst(g, name, 0, one, 0.1f, 0.8f);
+				nin = 3;
+			}
+		} else {
+			int kind = irand(5), o, side = irand(2);
+			op = bin[irand(6)];
+			snprintf(name, sizeof(name), "b%d", k);
+			memcpy(bd, dims, sizeof(bd));
+			if (kind == 1)
+				bd[0] = bd[2] = bd[3] = 1;
+			else if (kind == 2)
+				bd[2] = bd[3] = 1;
+			else if (kind == 3)
+				bd[0] = bd[1] = bd[2] = 1;
+			if (kind == 0)
+				o = cst(g, name, 0, bd, 0.5f, 1.5f);
+			else if (kind == 4 && strcmp(op, "Div") != 0)
+				o = x;
+			else if (strcmp(op, "Div") == 0)
+				o = cst(g, name, 4, bd, 0.5f, 1.5f);
+			else {
+				o = aoe_graph_tensor(g, name);
+				aoe_tensor_set(g->tensors[o], AOE_F32,
+				    kind == 3 ? 1 : 4, kind == 3 ? bd + 3 :
+				    bd);
+				g->tensors[o]->kind = AOE_T_INPUT;
+				g->inputs[g->ninputs++] = o;
+			}
+			if (strcmp(op, "Div") == 0)
+				side = 0;
+			in[side] = cur;
+			in[1 - side] = o;
+			nin = 2;
+		}
+		snprintf(name, sizeof(name), "n%d", k);
+		aoe_graph_add_node(g, name, op, nin, in, 1, out);
+		cur = out[0];
+	}
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = cur;
+	*nnodes = steps;
+	return g;
+}
+
 static void
 fill(aoe_graph *g, uint64_t seed)
 {
@@ -426,6 +534,73 @@ main(int argc, char **argv)
 	ok(wrongcount == 0, "every BN, residual Add and activation after a "
 	    "Conv or Gemm is fused away");
 
+	/*
+	 * The same chains in the blocked layout (decision layout=8) and
+	 * with outputs written over inputs (inplace=1), fused and not: the
+	 * reorders, the blocked kernels and the shared buffers change
+	 * nothing.
+	 */
+	for (k = 0; k < 4; k++) {
+		static const char *const what[] = { "fused and blocked "
+		    "(NCHW8c)", "unfused and blocked (NCHW8c)", "unfused and "
+		    "in place", "unfused, blocked and in place" };
+		aoe_sched dk;
+		int hit = 0;
+		memset(&dk, 0, sizeof(dk));
+		if (k == 0)
+			aoe_fuse_default(&dk);
+		aoe_sched_set(&dk, "inplace", k >= 2);
+		aoe_sched_set(&dk, "layout", k != 2 ? AOE_LAYOUT_8C : 0);
+		for (bad = 0, i = 0; i < 200; i++) {
+			rs = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+			g = random_graph(&nf);
+			if (!same(g, &o, AOE_FUSE_FORCE, &dk, &removed,
+			    &err)) {
+				if (!bad)
+					fprintf(stderr, "# random graph %d, "
+					    "%s: error %g: %s\n", i, what[k],
+					    err, aoe_errmsg());
+				bad++;
+			}
+			hit += k == 2 ? shared(g) > 0 : reorders(g) > 0;
+			aoe_graph_free(g);
+		}
+		snprintf(msg, sizeof(msg), "200 random chains, %s: same "
+		    "outputs (%d of them %s)", what[k], hit, k == 2 ?
+		    "shared a buffer" : "had blocked nodes");
+		ok(bad == 0 && hit > 0, msg);
+	}
+
+	/*
+	 * Runs of element-wise nodes: one AoeElemChain computes what they
+	 * do, in the plain layout and the blocked one.
+	 */
+	for (k = 0; k < 2; k++) {
+		aoe_sched de;
+		int one = 0;
+		memset(&de, 0, sizeof(de));
+		aoe_sched_set(&de, "fuse_elem", 1);
+		aoe_sched_set(&de, "layout", k ? AOE_LAYOUT_8C : 0);
+		for (bad = 0, i = 0; i < 300; i++) {
+			rs = 0x2545f4914f6cdd1dULL * (uint64_t)(i + 1);
+			g = random_elem_graph(&nf);
+			if (!same(g, &o, AOE_FUSE_FORCE, &de, &removed,
+			    &err)) {
+				if (!bad)
+					fprintf(stderr, "# element-wise graph "
+					    "%d: error %g: %s\n", i, err,
+					    aoe_errmsg());
+				bad++;
+			}
+			one += g->norder - reorders(g) == 1;
+			aoe_graph_free(g);
+		}
+		snprintf(msg, sizeof(msg), "300 random element-wise runs%s: "
+		    "AoeElemChain == unfused (%d became one node)", k ?
+		    ", blocked" : "", one);
+		ok(bad == 0 && one > 100, msg);
+	}
+
 	/* The example model, with fusions and with one thread per op. */
 	if (aoe_model_load(argv[1], &g) < 0) {
 		printf("not ok %d - load %s: %s\n", ++nt, argv[1],
@@ -526,6 +701,28 @@ main(int argc, char **argv)
 		ok(same(g, &o, AOE_FUSE_ALL, NULL, &removed, &err), msg);
 		printf("# relative L2 error %.3g, %d nodes fused away\n", err,
 		    removed);
+		aoe_graph_free(g);
+		if (aoe_model_load(spec, &g) < 0) {
+			printf("not ok %d - load %s\n", ++nt, spec);
+			nfail++;
+			free(spec);
+			continue;
+		}
+		if (shape)
+			aoe_bind_shapes(g, shape);
+		{
+			aoe_sched lay = all;
+			aoe_sched_set(&lay, "threads", 0);
+			aoe_sched_set(&lay, "layout", AOE_LAYOUT_8C);
+			snprintf(msg, sizeof(msg), "%s: fused and blocked "
+			    "(NCHW8c) == unfused", strrchr(spec, '/') ?
+			    strrchr(spec, '/') + 1 : spec);
+			rs = 77;
+			ok(same(g, &o, AOE_FUSE_FORCE, &lay, &removed, &err),
+			    msg);
+			printf("# relative L2 error %.3g, %d reorders\n", err,
+			    reorders(g));
+		}
 		aoe_fuse_set(AOE_FUSE_OFF, NULL);
 		aoe_graph_prepare(g, &o);
 		aoe_sgat_partition(g, part, &np);

@@ -96,7 +96,11 @@ run_example(aoe_graph *g, int static_memory, float *out10)
 	return 0;
 }
 
-/* No two tensors with overlapping lifetimes may share arena bytes. */
+/*
+ * No two tensors with overlapping lifetimes may share arena bytes, but
+ * for a node run in place: its input 0, read for the last time there,
+ * and its output, in the same bytes.
+ */
 static int
 plan_is_safe(const aoe_graph *g)
 {
@@ -130,6 +134,17 @@ plan_is_safe(const aoe_graph *g)
 				continue;
 			if (last[i] < first[j] || last[j] < first[i])
 				continue;
+			if (a->offset == b->offset && (last[i] == first[j] ||
+			    last[j] == first[i])) {
+				int p = last[i] == first[j] ? first[j] :
+				    first[i];
+				const aoe_node *n = &g->nodes[g->order[p]];
+				int x = last[i] == first[j] ? i : j;
+				if (n->nin > 0 && n->in[0] == x && n->nout == 1 &&
+				    (n->out[0] == i || n->out[0] == j) &&
+				    aoe_attr_find(n, "_aoe_inplace"))
+					continue;
+			}
 			ae = a->offset + (int64_t)aoe_tensor_nbytes(a);
 			be = b->offset + (int64_t)aoe_tensor_nbytes(b);
 			if (a->offset < be && b->offset < ae)
