@@ -723,23 +723,40 @@ main(int argc, char **argv)
 			printf("# relative L2 error %.3g, %d reorders\n", err,
 			    reorders(g));
 		}
+		/* Chains of the model as it was captured (unfused). */
+		aoe_graph_free(g);
+		if (aoe_model_load(spec, &g) < 0) {
+			printf("not ok %d - load %s\n", ++nt, spec);
+			nfail++;
+			free(spec);
+			continue;
+		}
+		if (shape)
+			aoe_bind_shapes(g, shape);
 		aoe_fuse_set(AOE_FUSE_OFF, NULL);
 		aoe_graph_prepare(g, &o);
+		aoe_fuse_set(AOE_FUSE_BANK, NULL);
 		aoe_sgat_partition(g, part, &np);
-		for (i = 0; i < 8; i++) {
+		for (i = 0; i < 16; i++) {
 			aoe_graph *s;
-			int id = (int)(((uint64_t)(i + 1) * 2654435761u) %
+			aoe_sched lay = all;
+			int id = (int)(((uint64_t)(i / 2 + 1) * 2654435761u) %
 			    (uint64_t)np);
 			n = aoe_sgat_members(g, part, id, nodes);
 			if (aoe_sgat_extract(g, nodes, n, &s) < 0) {
 				bad2++;
 				continue;
 			}
-			if (!same(s, &o, AOE_FUSE_ALL, NULL, &removed, &err))
+			aoe_sched_set(&lay, "threads", 0);
+			aoe_sched_set(&lay, "layout", AOE_LAYOUT_8C);
+			if (!(i % 2 ? same(s, &o, AOE_FUSE_FORCE, &lay,
+			    &removed, &err) : same(s, &o, AOE_FUSE_ALL, NULL,
+			    &removed, &err)))
 				bad2++;
 			aoe_graph_free(s);
 		}
-		snprintf(msg, sizeof(msg), "%s: 8 chains alone, fused == "
+		snprintf(msg, sizeof(msg), "%s: 8 chains alone, fused and "
+		    "fused-and-blocked == "
 		    "unfused", strrchr(spec, '/') ? strrchr(spec, '/') + 1 :
 		    spec);
 		ok(bad2 == 0, msg);
