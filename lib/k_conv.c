@@ -953,16 +953,17 @@ conv_default_algo(const conv_geom *g)
 		return ALGO_WINOGRAD;
 	/*
 	 * The direct blocked convolution, its reorders included, on
-	 * strided 3x3 layers with 64 channels or more in and out: 1.07x
-	 * over implicit im2col on resnet18's 3x3/2 64>128 @56, 1.05x to
-	 * 1.10x over algo 6 on 256>512 @14, even on 128>256 @28 (Zen 3, 1
-	 * thread, AVX2).  With few channels (3>32 @640) the output's
-	 * reorder costs more than it saves, and 1x1 and depthwise layers
-	 * run faster in NCHW.
+	 * stride-2 layers (Zen 3, AVX2, against the previous default):
+	 * resnet18's 3x3/2 64>128 @56 1.05x at 1 thread, 1.12x at 2;
+	 * 256>512 @14 1.05-1.10x and 1.12x; 128>256 @28 even; the 7x7/2
+	 * stem 1.06x and 1.05x; 1x1/2 64>128 @56 1.06x and 1.02x.  With
+	 * few channels (3x3/2 3>32 @640) it only ties, and 1x1/1 and
+	 * depthwise layers run faster in NCHW than with the reorders.
 	 */
-	if (blocked_ok(g) && g->group == 1 && g->k[1] == 3 && g->k[2] == 3 &&
-	    g->s[1] == 2 && g->s[2] == 2 && g->d[1] == 1 && g->d[2] == 1 &&
-	    g->c >= 64 && g->m >= 64)
+	if (blocked_ok(g) && g->group == 1 && g->nsp == 2 &&
+	    g->k[1] == g->k[2] && g->s[1] == 2 && g->s[2] == 2 &&
+	    g->d[1] == 1 && g->d[2] == 1 && (g->k[1] == 7 ||
+	    ((g->k[1] == 1 || g->k[1] == 3) && g->c >= 64 && g->m >= 64)))
 		return ALGO_BLOCKED;
 	/* 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2. */
 	if (conv_trans_wins(g))

@@ -279,7 +279,26 @@ c8_tile(const int UR, const int OCB, const int SW, const c8_targs *a)
 					}
 					continue;
 				}
-				for (ic = 0; ic < nic; ic++) {
+				for (ic = 0; BFIRST && ic < nic; ic++) {
+					const float *xq = xp + ic * xls;
+					__m256 bv[UR_MAX];
+#pragma GCC unroll 14
+					for (j = 0; j < UR; j++)
+						bv[j] = _mm256_broadcast_ss(xq +
+						    j * xs);
+#pragma GCC unroll 4
+					for (i = 0; i < OCB; i++) {
+						__m256 wv = _mm256_loadu_ps(wp +
+						    (ic * OCB + i) * 8);
+#pragma GCC unroll 14
+						for (j = 0; j < UR; j++)
+							acc[i][j] =
+							    _mm256_fmadd_ps(
+							    bv[j], wv,
+							    acc[i][j]);
+					}
+				}
+				for (ic = 0; !BFIRST && ic < nic; ic++) {
 					const float *xq = xp + ic * xls;
 					__m256 wv[4];
 #pragma GCC unroll 4
