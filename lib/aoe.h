@@ -385,6 +385,11 @@ typedef struct aoe_op {
 
 /* The registry: the operator for a type, or NULL. */
 const aoe_op *aoe_op_find(const char *op_type);
+/*
+ * Whether op_type is one that libaoe makes itself when it rewrites a
+ * graph (AoeReorder, AoeElemChain): model files may not hold them.
+ */
+int aoe_op_internal(const char *op_type);
 /* All registered operators (NULL-terminated). */
 const aoe_op *const *aoe_op_list(void);
 

@@ -483,6 +483,10 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
 		    *ot->valuestring == '\0')
 			return aoe_err(AOE_EDATA, "%s: a node needs \"name\" "
 			    "and \"op_type\" strings", where);
+		if (aoe_op_internal(ot->valuestring))
+			return aoe_err(AOE_EDATA, "%s: node '%s': op_type '%s' "
+			    "is internal to libaoe", where, nm->valuestring,
+			    ot->valuestring);
 		/* Tensors not declared are values whose shapes are inferred. */
 		if ((rc = names(cJSON_GetObjectItemCaseSensitive(e, "inputs"),
 		    g, &in, &nin, 1, "inputs", where)) < 0 ||

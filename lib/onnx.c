@@ -348,6 +348,13 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			rc = aoe_err(AOE_EDATA, "node %zu has no op_type", i);
 			goto out;
 		}
+		if (np->domain == NULL || *np->domain == '\0') {
+			if (aoe_op_internal(np->op_type)) {
+				rc = aoe_err(AOE_EDATA, "node %zu: op_type '%s' "
+				    "is internal to libaoe", i, np->op_type);
+				goto out;
+			}
+		}
 		if (name == NULL || *name == '\0') {
 			snprintf(namebuf, sizeof(namebuf), "%s_%zu",
 			    np->op_type, i);

@@ -49,3 +49,10 @@ aoe_op_find(const char *op_type)
 			return *o;
 	return NULL;
 }
+
+int
+aoe_op_internal(const char *op_type)
+{
+	return strcmp(op_type, "AoeReorder") == 0 ||
+	    strcmp(op_type, "AoeElemChain") == 0;
+}
