@@ -476,41 +476,11 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 static inline __attribute__((always_inline)) void
 transpose8_regs(const float *const row[8], int64_t off, __m256 v[8])
 {
-	__m256 r0, r1, r2, r3, r4, r5, r6, r7;
-	__m256 t0, t1, t2, t3, t4, t5, t6, t7;
+	int r;
 
-	r0 = _mm256_loadu_ps(row[0] + off);
-	r1 = _mm256_loadu_ps(row[1] + off);
-	r2 = _mm256_loadu_ps(row[2] + off);
-	r3 = _mm256_loadu_ps(row[3] + off);
-	r4 = _mm256_loadu_ps(row[4] + off);
-	r5 = _mm256_loadu_ps(row[5] + off);
-	r6 = _mm256_loadu_ps(row[6] + off);
-	r7 = _mm256_loadu_ps(row[7] + off);
-	t0 = _mm256_unpacklo_ps(r0, r1);
-	t1 = _mm256_unpackhi_ps(r0, r1);
-	t2 = _mm256_unpacklo_ps(r2, r3);
-	t3 = _mm256_unpackhi_ps(r2, r3);
-	t4 = _mm256_unpacklo_ps(r4, r5);
-	t5 = _mm256_unpackhi_ps(r4, r5);
-	t6 = _mm256_unpacklo_ps(r6, r7);
-	t7 = _mm256_unpackhi_ps(r6, r7);
-	r0 = _mm256_shuffle_ps(t0, t2, 0x44);
-	r1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	r2 = _mm256_shuffle_ps(t1, t3, 0x44);
-	r3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	r4 = _mm256_shuffle_ps(t4, t6, 0x44);
-	r5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	r6 = _mm256_shuffle_ps(t5, t7, 0x44);
-	r7 = _mm256_shuffle_ps(t5, t7, 0xee);
-	v[0] = _mm256_permute2f128_ps(r0, r4, 0x20);
-	v[1] = _mm256_permute2f128_ps(r1, r5, 0x20);
-	v[2] = _mm256_permute2f128_ps(r2, r6, 0x20);
-	v[3] = _mm256_permute2f128_ps(r3, r7, 0x20);
-	v[4] = _mm256_permute2f128_ps(r0, r4, 0x31);
-	v[5] = _mm256_permute2f128_ps(r1, r5, 0x31);
-	v[6] = _mm256_permute2f128_ps(r2, r6, 0x31);
-	v[7] = _mm256_permute2f128_ps(r3, r7, 0x31);
+	for (r = 0; r < 8; r++)
+		v[r] = _mm256_loadu_ps(row[r] + off);
+	aoe_tr8(v);
 }
 
 /* Transpose 8x8: d[q*ld + r] = row[r][off+q]; d need not be aligned. */
