@@ -2333,6 +2333,30 @@ const aoe_op aoe_ops_conv[] = {
  * GEMM's blocking.  fact[0] is 1 for the depthwise algorithm's node
  * (whose other knobs are then unused and held at their defaults).
  */
+/*
+ * Whether s holds each of the n knobs named in unread (those of the
+ * space) at its default, since the algorithm named algo reads none.
+ */
+static int
+keeps_defaults(const aoe_space *sp, const aoe_sched *s,
+    const char *const *unread, size_t n, const char *algo, char *why,
+    size_t len)
+{
+	size_t j;
+	int i;
+
+	for (i = 0; i < sp->nknobs; i++)
+		for (j = 0; j < n; j++)
+			if (strcmp(sp->knobs[i].name, unread[j]) == 0 &&
+			    aoe_sched_get(s, unread[j], sp->knobs[i].def) !=
+			    sp->knobs[i].def) {
+				snprintf(why, len, "%s reads no '%s': it must "
+				    "keep its default", algo, unread[j]);
+				return -1;
+			}
+	return 0;
+}
+
 static int
 conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 {
@@ -2354,18 +2378,8 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
 		    "nc", "par", "packb", "tile", "planes", "batch_par",
 		    "prepack" };
-		for (i = 0; i < sp->nknobs; i++)
-			for (size_t j = 0; j < sizeof(unread) /
-			    sizeof(unread[0]); j++)
-				if (strcmp(sp->knobs[i].name, unread[j]) ==
-				    0 && aoe_sched_get(s, unread[j],
-				    sp->knobs[i].def) != sp->knobs[i].def) {
-					snprintf(why, len, "algo=7 (blocked) "
-					    "reads no '%s': it must keep its "
-					    "default", unread[j]);
-					return -1;
-				}
-		return 0;
+		return keeps_defaults(sp, s, unread, sizeof(unread) /
+		    sizeof(unread[0]), "algo=7 (blocked)", why, len);
 	}
 	if (algo == ALGO_WINOGRAD) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
@@ -2375,18 +2389,8 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 			    "kernel with unit strides and dilations");
 			return -1;
 		}
-		for (i = 0; i < sp->nknobs; i++)
-			for (size_t j = 0; j < sizeof(unread) /
-			    sizeof(unread[0]); j++)
-				if (strcmp(sp->knobs[i].name, unread[j]) ==
-				    0 && aoe_sched_get(s, unread[j],
-				    sp->knobs[i].def) != sp->knobs[i].def) {
-					snprintf(why, len, "algo=5 (winograd) "
-					    "reads no '%s': it must keep its "
-					    "default", unread[j]);
-					return -1;
-				}
-		return 0;
+		return keeps_defaults(sp, s, unread, sizeof(unread) /
+		    sizeof(unread[0]), "algo=5 (winograd)", why, len);
 	}
 	if (algo == ALGO_DEPTHWISE) {
 		for (i = 0; i < sp->nknobs; i++)
