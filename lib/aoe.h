@@ -287,6 +287,9 @@ typedef struct aoe_graph {
 
 aoe_graph *aoe_graph_new(const char *name);
 void aoe_graph_free(aoe_graph *g);
+/* Free what node n holds (not n itself), or only its attributes. */
+void aoe_node_free(aoe_node *n);
+void aoe_node_clear_attrs(aoe_node *n);
 /* Index of the tensor with this name, or -1. */
 int aoe_graph_find(const aoe_graph *g, const char *name);
 /* Index of the tensor with this name, adding an empty one if missing. */

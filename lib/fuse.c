@@ -389,8 +389,12 @@ bn_foldable(const aoe_graph *g, const aoe_node *c, const aoe_node *b)
 	return 1;
 }
 
+/*
+ * A new tensor of like's dtype and shape, named base/aoe_<what><k> with
+ * the first k that no tensor has; its index.
+ */
 static int
-new_const(aoe_graph *g, const char *base, const char *what,
+fresh_like(aoe_graph *g, const char *base, const char *what,
     const aoe_tensor *like)
 {
 	char name[512];
@@ -404,6 +408,15 @@ new_const(aoe_graph *g, const char *base, const char *what,
 	}
 	i = aoe_graph_tensor(g, name);
 	aoe_tensor_set(g->tensors[i], like->dtype, like->ndim, like->dims);
+	return i;
+}
+
+static int
+new_const(aoe_graph *g, const char *base, const char *what,
+    const aoe_tensor *like)
+{
+	int i = fresh_like(g, base, what, like);
+
 	if (aoe_tensor_alloc_const(g->tensors[i]) < 0)
 		return -1;
 	return i;
@@ -655,8 +668,6 @@ add_fold(aoe_graph *g, aoe_node *p, const aoe_node *n, int r)
 	p->out[0] = n->out[0];
 }
 
-static void attrs_free(aoe_node *);
-
 /*
  * Whether o broadcasts to y as one block of y's dimensions (its other
  * dimensions 1): then element i of y reads element (i / *div) % *mod
@@ -721,6 +732,21 @@ elem_link(const aoe_graph *g, const aoe_node *n, int cur)
 	return -1;
 }
 
+/* Give n the attribute name, an array of cnt values v that it now owns. */
+static void
+attr_array(aoe_node *n, const char *name, aoe_atype type, int cnt, void *v)
+{
+	aoe_attr *a = aoe_node_add_attr(n, name, type);
+
+	a->n = cnt;
+	if (type == AOE_A_INTS)
+		a->ints = v;
+	else if (type == AOE_A_FLOATS)
+		a->floats = v;
+	else
+		a->strings = v;
+}
+
 /*
  * Make the run of nr element-wise nodes one AoeElemChain node (the
  * first's slot); side[j] is the input of node j that holds the value.
@@ -738,7 +764,6 @@ elem_fuse(aoe_graph *g, const int *run, const int *side, int nr)
 	int64_t *dv = aoe_xcalloc((size_t)nr, sizeof(int64_t));
 	int64_t *md = aoe_xcalloc((size_t)nr, sizeof(int64_t));
 	char **ops = aoe_xcalloc((size_t)nr, sizeof(char *));
-	aoe_attr *a;
 
 	in[nin++] = f->in[side[0]];
 	for (j = 0; j < nr; j++) {
@@ -770,31 +795,15 @@ elem_fuse(aoe_graph *g, const int *run, const int *side, int nr)
 	f->in = aoe_xcalloc((size_t)nin, sizeof(int));
 	memcpy(f->in, in, (size_t)nin * sizeof(int));
 	f->nin = nin;
-	attrs_free(f);
-	a = aoe_node_add_attr(f, "ops", AOE_A_STRINGS);
-	a->n = nr;
-	a->strings = ops;
-	a = aoe_node_add_attr(f, "arg", AOE_A_INTS);
-	a->n = nr;
-	a->ints = arg;
-	a = aoe_node_add_attr(f, "side", AOE_A_INTS);
-	a->n = nr;
-	a->ints = sd;
-	a = aoe_node_add_attr(f, "pa", AOE_A_FLOATS);
-	a->n = nr;
-	a->floats = pa;
-	a = aoe_node_add_attr(f, "pb", AOE_A_FLOATS);
-	a->n = nr;
-	a->floats = pb;
-	a = aoe_node_add_attr(f, "scal", AOE_A_FLOATS);
-	a->n = nr;
-	a->floats = sc;
-	a = aoe_node_add_attr(f, "div", AOE_A_INTS);
-	a->n = nr;
-	a->ints = dv;
-	a = aoe_node_add_attr(f, "mod", AOE_A_INTS);
-	a->n = nr;
-	a->ints = md;
+	aoe_node_clear_attrs(f);
+	attr_array(f, "ops", AOE_A_STRINGS, nr, ops);
+	attr_array(f, "arg", AOE_A_INTS, nr, arg);
+	attr_array(f, "side", AOE_A_INTS, nr, sd);
+	attr_array(f, "pa", AOE_A_FLOATS, nr, pa);
+	attr_array(f, "pb", AOE_A_FLOATS, nr, pb);
+	attr_array(f, "scal", AOE_A_FLOATS, nr, sc);
+	attr_array(f, "div", AOE_A_INTS, nr, dv);
+	attr_array(f, "mod", AOE_A_INTS, nr, md);
 }
 
 /*
@@ -960,40 +969,6 @@ aoe_sgat_effect(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 	return rc;
 }
 
-static void
-attrs_free(aoe_node *n)
-{
-	int i, j;
-
-	for (i = 0; i < n->nattr; i++) {
-		aoe_attr *a = &n->attrs[i];
-		free(a->name);
-		free(a->s);
-		free(a->ints);
-		free(a->floats);
-		for (j = 0; a->strings && j < a->n; j++)
-			free(a->strings[j]);
-		free(a->strings);
-		aoe_tensor_free(a->t);
-	}
-	free(n->attrs);
-	n->attrs = NULL;
-	n->nattr = 0;
-}
-
-static void
-node_free(aoe_node *n)
-{
-	free(n->name);
-	free(n->op_type);
-	free(n->domain);
-	free(n->in);
-	free(n->out);
-	attrs_free(n);
-	if (n->priv_free)
-		n->priv_free(n->priv);
-}
-
 /* Remove the nodes marked in kill; the caller orders the graph again. */
 static void
 compact(aoe_graph *g, const char *kill)
@@ -1002,7 +977,7 @@ compact(aoe_graph *g, const char *kill)
 
 	for (i = j = 0; i < g->nnodes; i++) {
 		if (kill[i]) {
-			node_free(&g->nodes[i]);
+			aoe_node_free(&g->nodes[i]);
 			continue;
 		}
 		if (i != j)
@@ -1534,18 +1509,9 @@ aoe_sgat_layout_nodes(const aoe_graph *g, const int *nodes, int n)
 static int
 blocked_twin(aoe_graph *g, int t)
 {
-	char name[512];
-	int i, k;
+	const aoe_tensor *like = g->tensors[t];
+	int i = fresh_like(g, like->name, "8c", like);
 
-	for (k = 0;; k++) {
-		snprintf(name, sizeof(name), "%s/aoe_8c%s%d",
-		    g->tensors[t]->name, k ? "_" : "", k);
-		if (aoe_graph_find(g, name) < 0)
-			break;
-	}
-	i = aoe_graph_tensor(g, name);
-	aoe_tensor_set(g->tensors[i], g->tensors[t]->dtype,
-	    g->tensors[t]->ndim, g->tensors[t]->dims);
 	g->tensors[i]->layout = AOE_LAYOUT_8C;
 	return i;
 }

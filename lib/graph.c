@@ -160,28 +160,42 @@ attr_free(aoe_attr *a)
 }
 
 void
+aoe_node_clear_attrs(aoe_node *n)
+{
+	int j;
+
+	for (j = 0; j < n->nattr; j++)
+		attr_free(&n->attrs[j]);
+	free(n->attrs);
+	n->attrs = NULL;
+	n->nattr = 0;
+}
+
+void
+aoe_node_free(aoe_node *n)
+{
+	free(n->name);
+	free(n->op_type);
+	free(n->domain);
+	free(n->in);
+	free(n->out);
+	aoe_node_clear_attrs(n);
+	if (n->priv_free)
+		n->priv_free(n->priv);
+}
+
+void
 aoe_graph_free(aoe_graph *g)
 {
-	int i, j;
+	int i;
 
 	if (g == NULL)
 		return;
 	for (i = 0; i < g->ntensors; i++)
 		aoe_tensor_free(g->tensors[i]);
 	free(g->tensors);
-	for (i = 0; i < g->nnodes; i++) {
-		aoe_node *n = &g->nodes[i];
-		free(n->name);
-		free(n->op_type);
-		free(n->domain);
-		free(n->in);
-		free(n->out);
-		for (j = 0; j < n->nattr; j++)
-			attr_free(&n->attrs[j]);
-		free(n->attrs);
-		if (n->priv_free)
-			n->priv_free(n->priv);
-	}
+	for (i = 0; i < g->nnodes; i++)
+		aoe_node_free(&g->nodes[i]);
 	free(g->nodes);
 	free(g->inputs);
 	free(g->outputs);
