@@ -1725,6 +1725,25 @@ attr_strings(const aoe_node *n, const char *name, int *cnt)
 	return a->strings;
 }
 
+/* Attribute name of n when it has cnt values, else NULL. */
+static const int64_t *
+ints_n(const aoe_node *n, const char *name, int cnt)
+{
+	int m;
+	const int64_t *v = aoe_attr_ints(n, name, &m);
+
+	return v && m == cnt ? v : NULL;
+}
+
+static const float *
+floats_n(const aoe_node *n, const char *name, int cnt)
+{
+	int m;
+	const float *v = aoe_attr_floats(n, name, &m);
+
+	return v && m == cnt ? v : NULL;
+}
+
 static void
 chain_free(void *p)
 {
@@ -1736,18 +1755,16 @@ chain_infer(aoe_graph *g, aoe_node *n)
 {
 	const aoe_tensor *x = opt_in(g, n, 0), *t;
 	const int64_t *arg, *dv, *md;
-	int cnt, na, i;
+	int cnt, i;
 
 	if (x == NULL || x->dtype != AOE_F32 || n->nout != 1 ||
 	    attr_strings(n, "ops", &cnt) == NULL || cnt < 1 ||
-	    (arg = aoe_attr_ints(n, "arg", &na)) == NULL || na != cnt)
+	    (arg = ints_n(n, "arg", cnt)) == NULL)
 		return aoe_err(AOE_EDATA, "AoeElemChain '%s': needs a float "
 		    "input and the attributes ops and arg, one a step",
 		    n->name);
-	dv = aoe_attr_ints(n, "div", &na);
-	dv = dv && na == cnt ? dv : NULL;
-	md = aoe_attr_ints(n, "mod", &na);
-	md = md && na == cnt ? md : NULL;
+	dv = ints_n(n, "div", cnt);
+	md = ints_n(n, "mod", cnt);
 	for (i = 0; i < cnt; i++) {
 		if (arg[i] < 0)
 			continue;
@@ -1770,23 +1787,17 @@ chain_prepare(aoe_graph *g, aoe_node *n)
 	const float *pa, *pb, *scal;
 	char *const *ops;
 	struct chain *c;
-	int cnt = 0, i, m;
+	int cnt = 0, i;
 
 	(void)g;
 	ops = attr_strings(n, "ops", &cnt);
-	arg = aoe_attr_ints(n, "arg", &m);
-	side = aoe_attr_ints(n, "side", &m);
-	side = side && m == cnt ? side : NULL;
-	pa = aoe_attr_floats(n, "pa", &m);
-	pa = pa && m == cnt ? pa : NULL;
-	pb = aoe_attr_floats(n, "pb", &m);
-	pb = pb && m == cnt ? pb : NULL;
-	scal = aoe_attr_floats(n, "scal", &m);
-	scal = scal && m == cnt ? scal : NULL;
-	dv = aoe_attr_ints(n, "div", &m);
-	dv = dv && m == cnt ? dv : NULL;
-	md = aoe_attr_ints(n, "mod", &m);
-	md = md && m == cnt ? md : NULL;
+	arg = ints_n(n, "arg", cnt);
+	side = ints_n(n, "side", cnt);
+	pa = floats_n(n, "pa", cnt);
+	pb = floats_n(n, "pb", cnt);
+	scal = floats_n(n, "scal", cnt);
+	dv = ints_n(n, "div", cnt);
+	md = ints_n(n, "mod", cnt);
 	c = aoe_xcalloc(1, sizeof(*c) + (size_t)cnt * sizeof(c->st[0]));
 	c->ns = cnt;
 	for (i = 0; i < cnt; i++) {

@@ -442,6 +442,23 @@ unsave(aoe_graph *g, float **ref)
 	free(ref);
 }
 
+/*
+ * Load the model at spec with its inputs bound to shape (or none), at
+ * most 4096 nodes; -1, and a failed check, if it cannot be.
+ */
+static int
+load(const char *spec, const char *shape, aoe_graph **g)
+{
+	if (aoe_model_load(spec, g) < 0 || (*g)->nnodes > 4096) {
+		printf("not ok %d - load %s\n", ++nt, spec);
+		nfail++;
+		return -1;
+	}
+	if (shape)
+		aoe_bind_shapes(*g, shape);
+	return 0;
+}
+
 /* Load the model at path again, unfused. */
 static void
 reload(aoe_graph **g, const char *path, const aoe_run_opts *o)
@@ -687,14 +704,10 @@ main(int argc, char **argv)
 			free(spec);
 			continue;
 		}
-		if (aoe_model_load(spec, &g) < 0 || g->nnodes > 4096) {
-			printf("not ok %d - load %s\n", ++nt, spec);
-			nfail++;
+		if (load(spec, shape, &g) < 0) {
 			free(spec);
 			continue;
 		}
-		if (shape)
-			aoe_bind_shapes(g, shape);
 		snprintf(msg, sizeof(msg), "%s: fused model == unfused",
 		    strrchr(spec, '/') ? strrchr(spec, '/') + 1 : spec);
 		rs = 77;
@@ -702,14 +715,10 @@ main(int argc, char **argv)
 		printf("# relative L2 error %.3g, %d nodes fused away\n", err,
 		    removed);
 		aoe_graph_free(g);
-		if (aoe_model_load(spec, &g) < 0) {
-			printf("not ok %d - load %s\n", ++nt, spec);
-			nfail++;
+		if (load(spec, shape, &g) < 0) {
 			free(spec);
 			continue;
 		}
-		if (shape)
-			aoe_bind_shapes(g, shape);
 		{
 			aoe_sched lay = all;
 			aoe_sched_set(&lay, "threads", 0);
@@ -725,14 +734,10 @@ main(int argc, char **argv)
 		}
 		/* Chains of the model as it was captured (unfused). */
 		aoe_graph_free(g);
-		if (aoe_model_load(spec, &g) < 0) {
-			printf("not ok %d - load %s\n", ++nt, spec);
-			nfail++;
+		if (load(spec, shape, &g) < 0) {
 			free(spec);
 			continue;
 		}
-		if (shape)
-			aoe_bind_shapes(g, shape);
 		aoe_fuse_set(AOE_FUSE_OFF, NULL);
 		aoe_graph_prepare(g, &o);
 		aoe_fuse_set(AOE_FUSE_BANK, NULL);
