@@ -261,8 +261,9 @@ typedef struct aoe_node {
 	void (*priv_free)(void *);
 	size_t scratch;		/* workspace bytes the kernel asked for */
 	int dead;		/* folded away or unused */
-	double prof_us;		/* PROFILING_MODE: total time and runs */
+	double prof_us;		/* PROFILING_MODE: total time and runs, */
 	int prof_runs;
+	int prof_threads;	/* and the threads of the last run */
 } aoe_node;
 
 typedef struct aoe_graph {
@@ -722,6 +723,15 @@ int aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
 int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
     const aoe_sched *d, int *nbn, int *nact, int *nadd, int *nel);
 /*
+ * The per-op decisions serial and split name a chain's nodes by position,
+ * up to AOE_SGAT_MAXPOS of them.  aoe_sgat_per_op() tells which nodes
+ * remain as nodes of their own under decisions d (alive[k]) and which of
+ * those split a GEMM between threads (splits[k]).
+ */
+#define AOE_SGAT_MAXPOS 26
+int aoe_sgat_per_op(aoe_graph *g, const int *nodes, int n,
+    const aoe_sched *d, int *alive, int *splits);
+/*
  * How many Convs of the chain could run blocked (decision layout=8), and
  * how many nodes could write over their input (decision inplace=1).
  */
@@ -730,7 +740,7 @@ int aoe_sgat_inplace_nodes(const aoe_graph *g, const int *nodes, int n);
 /* Whether n may write its output over its input 0 (shapes and op). */
 int aoe_fuse_inplace_ok(const aoe_graph *g, const aoe_node *n);
 /*
- * Decisions (knobs fuse_bn, fuse_act, fuse_add, threads) applied by
+ * Decisions (the knobs lib/fuse.c lists at its top) applied by
  * aoe_graph_prepare(): from the subgraph bank, and the default decisions
  * (aoe_fuse_default: every fusion) for a chain without an entry
  * (AOE_FUSE_BANK, the default mode; AOE_FUSE=all or none in the

@@ -461,6 +461,27 @@ plan_memory(aoe_graph *g, int static_memory)
 	return 0;
 }
 
+/*
+ * A subgraph decision split (lib/fuse.c) sets the GEMM thread split,
+ * knob "par", of the schedule n got, where n's space holds that value
+ * and the schedule stays legal with it; else the schedule stays.
+ */
+static void
+split_override(const aoe_graph *g, aoe_node *n)
+{
+	aoe_space sp;
+	aoe_sched s;
+	char why[256];
+	int64_t v = aoe_attr_int(n, "_aoe_split", 0);
+
+	if (v == 0 || aoe_space_for(g, n, &sp) < 0)
+		return;
+	s = n->sched;
+	aoe_sched_set(&s, "par", v);
+	if (aoe_space_validate(&sp, &s, why, sizeof(why)) == 0)
+		n->sched = s;
+}
+
 int
 aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 {
@@ -509,6 +530,7 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 			n->sched_from_bank = 1;
 		else if (n->op->default_sched)
 			n->op->default_sched(g, n, &n->sched);
+		split_override(g, n);
 		/* A graph may be prepared again, e.g. with new schedules. */
 		if (n->priv_free)
 			n->priv_free(n->priv);
@@ -552,6 +574,7 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 		if (o->profile) {
 			n->prof_us += aoe_now_us() - t0;
 			n->prof_runs++;
+			n->prof_threads = k.nthreads;
 		}
 	}
 	return 0;
@@ -580,15 +603,15 @@ aoe_profile_print(const aoe_graph *g, FILE *fp)
 		if (n->prof_runs)
 			total += n->prof_us / n->prof_runs;
 	}
-	fprintf(fp, "%-40s %-20s %-20s %10s %6s\n", "node", "op_type",
-	    "output", "time_us", "share");
+	fprintf(fp, "%-40s %-20s %-20s %10s %6s %7s\n", "node", "op_type",
+	    "output", "time_us", "share", "threads");
 	for (i = 0; i < g->norder; i++) {
 		const aoe_node *n = &g->nodes[g->order[i]];
 		const aoe_tensor *t = aoe_out(g, n, 0);
 		double us = n->prof_runs ? n->prof_us / n->prof_runs : 0;
-		fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%%\n", n->name,
+		fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%% %7d\n", n->name,
 		    n->op_type, t ? aoe_shape_str(t, buf, sizeof(buf)) : "-",
-		    us, total > 0 ? 100 * us / total : 0);
+		    us, total > 0 ? 100 * us / total : 0, n->prof_threads);
 	}
 	fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%%\n", "total", "", "",
 	    total, 100.0);

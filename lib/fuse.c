@@ -19,6 +19,13 @@
  *		  value of the one before (with scalars or tensors of its
  *		  shape), becomes one AoeElemChain computed tile by tile
  *	threads   n > 0: run the chain's nodes on n threads
+ *	serial    bit k set: the chain's k-th node (counting from 0, before
+ *		  fusion) runs on one thread, whatever threads says; so a
+ *		  small op next to a large one need not pay for a split
+ *	split     two bits a node, k-th node at bit 2k: how a Conv, Gemm
+ *		  or MatMul splits its GEMM between threads (its schedule's
+ *		  knob "par"): 0 as its schedule says, 1 rows, 2 columns;
+ *		  applied where the op's search space holds that value
  *	layout    8: run the nodes that can on NCHW8c tensors, kept blocked
  *		  from one such node to the next (aoe_fuse_layout)
  *	inplace   1: an element-wise node or a shape-only copy writes over
@@ -806,6 +813,15 @@ elem_fuse(aoe_graph *g, const int *run, const int *side, int nr)
 	attr_array(f, "mod", AOE_A_INTS, nr, md);
 }
 
+/* Whether decision split applies to n: a GEMM with a thread split. */
+static int
+split_capable(const aoe_node *n)
+{
+	return strcmp(n->op_type, "Conv") == 0 ||
+	    strcmp(n->op_type, "Gemm") == 0 ||
+	    strcmp(n->op_type, "MatMul") == 0;
+}
+
 /*
  * Apply d to the chain nodes[0..n): mark nodes that go away in kill[]
  * and count the rewrites; with dry set, only count.
@@ -821,6 +837,8 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 	int th = (int)aoe_sched_get(d, "threads", 0);
 	int lay = (int)aoe_sched_get(d, "layout", 0);
 	int inpl = aoe_sched_get(d, "inplace", 0) != 0;
+	uint64_t serial = (uint64_t)aoe_sched_get(d, "serial", 0);
+	uint64_t split = (uint64_t)aoe_sched_get(d, "split", 0);
 	int prev = -1, prev_act = 0, prev_epi = 0, k, r;
 	float *fa, *ft;
 	aoe_act a;
@@ -941,6 +959,18 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 		for (k = 0; k < n; k++)
 			if (!kill[nodes[k]])
 				g->nodes[nodes[k]].nthreads = th;
+	/* Per-op decisions, by position in the chain (see the top). */
+	for (k = 0; !dry && k < n && k < AOE_SGAT_MAXPOS; k++) {
+		aoe_node *nd = &g->nodes[nodes[k]];
+		int sp = (int)(split >> 2 * k & 3);
+		if (kill[nodes[k]])
+			continue;
+		if (serial >> k & 1)
+			nd->nthreads = 1;
+		if (sp != 0 && split_capable(nd))
+			aoe_node_add_attr(nd, "_aoe_split", AOE_A_INT)->i =
+			    sp;
+	}
 	/* The memory planner (lib/exec.c) honours this. */
 	if (!dry && inpl)
 		for (k = 0; k < n; k++)
@@ -965,6 +995,22 @@ aoe_sgat_effect(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
 	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact, nadd, nel);
 
+	free(kill);
+	return rc;
+}
+
+int
+aoe_sgat_per_op(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
+    int *alive, int *splits)
+{
+	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
+	int nbn, nact, nadd, nel, k, rc;
+
+	rc = apply(g, nodes, n, d, kill, 1, &nbn, &nact, &nadd, &nel);
+	for (k = 0; k < n; k++) {
+		alive[k] = rc == 0 && !kill[nodes[k]] && k < AOE_SGAT_MAXPOS;
+		splits[k] = alive[k] && split_capable(&g->nodes[nodes[k]]);
+	}
 	free(kill);
 	return rc;
 }

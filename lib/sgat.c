@@ -320,7 +320,7 @@ round6(double v)
 
 /* The decisions' knobs, in the order records list them. */
 static const char *const dknobs[] = { "fuse_bn", "fuse_act", "fuse_add",
-    "fuse_elem", "threads", "layout", "inplace" };
+    "fuse_elem", "threads", "layout", "inplace", "serial", "split" };
 #define NDKNOBS (int)(sizeof(dknobs) / sizeof(dknobs[0]))
 
 static int
@@ -446,6 +446,39 @@ now_iso(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/*
+ * Measure candidate d of subgraph sg, list it in cands, and make it the
+ * best when it is faster; 0, or negative when nothing can be measured.
+ */
+static int
+try_cand(aoe_graph *sg, const aoe_run_opts *ro, const aoe_sched *d,
+    uint64_t seed, const sgat_opts *o, cJSON *cands, double *spent,
+    int *trials, opat_timing *best, aoe_sched *best_d)
+{
+	cJSON *cj;
+	opat_timing t;
+	int rc;
+
+	if ((rc = measure(sg, ro, AOE_FUSE_FORCE, d, 1, seed, o, &t)) < 0)
+		return rc;
+	*spent += t.cost_s;
+	(*trials)++;
+	cj = cJSON_CreateObject();
+	cJSON_AddItemToObject(cj, "schedule", d_json(d));
+	cJSON_AddStringToObject(cj, "status", opat_status_name(t.status));
+	if (t.status == OPAT_OK) {
+		cJSON_AddNumberToObject(cj, "us", round6(t.us));
+		cJSON_AddNumberToObject(cj, "spread", round6(t.spread));
+	} else
+		cJSON_AddStringToObject(cj, "reason", t.reason);
+	cJSON_AddItemToArray(cands, cj);
+	if (t.status == OPAT_OK && t.us < best->us) {
+		*best = t;
+		*best_d = *d;
+	}
+	return 0;
+}
+
 /* Tune one subgraph; returns its record. */
 static cJSON *
 tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
@@ -454,7 +487,7 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	cJSON *rec = cJSON_CreateObject(), *cands, *types;
 	aoe_graph *sg = NULL;
 	aoe_sched base_d, cand[MAXCAND], best_d;
-	opat_timing base, t, best, b2, a2;
+	opat_timing base, best, b2, a2;
 	char kb[32], first[512], when[32];
 	const char *outcome;
 	double spent = 0, before, after, noise, sb, sa;
@@ -587,29 +620,51 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	/* The baseline counts as one of the budget's trials. */
 	if (o->budget_trials > 0 && nc > o->budget_trials - 1)
 		nc = o->budget_trials - 1;
-	for (i = 0; i < nc; i++) {
-		cJSON *cj = cJSON_CreateObject();
-		if ((rc = measure(sg, ro, AOE_FUSE_FORCE, &cand[i], 1, seed, o,
-		    &t)) < 0) {
-			cJSON_Delete(cj);
+	rc = 0;
+	for (i = 0; i < nc; i++)
+		if ((rc = try_cand(sg, ro, &cand[i], seed, o, cands, &spent,
+		    &trials, &best, &best_d)) < 0)
 			break;
-		}
-		spent += t.cost_s;
-		trials++;
-		cJSON_AddItemToObject(cj, "schedule", d_json(&cand[i]));
-		cJSON_AddStringToObject(cj, "status",
-		    opat_status_name(t.status));
-		if (t.status == OPAT_OK) {
-			cJSON_AddNumberToObject(cj, "us", round6(t.us));
-			cJSON_AddNumberToObject(cj, "spread",
-			    round6(t.spread));
-		} else
-			cJSON_AddStringToObject(cj, "reason", t.reason);
-		cJSON_AddItemToArray(cands, cj);
-		if (t.status == OPAT_OK && t.us < best.us) {
-			best = t;
-			best_d = cand[i];
-		}
+	/*
+	 * Per-op decisions, from the best so far, one node at a time: that
+	 * node on one thread (when the chain runs on more), and a GEMM's
+	 * thread split by rows or by columns.  A change is kept when the
+	 * subgraph measures faster with it.
+	 */
+	if (rc >= 0) {
+		int alive[AOE_SGAT_MAXPOS], splits[AOE_SGAT_MAXPOS], k, v;
+		int cth = (int)aoe_sched_get(&best_d, "threads", 0);
+		int np = s->n < AOE_SGAT_MAXPOS ? s->n : AOE_SGAT_MAXPOS;
+		aoe_sched from = best_d;
+
+		if (aoe_sgat_per_op(g, s->nodes, np, &from, alive, splits) < 0)
+			np = 0;
+		for (k = 0; k < np; k++)
+			for (v = 0; v < 3; v++) {
+				aoe_sched d = best_d;
+				uint64_t m;
+				if (!alive[k] || (v == 0 && (nthreads < 2 ||
+				    cth == 1)) || (v > 0 && !splits[k]))
+					continue;
+				if (o->budget_trials > 0 &&
+				    trials >= o->budget_trials)
+					break;
+				if (v == 0) {
+					m = (uint64_t)aoe_sched_get(&d,
+					    "serial", 0) ^ (1ULL << k);
+					aoe_sched_set(&d, "serial", (int64_t)m);
+				} else {
+					m = (uint64_t)aoe_sched_get(&d,
+					    "split", 0) & ~(3ULL << 2 * k);
+					aoe_sched_set(&d, "split",
+					    (int64_t)(m | (uint64_t)v << 2 * k));
+				}
+				if (same_d(&d, &base_d))
+					continue;
+				if ((rc = try_cand(sg, ro, &d, seed, o, cands,
+				    &spent, &trials, &best, &best_d)) < 0)
+					break;
+			}
 	}
 	before = base.us;
 	after = best.us;

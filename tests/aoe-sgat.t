@@ -2,7 +2,7 @@
 # aoe-sgat: records, the model record, commit and reuse of the subgraph
 # bank, journal resume, wrong candidates, and bad input.
 . "$(dirname "$0")/tap.sh"
-plan 21
+plan 24
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkdir -p "$T/bank"
@@ -35,7 +35,7 @@ sg = [r for r in rs if r['kind'] == 'sgat']; m = [r for r in rs if r['kind'] == 
 ok = len(sg) == 1 and len(m) == 1 and m[0]['baseline_us'] > 0 and m[0]['result_us'] > 0
 for r in sg:
     ok = ok and r['outcome'] in ('add', 'unsatisfied') and r['before_us'] > 0
-    ok = ok and set(r['schedule']) == {'fuse_bn', 'fuse_act', 'fuse_add', 'fuse_elem', 'threads', 'layout', 'inplace'}
+    ok = ok and set(r['schedule']) == {'fuse_bn', 'fuse_act', 'fuse_add', 'fuse_elem', 'threads', 'layout', 'inplace', 'serial', 'split'}
     ok = ok and 'stem.conv' not in r['signature'] and r['soc_version']
     ok = ok and all(c['status'] == 'ok' for c in r['candidates'])
 sys.exit(0 if ok else 1)
@@ -62,6 +62,35 @@ ok $? "fused and unfused runs give the same outputs"
 # At another thread count the entry does not apply: the defaults fuse all.
 PROFILING_MODE=1 run aoe-run --threads 1 --runs 1 --warmup 0 -o "$T/o3" "$ex"
 ok $(test $status -eq 0 && ! grep -q 'BatchNormalization\|Relu\|Sigmoid' "$T/err" "$T/out"; echo $?) "an entry of another thread count does not apply"
+
+# The per-op decisions were searched: a node on one thread, a GEMM split.
+python3 - "$T/r1" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+ser = [c for c in r['candidates'] if c['schedule']['serial']]
+spl = [c for c in r['candidates'] if c['schedule']['split']]
+# Each changes one node from the best before it; where that runs the
+# chain on one thread, no node is put on one thread.
+one = all(c['schedule']['threads'] == 1 for c in spl)
+sys.exit(0 if (len(ser) >= 4 or one) and len(spl) >= 4 and all(c['status'] == 'ok' for c in ser + spl) else 1)
+PY
+ok $? "per-op thread counts and GEMM splits are among the candidates"
+
+# An entry with per-op decisions: stem.pool (node 2) and head.fc (node 12)
+# on one thread, b1.conv (node 3) split by columns; the rest on two.
+mkdir -p "$T/pbank"
+python3 - "$T/r1" > "$T/prec" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+r.update(outcome='add', schedule={'fuse_bn': 1, 'fuse_act': 1, 'inplace': 1, 'serial': (1 << 2) | (1 << 12), 'split': 2 << 6}, after_us=1, before_us=2)
+print(json.dumps(r))
+PY
+TUNE_BANK_PATH="$T/pbank" run aoe-bank commit "$T/prec"
+TUNE_BANK_PATH="$T/pbank" PROFILING_MODE=1 run aoe-run --threads 2 --runs 1 --warmup 0 -o "$T/o4" "$ex"
+th() { awk -v n="$1" '$1 == n { print $NF }' "$T/err"; }
+ok $(test $status -eq 0 && test "$(th stem.pool)" = 1 && test "$(th head.fc)" = 1 && test "$(th stem.conv)" = 2 && test "$(th b1.conv)" = 2; echo $?) "aoe-run runs the nodes an entry names on one thread, the others on two"
+cmp -s "$T/o4/probabilities.bin" "$T/o1/probabilities.bin" || python3 bench/relerr.py "$T/o4" "$T/o1" | awk '{exit !($1 < 1e-5)}'
+ok $? "per-op decisions give the same outputs"
 
 run aoe-sgat $S -o "$T/r2" "$ex"
 grep -q '"outcome":"reserved"' "$T/r2"

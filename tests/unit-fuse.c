@@ -618,6 +618,46 @@ main(int argc, char **argv)
 		ok(bad == 0 && one > 100, msg);
 	}
 
+	/*
+	 * Per-op decisions: random nodes on one thread, random GEMM splits
+	 * by rows or columns.  Outputs stay; the nodes named run so.
+	 */
+	{
+		int one = 0, split = 0, j;
+		for (bad = 0, i = 0; i < 200; i++) {
+			aoe_sched dp = all;
+			uint64_t sm = 0, pm = 0;
+			rs = 0x7f4a7c159e3779b9ULL * (uint64_t)(i + 1);
+			for (j = 0; j < AOE_SGAT_MAXPOS; j++) {
+				sm |= (uint64_t)(irand(3) == 0) << j;
+				pm |= (uint64_t)irand(3) << 2 * j;
+			}
+			aoe_sched_set(&dp, "serial", (int64_t)sm);
+			aoe_sched_set(&dp, "split", (int64_t)pm);
+			g = random_graph(&nf);
+			if (!same(g, &o, AOE_FUSE_FORCE, &dp, &removed,
+			    &err)) {
+				if (!bad)
+					fprintf(stderr, "# random graph %d, "
+					    "per-op: error %g: %s\n", i, err,
+					    aoe_errmsg());
+				bad++;
+			}
+			for (j = 0; j < g->norder; j++) {
+				const aoe_node *nd = &g->nodes[g->order[j]];
+				int64_t v = aoe_attr_int(nd, "_aoe_split", 0);
+				one += nd->nthreads == 1;
+				split += v != 0 &&
+				    aoe_sched_get(&nd->sched, "par", 0) == v;
+			}
+			aoe_graph_free(g);
+		}
+		snprintf(msg, sizeof(msg), "200 random chains with per-op "
+		    "threads and splits: same outputs (%d nodes on one "
+		    "thread, %d GEMMs split as decided)", one, split);
+		ok(bad == 0 && one > 100 && split > 50, msg);
+	}
+
 	/* The example model, with fusions and with one thread per op. */
 	if (aoe_model_load(argv[1], &g) < 0) {
 		printf("not ok %d - load %s: %s\n", ++nt, argv[1],
