@@ -10,9 +10,11 @@
  *
  * The decisions (knobs of an aoe_sched) for a chain are:
  *
- *	fuse_bn   1: fold a BatchNormalization into the Conv before it
- *	fuse_act  1: apply a Relu, Clip or Sigmoid after a Conv or Gemm in
- *		  that kernel (the activation node goes away)
+ *	fuse_bn   1: fold a BatchNormalization into the Conv before it, and
+ *		  constants: a Mul, Add, Sub or Div by a constant after a
+ *		  Conv, a bias Add after a MatMul (into its epilogue)
+ *	fuse_act  1: apply a Relu, Clip or Sigmoid after a Conv, Gemm or
+ *		  MatMul in that kernel (the activation node goes away)
  *	fuse_add  1: add the other operand of a residual Add after a Conv
  *		  in the Conv's epilogue, before its fused activation
  *	fuse_elem 1: a run of element-wise float nodes, each reading the
@@ -87,6 +89,7 @@ aoe_fuse_epi(const aoe_act *a, aoe_epi *e)
 	e->hi = FLT_MAX;
 	e->ps = a->ps;
 	e->pt = a->pt;
+	e->pc = NULL;
 	switch (a->kind) {
 	case AOE_ACT_RELU:
 		e->lo = 0;
@@ -633,7 +636,8 @@ act_target(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 	const aoe_tensor *y = aoe_out(g, p, 0);
 
 	return p->domain == NULL && (strcmp(p->op_type, "Conv") == 0 ||
-	    strcmp(p->op_type, "Gemm") == 0) && p->nout == 1 && y &&
+	    strcmp(p->op_type, "Gemm") == 0 ||
+	    strcmp(p->op_type, "MatMul") == 0) && p->nout == 1 && y &&
 	    y->dtype == AOE_F32 && n->in[0] == p->out[0];
 }
 
@@ -659,6 +663,48 @@ add_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 	/* The output's shape, which the Add's operands share. */
 	return aoe_out(g, p, 0)->ndim == g->tensors[r]->ndim &&
 	    aoe_out(g, p, 0)->dtype == AOE_F32 ? r : -1;
+}
+
+/*
+ * The bias operand of Add n after MatMul p, if n can fold into p (as p's
+ * input 2): a float constant with one value for each of the product's
+ * columns, of shape [N] or [1, ..., 1, N] and no higher rank.  Else -1.
+ */
+static int
+bias_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
+{
+	const aoe_tensor *y = aoe_out(g, p, 0), *c;
+	int ci, i;
+
+	if (strcmp(p->op_type, "MatMul") != 0 || p->domain || n->domain ||
+	    p->nin != 2 || p->nout != 1 || strcmp(n->op_type, "Add") != 0 ||
+	    n->nin != 2 || n->nout != 1 || y == NULL ||
+	    y->dtype != AOE_F32 || y->ndim < 1)
+		return -1;
+	if (n->in[0] == p->out[0])
+		ci = 1;
+	else if (n->in[1] == p->out[0])
+		ci = 0;
+	else
+		return -1;
+	c = aoe_in(g, n, ci);
+	if (!const_f32(c, y->dims[y->ndim - 1]) || c->ndim < 1 ||
+	    c->ndim > y->ndim)
+		return -1;
+	for (i = 0; i < c->ndim - 1; i++)
+		if (c->dims[i] != 1)
+			return -1;
+	return n->in[ci];
+}
+
+static void
+bias_fold(aoe_node *p, const aoe_node *n, int b)
+{
+	p->in = aoe_xrealloc(p->in, 3 * sizeof(int));
+	p->in[2] = b;
+	p->nin = 3;
+	aoe_node_add_attr(p, "_aoe_bias", AOE_A_INT)->i = 2;
+	p->out[0] = n->out[0];
 }
 
 static void
@@ -884,6 +930,19 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 				}
 				continue;
 			}
+		}
+		/*
+		 * A bias Add after a MatMul: the MatMul adds it in its
+		 * epilogue (fuse_bn, which folds constants).
+		 */
+		if (prev >= 0 && fbn && !prev_act && !prev_epi &&
+		    (r = bias_foldable(g, &g->nodes[prev], nd)) >= 0) {
+			if (!dry)
+				bias_fold(&g->nodes[prev], nd, r);
+			kill[v] = 1;
+			(*nbn)++;
+			prev_epi = 1;
+			continue;
 		}
 		/*
 		 * A residual Add after a Conv: the Conv adds it in its

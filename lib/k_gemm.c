@@ -122,9 +122,12 @@ epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 {
 	const float *d = x->add ? x->add + (cp - x->c) : NULL;
 	int64_t r, row = (cp - x->c) / x->ldc;
+	aoe_epi e = x->e;
 
+	if (e.pc)
+		e.pc += (cp - x->c) % x->ldc;
 	for (r = 0; r < nrows; r++)
-		aoe_epi_row(&x->e, row + r, cp + r * x->ldc,
+		aoe_epi_row(&e, row + r, cp + r * x->ldc,
 		    d ? d + r * x->ldc : NULL, ncols);
 }
 
@@ -136,7 +139,7 @@ static int
 epi_inreg(const aoe_gemm_ex *x)
 {
 	return x->epi && x->e.kind == AOE_EPI_CLAMP && x->e.ps == NULL &&
-	    x->e.pt == NULL;
+	    x->e.pt == NULL && x->e.pc == NULL;
 }
 
 /*
@@ -1574,6 +1577,18 @@ mm_shape_of(const aoe_graph *g, const aoe_node *n, mm_shape *s, int *ndim,
 	return 0;
 }
 
+/* The bias per column fused into MatMul n (lib/fuse.c), or NULL. */
+static const float *
+mm_bias(const aoe_graph *g, const aoe_node *n)
+{
+	const aoe_tensor *t;
+
+	if (n->nin < 3 || aoe_attr_find(n, "_aoe_bias") == NULL ||
+	    (t = aoe_in(g, n, 2)) == NULL)
+		return NULL;
+	return t->data;
+}
+
 static int
 matmul_infer(aoe_graph *g, aoe_node *n)
 {
@@ -1581,7 +1596,8 @@ matmul_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM + 2];
 	int ndim, rc;
 
-	if (n->nin != 2 || n->nout != 1)
+	/* A third input is a bias lib/fuse.c folded in (_aoe_bias). */
+	if (n->nin != 2 + (mm_bias(g, n) != NULL) || n->nout != 1)
 		return aoe_err(AOE_EDATA, "%s '%s': expects 2 inputs and 1 "
 		    "output", n->op_type, n->name);
 	if ((rc = need_f32(n, aoe_in(g, n, 0))) < 0 ||
@@ -1655,6 +1671,7 @@ matmul_run(aoe_kctx *kc)
 	const float *a = aoe_in(g, n, 0)->data, *b = aoe_in(g, n, 1)->data;
 	float *y = aoe_out(g, n, 0)->data;
 	aoe_gemm_ex x;
+	aoe_act act;
 	mm_shape s;
 	int64_t t;
 	int rc, fail = 0, inner;
@@ -1664,6 +1681,11 @@ matmul_run(aoe_kctx *kc)
 	if (s.nbatch == 0 || s.m == 0 || s.n == 0)
 		return 0;
 	memset(&x, 0, sizeof(x));
+	/* A bias and an activation fused by subgraph tuning (lib/fuse.c). */
+	aoe_fuse_act_of(n, &act);
+	x.epi = aoe_fuse_epi(&act, &x.e);
+	if ((x.e.pc = mm_bias(g, n)) != NULL)
+		x.epi = 1;
 	x.m = s.m;
 	x.n = s.n;
 	x.k = s.k;

@@ -15,16 +15,19 @@
  */
 /*
  * An epilogue: what lib/fuse.c folds into a kernel after its result, run
- * on each row of it as it is finished: y = t + s * f(y + d), where d is
- * a fused residual (optional), f a clamp to [lo, hi] (a Relu, a Clip, or
+ * on each row of it as it is finished: y = t + s * f(y + b + d), where b
+ * is a bias per column (pc[col], a MatMul's; 0 when pc is NULL), d a
+ * fused residual (optional), f a clamp to [lo, hi] (a Relu, a Clip, or
  * none with the whole float range), a HardSwish or a Sigmoid, and s and
  * t the row's scale and shift (ps[row], pt[row]; 1 and 0 when NULL).
+ * aoe_epi_row takes pc at the row's first column.
  */
 enum { AOE_EPI_CLAMP, AOE_EPI_HARDSWISH, AOE_EPI_SIGMOID };
 typedef struct aoe_epi {
 	int kind;
 	float lo, hi;
 	const float *ps, *pt;
+	const float *pc;
 } aoe_epi;
 
 /* Integer helpers of the kernel files (ceildiv: b > 0, any a). */
@@ -207,6 +210,8 @@ aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
 
 	for (; i + 8 <= len; i += 8) {
 		__m256 v = _mm256_loadu_ps(y + i);
+		if (e->pc)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(e->pc + i));
 		if (d)
 			v = _mm256_add_ps(v, _mm256_loadu_ps(d + i));
 		if (e->kind == AOE_EPI_HARDSWISH)
@@ -223,7 +228,7 @@ aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
 		_mm256_storeu_ps(y + i, v);
 	}
 	for (; i < len; i++) {
-		float v = y[i] + (d ? d[i] : 0), h;
+		float v = y[i] + (e->pc ? e->pc[i] : 0) + (d ? d[i] : 0), h;
 		if (e->kind == AOE_EPI_HARDSWISH) {
 			h = v / 6 + .5f;
 			h = h < 0 ? 0 : h;

@@ -173,11 +173,14 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 	sb_printf(&b, ";threads=%d;in=", nthreads);
 	/*
 	 * A residual fused into a Conv (its input 3, attribute _aoe_add:
-	 * the input count before) is not part of the Conv's signature.
+	 * the input count before) or a bias into a MatMul (input 2,
+	 * _aoe_bias likewise) is not part of the op's signature.
 	 */
 	nsig = n->nin;
 	if (aoe_attr_find(n, "_aoe_add") != NULL)
 		nsig = (int)aoe_attr_int(n, "_aoe_add", n->nin);
+	else if (aoe_attr_find(n, "_aoe_bias") != NULL)
+		nsig = (int)aoe_attr_int(n, "_aoe_bias", n->nin);
 	if (nsig < 0 || nsig > n->nin)
 		nsig = n->nin;
 	for (i = 0; i < nsig; i++) {

@@ -119,7 +119,8 @@ hardswish(aoe_graph *g, int x, const char *tag)
 
 /*
  * A random chain: Conv [BN] [Add] [act] [Conv [BN] [Add] [act]]
- * [Flatten Gemm [act]], each Add's other operand a graph input.
+ * [Flatten Gemm [act] | MatMul Add [act]], each residual Add's other
+ * operand a graph input.
  */
 static aoe_graph *
 random_graph(int *nfusable)
@@ -127,7 +128,7 @@ random_graph(int *nfusable)
 	aoe_graph *g = aoe_graph_new("r");
 	int64_t c = 1 + irand(8), h = 3 + irand(9), m = 1 + irand(8);
 	int64_t dims[4] = { 1 + irand(2), c, h, h }, wd[4], k;
-	int x, y, w, b, in[5], out[1], i, nd, group;
+	int x, y, w, b, in[5], out[1], i, nd, group, tail;
 	char name[64];
 	aoe_attr *a;
 
@@ -248,7 +249,8 @@ random_graph(int *nfusable)
 		c = m;
 		m = 1 + irand(8);
 	}
-	if (irand(2)) {
+	tail = irand(4);
+	if (tail >= 2) {
 		int64_t gd[2] = { 3 + irand(5), c * h * h };
 		in[0] = x;
 		out[0] = y = aoe_graph_tensor(g, "flat");
@@ -269,6 +271,31 @@ random_graph(int *nfusable)
 			aoe_graph_add_node(g, "grelu", "Relu", 1, in, 1, out);
 			(*nfusable)++;
 			x = y;
+		}
+	} else if (tail == 1) {
+		/*
+		 * A MatMul over the last axis (one B, or one for each
+		 * channel), a bias per column of rank 1 to 4, either operand
+		 * order, and an activation: all fused.
+		 */
+		int64_t n2 = 1 + irand(20), bd[4] = { 1, 1, 1, n2 };
+		int64_t md[4] = { 1, c, h, n2 };
+		int br = 1 + irand(4), bat = irand(3) == 0, o = irand(2);
+		in[0] = x;
+		in[1] = cst(g, "mw", bat ? 4 : 2, bat ? md : md + 2, -1, 1);
+		out[0] = y = aoe_graph_tensor(g, "my");
+		aoe_graph_add_node(g, "matmul", "MatMul", 2, in, 1, out);
+		in[o] = y;
+		in[1 - o] = cst(g, "mb", br, bd + 4 - br, -1, 1);
+		out[0] = x = aoe_graph_tensor(g, "mby");
+		aoe_graph_add_node(g, "mbias", "Add", 2, in, 1, out);
+		(*nfusable)++;
+		if (irand(3)) {
+			in[0] = x;
+			out[0] = x = aoe_graph_tensor(g, "mr");
+			aoe_graph_add_node(g, "mact", irand(2) ? "Relu" :
+			    "Sigmoid", 1, in, 1, out);
+			(*nfusable)++;
 		}
 	}
 	g->outputs = aoe_xcalloc(1, sizeof(int));
@@ -546,10 +573,10 @@ main(int argc, char **argv)
 			wrongcount++;
 		aoe_graph_free(g);
 	}
-	ok(bad == 0, "200 random Conv/BN/Add/act/Gemm chains: fused == "
+	ok(bad == 0, "200 random Conv/BN/Add/act/Gemm/MatMul chains: fused == "
 	    "unfused");
-	ok(wrongcount == 0, "every BN, residual Add and activation after a "
-	    "Conv or Gemm is fused away");
+	ok(wrongcount == 0, "every BN, residual or bias Add and activation "
+	    "after a Conv, Gemm or MatMul is fused away");
 
 	/*
 	 * The same chains in the blocked layout (decision layout=8) and
