@@ -679,7 +679,8 @@ bias_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 	if (strcmp(p->op_type, "MatMul") != 0 || p->domain || n->domain ||
 	    p->nin != 2 || p->nout != 1 || strcmp(n->op_type, "Add") != 0 ||
 	    n->nin != 2 || n->nout != 1 || y == NULL ||
-	    y->dtype != AOE_F32 || y->ndim < 1)
+	    y->dtype != AOE_F32 || y->ndim < 1 || aoe_in(g, p, 1) == NULL ||
+	    aoe_in(g, p, 1)->ndim < 2)	/* else y's last axis is not N */
 		return -1;
 	if (n->in[0] == p->out[0])
 		ci = 1;
