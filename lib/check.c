@@ -429,6 +429,7 @@ check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
 	ro.static_memory = 0;
 	ro.profile = 0;
 	ro.use_bank = 0;
+	ro.plan_only = 1;	/* its size is measured, not allocated */
 	rc = aoe_graph_prepare(g, &ro);
 	if (mode) {
 		setenv("AOE_MODE", mode, 1);

@@ -2,7 +2,7 @@
 # aoe-check: each precondition made to fail in turn, read back from the
 # report; bad settings; the report formats.
 . "$(dirname "$0")/tap.sh"
-plan 28
+plan 29
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
@@ -64,6 +64,13 @@ ok $? "a dynamic graph fails, naming the input and how to bind it"
 run aoe-check --graph "$T/dyn.onnx" --input-shape image:2,3,64,64
 [ "$(status_of graph)" = OK ] && [ "$(status_of memory)" != "" ]
 ok $? "--input-shape binds the dynamic graph before it is checked"
+# A batch of 100000 plans about 72G; 64 tuning jobs need 64 times that.
+TUNING_PARALLEL_NUM=64 run aoe-check --graph "$T/dyn.onnx" --input-shape image:100000,3,64,64
+[ $status -eq 1 ] && [ "$(status_of memory)" = FAIL ] && [ "$(status_of graph)" = OK ] &&
+    grep -q 'not ready to tune: 1 check failed' "$T/err" &&
+    awk '$1 == "memory" { l = $6; sub(/G$/, "", l); m = $9; sub(/G$/, "", m)
+	exit !($8 == "memory" && $NF == 64 && l / m > 63.9 && l / m < 64.1) }' "$T/out"
+ok $? "free memory below the model's memory x TUNING_PARALLEL_NUM fails, with both numbers"
 
 # Another user's tuning run holds the device lock.
 (exec 9>"$T/device.lock"; flock -x 9; echo "user=alice pid=4242" >&9; exec sleep 30) &
