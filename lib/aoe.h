@@ -674,7 +674,8 @@ int aoe_check_opts_init(aoe_check_opts *o);
 int aoe_check_run(const aoe_check_opts *o, aoe_check_result *r);
 /*
  * Run the checks as a tool does before tuning: each FAIL is printed on
- * stderr as "not ready: CHECK: NOTE"; 0 ready, 1 not, or an error.
+ * stderr as "not ready: CHECK MEASURED (limit LIMIT): NOTE"; 0 ready, 1
+ * not, or an error.
  */
 int aoe_check_ready(const aoe_check_opts *o);
 /* The device lock's path: $AOE_DEVICE_LOCK, else /tmp/aoe-device.lock. */

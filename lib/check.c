@@ -667,7 +667,8 @@ aoe_check_ready(const aoe_check_opts *co)
 		return rc;
 	for (i = 0; i < cr.n; i++)
 		if (cr.item[i].status == AOE_CHECK_FAIL)
-			aoe_warnx("not ready: %s: %s", cr.item[i].check,
-			    cr.item[i].note);
+			aoe_warnx("not ready: %s %s (limit %s): %s",
+			    cr.item[i].check, cr.item[i].measured,
+			    cr.item[i].limit, cr.item[i].note);
 	return cr.nfail ? 1 : 0;
 }

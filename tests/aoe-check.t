@@ -2,7 +2,7 @@
 # aoe-check: each precondition made to fail in turn, read back from the
 # report; bad settings; the report formats.
 . "$(dirname "$0")/tap.sh"
-plan 29
+plan 36
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
@@ -116,6 +116,45 @@ sys.exit(0 if ok else 1)
 PY
 ok $? "--json, with the settings read from ./aoe.ini"
 rm -f "$T/aoe.ini"
+
+# The tuners run the same checks before they start; --no-check skips them.
+printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "r", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n' > "$T/relu.json"
+mkdir -p "$T/bank"
+export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=1
+echo keep > "$T/keep"
+PROFILING_MODE=true run aoe-opat --no-progress -o "$T/keep" "$T/relu.json"
+[ $status -eq 1 ] && [ "$(cat "$T/keep")" = keep ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
+    grep -q '^aoe-opat: not ready: profiling true (limit off): PROFILING_MODE=true: ' "$T/err"
+ok $? "aoe-opat checks first: profiling on refuses the run, -o left alone"
+run aoe-opat --no-progress -o "$T/keep" "$T/relu.json" "$T/dyn.onnx"
+[ $status -eq 1 ] && [ "$(cat "$T/keep")" = keep ] &&
+    grep -q "^aoe-opat: not ready: graph dynamic (limit static): $T/dyn.onnx: input 'image' has a dynamic shape" "$T/err"
+ok $? "aoe-opat checks each graph operand: a dynamic one refuses the run"
+TUNING_PARALLEL_NUM=64 run aoe-opat --no-progress --input-shape image:100000,3,64,64 "$T/dyn.onnx"
+[ $status -eq 1 ] && grep -q '^aoe-opat: not ready: memory .* available (limit >= .*G): model memory .* x TUNING_PARALLEL_NUM 64$' "$T/err"
+ok $? "aoe-opat: the memory check on the bound graph"
+GE_USE_STATIC_MEMORY=1 run aoe-sgat --no-progress -o "$T/keep" "$T/relu.json"
+[ $status -eq 1 ] && [ "$(cat "$T/keep")" = keep ] &&
+    grep -q '^aoe-sgat: not ready: static-mem 1 (limit off): GE_USE_STATIC_MEMORY=1: ' "$T/err"
+ok $? "aoe-sgat checks first: static memory on refuses the run, -o left alone"
+run aoe-sgat --no-progress "$T/dyn.onnx"
+[ $status -eq 1 ] && grep -q "^aoe-sgat: not ready: graph dynamic (limit static): $T/dyn.onnx: input 'image'" "$T/err"
+ok $? "aoe-sgat checks its graph: a dynamic one refuses the run"
+AOE_MIN_DISK_GB=999999999 run aoe-opat --no-progress "$T/relu.json"
+s1=$status
+grep -q '^aoe-opat: not ready: disk .* (limit >= 999999999G)' "$T/err"
+g1=$?
+AOE_MIN_DISK_GB=999999999 run aoe-opat --no-check --no-progress --budget-trials 2 "$T/relu.json"
+[ $s1 -eq 1 ] && [ $g1 -eq 0 ] && [ $status -eq 0 ] && [ "$(grep -c '"kind":"opat"' "$T/out")" -eq 1 ]
+ok $? "aoe-opat --no-check skips the checks (too little disk): the case is tuned"
+AOE_MIN_DISK_GB=999999999 run aoe-sgat --no-progress "$T/relu.json"
+s1=$status
+grep -q '^aoe-sgat: not ready: disk .* (limit >= 999999999G)' "$T/err"
+g1=$?
+AOE_MIN_DISK_GB=999999999 run aoe-sgat --no-check --no-progress "$T/relu.json"
+[ $s1 -eq 1 ] && [ $g1 -eq 0 ] && [ $status -eq 0 ] && grep -q '"kind":"sgat' "$T/out"
+ok $? "aoe-sgat --no-check skips the checks (too little disk): the graph is tuned"
+unset TUNE_BANK_PATH
 
 printf 'TUNING_PARALLEL_NUM = 65\n' > "$T/bad.ini"
 AOE_INI=$T/bad.ini fails_with 3 "TUNING_PARALLEL_NUM '65' is out of range (allowed 1 to 64) in $T/bad.ini:1" \
