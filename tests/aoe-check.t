@@ -2,7 +2,7 @@
 # aoe-check: each precondition made to fail in turn, read back from the
 # report; bad settings; the report formats.
 . "$(dirname "$0")/tap.sh"
-plan 36
+plan 38
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
@@ -29,6 +29,16 @@ ok $? "the table has a header and one row per check"
 ok $? "the graph is static and its memory x TUNING_PARALLEL_NUM fits"
 grep -q '^device  *OK .*one device' "$T/out"
 ok $? "a single device, said so"
+RANK_SIZE=8 run aoe-check
+[ $status -eq 1 ] && [ "$(status_of device)" = FAIL ] &&
+    grep -q '^device  *FAIL  *8  *1  *RANK_SIZE=8: a multi-device run, which AOE does not tune' "$T/out"
+ok $? "a multi-device run (RANK_SIZE=8) fails"
+WORLD_SIZE=2 run aoe-check
+[ $status -eq 1 ] && grep -q '^device  *FAIL  *2 .*WORLD_SIZE=2' "$T/out"
+w=$?
+RANK_SIZE=1 WORLD_SIZE=1 run aoe-check
+[ $w -eq 0 ] && [ $status -eq 0 ] && [ "$(status_of device)" = OK ]
+ok $? "WORLD_SIZE=2 fails too; a size of 1 is one device"
 
 run aoe-check --min-disk-gb 999999999
 [ $status -eq 1 ] && [ "$(status_of disk)" = FAIL ] && grep -q '^disk .*>= 999999999G' "$T/out" &&
