@@ -2,7 +2,7 @@
 # aoe-capture: a model in, a static aoe-graph out; a workload run with
 # AOE_MODE set, its graphs captured; and plain AOE_MODE=2 tuning inline.
 . "$(dirname "$0")/tap.sh"
-plan 32
+plan 34
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 unset AOE_MODE AOE_CAPTURE_DIR PROFILING_MODE GE_USE_STATIC_MEMORY
@@ -93,6 +93,20 @@ printf '#!/bin/sh\nexit 4\n' > "$T/bin/aoe-opat"
 AOE_MODE=2 run "$T/bin/aoe-run" --runs 1 "$ex"
 [ $status -eq 4 ] && grep -q 'aoe-opat failed on graph .* (exit status 4)' "$T/err" && [ ! -s "$T/out" ]
 ok $? "a failing tuner fails the workload"
+# The real aoe-opat, next to tools/aoe-run, on a one-node graph: its
+# checks run first, then the case is tuned, then the workload runs.
+printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "r", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n' > "$T/relu.json"
+mkdir -p "$T/bank"
+AOE_MODE=2 TUNE_BANK_PATH=$T/bank AOE_MEASURE_LOCK=$T/measure.lock RUN_LOOP=1 AOE_MIN_DISK_GB=0 \
+    run aoe-run --runs 1 "$T/relu.json"
+[ $status -eq 0 ] && grep -q '^aoe model=' "$T/out" && grep -q 'Aoe tuning graph\.' "$T/err" &&
+    grep -q '^{"kind":"opat",.*"op_type":"Relu","names":\["r"\]' "$T/err"
+ok $? "plain AOE_MODE=2 with the real aoe-opat: the case is tuned, then the workload runs"
+AOE_MODE=2 PROFILING_MODE=true TUNE_BANK_PATH=$T/bank AOE_MIN_DISK_GB=0 run aoe-run --runs 1 "$T/relu.json"
+[ $status -eq 4 ] && [ ! -s "$T/out" ] &&
+    grep -q '^aoe-opat: not ready: profiling true (limit off)' "$T/err" &&
+    grep -q "^aoe-run: aoe-opat did not tune graph '.*': a precondition failed (exit status 1)\$" "$T/err"
+ok $? "the inline tuner runs aoe-check's checks first: profiling on stops the workload, with the reason"
 fails_with 4 "AOE_MODE=2: cannot tune graph 'aoe_example_cnn': aoe-opat is not installed" \
     "a missing aoe-opat is named" env AOE_MODE=2 PATH=/nonexistent "$T/bin2/aoe-run" --runs 1 "$ex"
 fails_with 4 "aoe-sgat is not installed" \
