@@ -2,7 +2,7 @@
 # aoe-capture: a model in, a static aoe-graph out; a workload run with
 # AOE_MODE set, its graphs captured; and plain AOE_MODE=2 tuning inline.
 . "$(dirname "$0")/tap.sh"
-plan 34
+plan 35
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 unset AOE_MODE AOE_CAPTURE_DIR PROFILING_MODE GE_USE_STATIC_MEMORY
@@ -31,6 +31,10 @@ run aoe-capture --input-shape image:2,3,64,64 -o "$T/d.json" "$T/dyn.onnx"
 ok $? "--input-shape binds a dynamic batch"
 run aoe-capture -o "$T/d2.json" "$T/g.json"
 ok $status "an aoe-graph is accepted as the model"
+printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}, {"name": "z", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["z"], "nodes": [{"name": "r1", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}, {"name": "r2", "op_type": "Relu", "inputs": ["y"], "outputs": ["z"]}]}\n' > "$T/relu2.json"
+aoe-capture - < "$T/relu2.json" > "$T/out" 2> "$T/err"
+[ $? -eq 0 ] && grep -q '"name":"r2"' "$T/out" && grep -q '^Relu  *2  *1$' "$T/err" && grep -q '^total  *2  *1$' "$T/err"
+ok $? "'-' reads the graph from stdin; two nodes of one case count as one case"
 fails_with 3 "input 'image' has a dynamic shape Nx3x64x64: bind it with --input-shape image:" \
     "unbound dynamic dimensions name the input and how to bind it" aoe-capture "$T/dyn.onnx"
 [ ! -e "$T/nothing.json" ]
