@@ -2,7 +2,7 @@
 # aoe-capture: a model in, a static aoe-graph out; a workload run with
 # AOE_MODE set, its graphs captured; and plain AOE_MODE=2 tuning inline.
 . "$(dirname "$0")/tap.sh"
-plan 35
+plan 37
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 unset AOE_MODE AOE_CAPTURE_DIR PROFILING_MODE GE_USE_STATIC_MEMORY
@@ -66,6 +66,10 @@ ok $? "the default capture directory is ./aoe_capture"
 run aoe-capture -j 1 -d "$T/cap1" -- sh -c 'echo $AOE_MODE >&2; aoe-run --runs 1 "$1"' sh "$ex"
 [ $status -eq 0 ] && grep -qx 1 "$T/err"
 ok $? "-j 1 sets AOE_MODE=1"
+run aoe-capture -d "$T/capk" -- sh -c 'aoe-run --runs 1 --warmup 0 "$1" && kill -TERM $$' sh "$ex"
+[ $status -eq 143 ] && [ "$(cat "$T/out")" = "$T/capk/$(basename "$g1")" ] &&
+    cmp -s "$g1" "$T/capk/$(basename "$g1")" && grep -q "'sh' was killed by signal 15" "$T/err"
+ok $? "a workload stopped after one step still leaves its graph, listed"
 fails_with 3 "^failing$" "the command's exit status is passed on" aoe-capture -d "$T/cap" -- sh -c 'echo failing >&2; exit 3'
 fails_with 5 "cannot run 'no-such-command-aoe'" "a command that does not exist" aoe-capture -d "$T/cap" -- no-such-command-aoe
 fails_with 1 "'true' compiled no graph with libaoe" "a command that compiles nothing" aoe-capture -d "$T/cap" -- true
@@ -111,6 +115,11 @@ AOE_MODE=2 PROFILING_MODE=true TUNE_BANK_PATH=$T/bank AOE_MIN_DISK_GB=0 run aoe-
     grep -q '^aoe-opat: not ready: profiling true (limit off)' "$T/err" &&
     grep -q "^aoe-run: aoe-opat did not tune graph '.*': a precondition failed (exit status 1)\$" "$T/err"
 ok $? "the inline tuner runs aoe-check's checks first: profiling on stops the workload, with the reason"
+AOE_MODE=1 TUNE_BANK_PATH=$T/bank AOE_MEASURE_LOCK=$T/measure.lock RUN_LOOP=1 AOE_MIN_DISK_GB=0 \
+    run aoe-run --runs 1 "$T/relu.json"
+[ $status -eq 0 ] && grep -q '^aoe model=' "$T/out" && grep -q 'Aoe tuning graph\.' "$T/err" &&
+    grep -q '^{"kind":"sgat",.*"names":\["r"\]' "$T/err" && grep -q '^{"kind":"model",' "$T/err"
+ok $? "plain AOE_MODE=1 tunes the graph's subgraphs with the real aoe-sgat, then the workload runs"
 fails_with 4 "AOE_MODE=2: cannot tune graph 'aoe_example_cnn': aoe-opat is not installed" \
     "a missing aoe-opat is named" env AOE_MODE=2 PATH=/nonexistent "$T/bin2/aoe-run" --runs 1 "$ex"
 fails_with 4 "aoe-sgat is not installed" \
