@@ -441,6 +441,7 @@ typedef struct aoe_run_opts {
 	int static_memory;	/* 1: no buffer reuse (GE_USE_STATIC_MEMORY) */
 	int profile;		/* 1: per-node times (PROFILING_MODE) */
 	int use_bank;		/* 0: ignore knowledge banks (--no-bank) */
+	int plan_only;		/* 1: plan memory, allocate none; cannot run */
 } aoe_run_opts;
 
 /* Defaults, with GE_USE_STATIC_MEMORY and PROFILING_MODE applied. */
@@ -449,7 +450,9 @@ void aoe_run_opts_init(aoe_run_opts *o);
 /*
  * Check that every op is supported (listing all that are not), infer
  * shapes, fold constants, pick schedules (bank then default), plan memory
- * and prepare kernels.  After it the graph is ready to run.
+ * and prepare kernels.  After it the graph is ready to run; with
+ * o->plan_only the memory is sized (arena_size, scratch_size) but not
+ * allocated, and the graph is neither runnable nor handed to AOE_MODE.
  */
 int aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o);
 /* Names of ops in g that no kernel supports, as "A, B"; NULL if none. */
@@ -672,7 +675,8 @@ int aoe_check_opts_init(aoe_check_opts *o);
 int aoe_check_run(const aoe_check_opts *o, aoe_check_result *r);
 /*
  * Run the checks as a tool does before tuning: each FAIL is printed on
- * stderr as "not ready: CHECK: NOTE"; 0 ready, 1 not, or an error.
+ * stderr as "not ready: CHECK MEASURED (limit LIMIT): NOTE"; 0 ready, 1
+ * not, or an error.
  */
 int aoe_check_ready(const aoe_check_opts *o);
 /* The device lock's path: $AOE_DEVICE_LOCK, else /tmp/aoe-device.lock. */

@@ -258,6 +258,10 @@ run_tuner(const char *path, const char *tool, const char *graph)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	/* Not a bug: the machine is not ready to tune (aoe-check(1)). */
+	if (st == AOE_EXIT_FALSE)
+		return aoe_err(AOE_EUNSUP, "%s did not tune graph '%s': a "
+		    "precondition failed (exit status 1)", tool, graph);
 	return aoe_err(st >= AOE_EDATA && st <= AOE_EINTERNAL ? st :
 	    AOE_EINTERNAL, "%s failed on graph '%s' (exit status %d)",
 	    tool, graph, st);

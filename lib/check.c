@@ -382,6 +382,41 @@ check_env_off(aoe_check_result *r, const char *check, const char *var,
 	}
 }
 
+/*
+ * One device: the device is this host's CPU, but a workload launched as
+ * several ranks (RANK_SIZE, as Ascend's distributed training sets it, or
+ * WORLD_SIZE) would tune in every rank at once, and AOE does not tune
+ * multi-device runs.
+ */
+static void
+check_device(aoe_check_result *r)
+{
+	static const char *const vars[] = { "RANK_SIZE", "WORLD_SIZE" };
+	aoe_check_item *it;
+	long long n;
+	size_t i;
+	const char *v;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		if ((v = getenv(vars[i])) == NULL || *v == '\0')
+			continue;
+		if (aoe_strtonum(v, 1, 1000000, &n) < 0) {
+			it = item(r, "device", AOE_CHECK_WARN, "1", "%s", v);
+			note(it, "%s='%s' is not a device count", vars[i], v);
+			return;
+		}
+		if (n > 1) {
+			it = item(r, "device", AOE_CHECK_FAIL, "1", "%lld", n);
+			note(it, "%s=%lld: a multi-device run, which AOE does "
+			    "not tune; tune it as one process (%s=1)",
+			    vars[i], n, vars[i]);
+			return;
+		}
+	}
+	it = item(r, "device", AOE_CHECK_OK, "1", "1");
+	note(it, "one device: this host's CPU");
+}
+
 static const char *
 human(double bytes, char *buf, size_t n)
 {
@@ -429,6 +464,7 @@ check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
 	ro.static_memory = 0;
 	ro.profile = 0;
 	ro.use_bank = 0;
+	ro.plan_only = 1;	/* its size is measured, not allocated */
 	rc = aoe_graph_prepare(g, &ro);
 	if (mode) {
 		setenv("AOE_MODE", mode, 1);
@@ -648,9 +684,7 @@ aoe_check_run(const aoe_check_opts *o, aoe_check_result *r)
 	    "per-node timing slows every measured run");
 	check_env_off(r, "static-mem", "GE_USE_STATIC_MEMORY",
 	    "no buffer reuse changes what is measured");
-	it = item(r, "device", AOE_CHECK_OK, "1", "1");
-	note(it, "one device: this host's CPU; multi-device tuning does not "
-	    "apply");
+	check_device(r);
 	check_lock(o, r);
 	check_bank(r);
 	return 0;
@@ -666,7 +700,8 @@ aoe_check_ready(const aoe_check_opts *co)
 		return rc;
 	for (i = 0; i < cr.n; i++)
 		if (cr.item[i].status == AOE_CHECK_FAIL)
-			aoe_warnx("not ready: %s: %s", cr.item[i].check,
-			    cr.item[i].note);
+			aoe_warnx("not ready: %s %s (limit %s): %s",
+			    cr.item[i].check, cr.item[i].measured,
+			    cr.item[i].limit, cr.item[i].note);
 	return cr.nfail ? 1 : 0;
 }

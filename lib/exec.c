@@ -303,7 +303,7 @@ prune(aoe_graph *g)
  * asked for.  Placement is first fit, largest first.
  */
 static int
-plan_memory(aoe_graph *g, int static_memory)
+plan_memory(aoe_graph *g, int static_memory, int plan_only)
 {
 	int *first, *last, *byte_order, *root, nt = 0, i, j, k, pos;
 	int64_t *sz;
@@ -418,6 +418,19 @@ plan_memory(aoe_graph *g, int static_memory)
 	g->arena = g->scratch = NULL;
 	g->arena_size = arena;
 	g->scratch_size = scratch;
+	if (plan_only) {
+		/* Sizes only (aoe-check): no tensor gets bytes. */
+		for (i = 0; i < g->ntensors; i++)
+			if (first[i] != -2 && g->tensors[i]->kind !=
+			    AOE_T_CONST && !g->tensors[i]->owned)
+				g->tensors[i]->data = NULL;
+		free(root);
+		free(first);
+		free(last);
+		free(sz);
+		free(byte_order);
+		return 0;
+	}
 	if (arena && posix_memalign(&g->arena, ALIGN, arena) != 0) {
 		g->arena = NULL;
 		free(root);
@@ -488,6 +501,7 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 	char *unsup;
 	int i, rc;
 
+	g->prepared = 0;
 	if ((unsup = aoe_graph_unsupported(g)) != NULL) {
 		rc = aoe_err(AOE_EUNSUP, "unsupported operators: %s", unsup);
 		free(unsup);
@@ -539,8 +553,10 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 		if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
 			return rc;
 	}
-	if ((rc = plan_memory(g, o->static_memory)) < 0)
+	if ((rc = plan_memory(g, o->static_memory, o->plan_only)) < 0)
 		return rc;
+	if (o->plan_only)
+		return 0;
 	g->prepared = 1;
 	if (getenv("AOE_MODE") != NULL && (rc = aoe_capture_hook(g)) < 0)
 		return rc;

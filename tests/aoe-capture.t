@@ -2,7 +2,7 @@
 # aoe-capture: a model in, a static aoe-graph out; a workload run with
 # AOE_MODE set, its graphs captured; and plain AOE_MODE=2 tuning inline.
 . "$(dirname "$0")/tap.sh"
-plan 32
+plan 37
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 unset AOE_MODE AOE_CAPTURE_DIR PROFILING_MODE GE_USE_STATIC_MEMORY
@@ -31,6 +31,10 @@ run aoe-capture --input-shape image:2,3,64,64 -o "$T/d.json" "$T/dyn.onnx"
 ok $? "--input-shape binds a dynamic batch"
 run aoe-capture -o "$T/d2.json" "$T/g.json"
 ok $status "an aoe-graph is accepted as the model"
+printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}, {"name": "z", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["z"], "nodes": [{"name": "r1", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}, {"name": "r2", "op_type": "Relu", "inputs": ["y"], "outputs": ["z"]}]}\n' > "$T/relu2.json"
+aoe-capture - < "$T/relu2.json" > "$T/out" 2> "$T/err"
+[ $? -eq 0 ] && grep -q '"name":"r2"' "$T/out" && grep -q '^Relu  *2  *1$' "$T/err" && grep -q '^total  *2  *1$' "$T/err"
+ok $? "'-' reads the graph from stdin; two nodes of one case count as one case"
 fails_with 3 "input 'image' has a dynamic shape Nx3x64x64: bind it with --input-shape image:" \
     "unbound dynamic dimensions name the input and how to bind it" aoe-capture "$T/dyn.onnx"
 [ ! -e "$T/nothing.json" ]
@@ -62,6 +66,10 @@ ok $? "the default capture directory is ./aoe_capture"
 run aoe-capture -j 1 -d "$T/cap1" -- sh -c 'echo $AOE_MODE >&2; aoe-run --runs 1 "$1"' sh "$ex"
 [ $status -eq 0 ] && grep -qx 1 "$T/err"
 ok $? "-j 1 sets AOE_MODE=1"
+run aoe-capture -d "$T/capk" -- sh -c 'aoe-run --runs 1 --warmup 0 "$1" && kill -TERM $$' sh "$ex"
+[ $status -eq 143 ] && [ "$(cat "$T/out")" = "$T/capk/$(basename "$g1")" ] &&
+    cmp -s "$g1" "$T/capk/$(basename "$g1")" && grep -q "'sh' was killed by signal 15" "$T/err"
+ok $? "a workload stopped after one step still leaves its graph, listed"
 fails_with 3 "^failing$" "the command's exit status is passed on" aoe-capture -d "$T/cap" -- sh -c 'echo failing >&2; exit 3'
 fails_with 5 "cannot run 'no-such-command-aoe'" "a command that does not exist" aoe-capture -d "$T/cap" -- no-such-command-aoe
 fails_with 1 "'true' compiled no graph with libaoe" "a command that compiles nothing" aoe-capture -d "$T/cap" -- true
@@ -93,6 +101,25 @@ printf '#!/bin/sh\nexit 4\n' > "$T/bin/aoe-opat"
 AOE_MODE=2 run "$T/bin/aoe-run" --runs 1 "$ex"
 [ $status -eq 4 ] && grep -q 'aoe-opat failed on graph .* (exit status 4)' "$T/err" && [ ! -s "$T/out" ]
 ok $? "a failing tuner fails the workload"
+# The real aoe-opat, next to tools/aoe-run, on a one-node graph: its
+# checks run first, then the case is tuned, then the workload runs.
+printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "r", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n' > "$T/relu.json"
+mkdir -p "$T/bank"
+AOE_MODE=2 TUNE_BANK_PATH=$T/bank AOE_MEASURE_LOCK=$T/measure.lock RUN_LOOP=1 AOE_MIN_DISK_GB=0 \
+    run aoe-run --runs 1 "$T/relu.json"
+[ $status -eq 0 ] && grep -q '^aoe model=' "$T/out" && grep -q 'Aoe tuning graph\.' "$T/err" &&
+    grep -q '^{"kind":"opat",.*"op_type":"Relu","names":\["r"\]' "$T/err"
+ok $? "plain AOE_MODE=2 with the real aoe-opat: the case is tuned, then the workload runs"
+AOE_MODE=2 PROFILING_MODE=true TUNE_BANK_PATH=$T/bank AOE_MIN_DISK_GB=0 run aoe-run --runs 1 "$T/relu.json"
+[ $status -eq 4 ] && [ ! -s "$T/out" ] &&
+    grep -q '^aoe-opat: not ready: profiling true (limit off)' "$T/err" &&
+    grep -q "^aoe-run: aoe-opat did not tune graph '.*': a precondition failed (exit status 1)\$" "$T/err"
+ok $? "the inline tuner runs aoe-check's checks first: profiling on stops the workload, with the reason"
+AOE_MODE=1 TUNE_BANK_PATH=$T/bank AOE_MEASURE_LOCK=$T/measure.lock RUN_LOOP=1 AOE_MIN_DISK_GB=0 \
+    run aoe-run --runs 1 "$T/relu.json"
+[ $status -eq 0 ] && grep -q '^aoe model=' "$T/out" && grep -q 'Aoe tuning graph\.' "$T/err" &&
+    grep -q '^{"kind":"sgat",.*"names":\["r"\]' "$T/err" && grep -q '^{"kind":"model",' "$T/err"
+ok $? "plain AOE_MODE=1 tunes the graph's subgraphs with the real aoe-sgat, then the workload runs"
 fails_with 4 "AOE_MODE=2: cannot tune graph 'aoe_example_cnn': aoe-opat is not installed" \
     "a missing aoe-opat is named" env AOE_MODE=2 PATH=/nonexistent "$T/bin2/aoe-run" --runs 1 "$ex"
 fails_with 4 "aoe-sgat is not installed" \

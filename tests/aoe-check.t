@@ -2,7 +2,7 @@
 # aoe-check: each precondition made to fail in turn, read back from the
 # report; bad settings; the report formats.
 . "$(dirname "$0")/tap.sh"
-plan 28
+plan 38
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
@@ -29,6 +29,16 @@ ok $? "the table has a header and one row per check"
 ok $? "the graph is static and its memory x TUNING_PARALLEL_NUM fits"
 grep -q '^device  *OK .*one device' "$T/out"
 ok $? "a single device, said so"
+RANK_SIZE=8 run aoe-check
+[ $status -eq 1 ] && [ "$(status_of device)" = FAIL ] &&
+    grep -q '^device  *FAIL  *8  *1  *RANK_SIZE=8: a multi-device run, which AOE does not tune' "$T/out"
+ok $? "a multi-device run (RANK_SIZE=8) fails"
+WORLD_SIZE=2 run aoe-check
+[ $status -eq 1 ] && grep -q '^device  *FAIL  *2 .*WORLD_SIZE=2' "$T/out"
+w=$?
+RANK_SIZE=1 WORLD_SIZE=1 run aoe-check
+[ $w -eq 0 ] && [ $status -eq 0 ] && [ "$(status_of device)" = OK ]
+ok $? "WORLD_SIZE=2 fails too; a size of 1 is one device"
 
 run aoe-check --min-disk-gb 999999999
 [ $status -eq 1 ] && [ "$(status_of disk)" = FAIL ] && grep -q '^disk .*>= 999999999G' "$T/out" &&
@@ -64,6 +74,13 @@ ok $? "a dynamic graph fails, naming the input and how to bind it"
 run aoe-check --graph "$T/dyn.onnx" --input-shape image:2,3,64,64
 [ "$(status_of graph)" = OK ] && [ "$(status_of memory)" != "" ]
 ok $? "--input-shape binds the dynamic graph before it is checked"
+# A batch of 100000 plans about 72G; 64 tuning jobs need 64 times that.
+TUNING_PARALLEL_NUM=64 run aoe-check --graph "$T/dyn.onnx" --input-shape image:100000,3,64,64
+[ $status -eq 1 ] && [ "$(status_of memory)" = FAIL ] && [ "$(status_of graph)" = OK ] &&
+    grep -q 'not ready to tune: 1 check failed' "$T/err" &&
+    awk '$1 == "memory" { l = $6; sub(/G$/, "", l); m = $9; sub(/G$/, "", m)
+	exit !($8 == "memory" && $NF == 64 && l / m > 63.9 && l / m < 64.1) }' "$T/out"
+ok $? "free memory below the model's memory x TUNING_PARALLEL_NUM fails, with both numbers"
 
 # Another user's tuning run holds the device lock.
 (exec 9>"$T/device.lock"; flock -x 9; echo "user=alice pid=4242" >&9; exec sleep 30) &
@@ -109,6 +126,45 @@ sys.exit(0 if ok else 1)
 PY
 ok $? "--json, with the settings read from ./aoe.ini"
 rm -f "$T/aoe.ini"
+
+# The tuners run the same checks before they start; --no-check skips them.
+printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "r", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n' > "$T/relu.json"
+mkdir -p "$T/bank"
+export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=1
+echo keep > "$T/keep"
+PROFILING_MODE=true run aoe-opat --no-progress -o "$T/keep" "$T/relu.json"
+[ $status -eq 1 ] && [ "$(cat "$T/keep")" = keep ] && [ "$(wc -l < "$T/err")" -eq 1 ] &&
+    grep -q '^aoe-opat: not ready: profiling true (limit off): PROFILING_MODE=true: ' "$T/err"
+ok $? "aoe-opat checks first: profiling on refuses the run, -o left alone"
+run aoe-opat --no-progress -o "$T/keep" "$T/relu.json" "$T/dyn.onnx"
+[ $status -eq 1 ] && [ "$(cat "$T/keep")" = keep ] &&
+    grep -q "^aoe-opat: not ready: graph dynamic (limit static): $T/dyn.onnx: input 'image' has a dynamic shape" "$T/err"
+ok $? "aoe-opat checks each graph operand: a dynamic one refuses the run"
+TUNING_PARALLEL_NUM=64 run aoe-opat --no-progress --input-shape image:100000,3,64,64 "$T/dyn.onnx"
+[ $status -eq 1 ] && grep -q '^aoe-opat: not ready: memory .* available (limit >= .*G): model memory .* x TUNING_PARALLEL_NUM 64$' "$T/err"
+ok $? "aoe-opat: the memory check on the bound graph"
+GE_USE_STATIC_MEMORY=1 run aoe-sgat --no-progress -o "$T/keep" "$T/relu.json"
+[ $status -eq 1 ] && [ "$(cat "$T/keep")" = keep ] &&
+    grep -q '^aoe-sgat: not ready: static-mem 1 (limit off): GE_USE_STATIC_MEMORY=1: ' "$T/err"
+ok $? "aoe-sgat checks first: static memory on refuses the run, -o left alone"
+run aoe-sgat --no-progress "$T/dyn.onnx"
+[ $status -eq 1 ] && grep -q "^aoe-sgat: not ready: graph dynamic (limit static): $T/dyn.onnx: input 'image'" "$T/err"
+ok $? "aoe-sgat checks its graph: a dynamic one refuses the run"
+AOE_MIN_DISK_GB=999999999 run aoe-opat --no-progress "$T/relu.json"
+s1=$status
+grep -q '^aoe-opat: not ready: disk .* (limit >= 999999999G)' "$T/err"
+g1=$?
+AOE_MIN_DISK_GB=999999999 run aoe-opat --no-check --no-progress --budget-trials 2 "$T/relu.json"
+[ $s1 -eq 1 ] && [ $g1 -eq 0 ] && [ $status -eq 0 ] && [ "$(grep -c '"kind":"opat"' "$T/out")" -eq 1 ]
+ok $? "aoe-opat --no-check skips the checks (too little disk): the case is tuned"
+AOE_MIN_DISK_GB=999999999 run aoe-sgat --no-progress "$T/relu.json"
+s1=$status
+grep -q '^aoe-sgat: not ready: disk .* (limit >= 999999999G)' "$T/err"
+g1=$?
+AOE_MIN_DISK_GB=999999999 run aoe-sgat --no-check --no-progress "$T/relu.json"
+[ $s1 -eq 1 ] && [ $g1 -eq 0 ] && [ $status -eq 0 ] && grep -q '"kind":"sgat' "$T/out"
+ok $? "aoe-sgat --no-check skips the checks (too little disk): the graph is tuned"
+unset TUNE_BANK_PATH
 
 printf 'TUNING_PARALLEL_NUM = 65\n' > "$T/bad.ini"
 AOE_INI=$T/bad.ini fails_with 3 "TUNING_PARALLEL_NUM '65' is out of range (allowed 1 to 64) in $T/bad.ini:1" \

@@ -89,6 +89,33 @@ test_hook(void)
 	aoe_graph_free(g);
 }
 
+/* aoe-check's prepare: the memory is sized, none allocated, no run. */
+static void
+test_plan_only(void)
+{
+	aoe_graph *a = prepared(EXAMPLE), *g = NULL;
+	aoe_run_opts o;
+
+	aoe_run_opts_init(&o);
+	o.plan_only = 1;
+	ok(a && aoe_model_load(EXAMPLE, &g) == 0 &&
+	    aoe_graph_prepare(g, &o) == 0, "a plan-only prepare");
+	if (a == NULL || g == NULL) {
+		aoe_graph_free(a);
+		aoe_graph_free(g);
+		return;
+	}
+	ok(g->arena_size > 0 && g->arena_size == a->arena_size &&
+	    g->scratch_size == a->scratch_size && g->arena == NULL &&
+	    g->scratch == NULL, "it plans the arena a run would have, "
+	    "and allocates none of it");
+	ok(aoe_graph_run(g, &o) == -AOE_EINTERNAL &&
+	    strcmp(aoe_errmsg(), "graph is not prepared") == 0,
+	    "the plan-only graph does not run");
+	aoe_graph_free(a);
+	aoe_graph_free(g);
+}
+
 static void
 test_lock(const char *dir)
 {
@@ -149,6 +176,7 @@ main(void)
 		return 1;
 	test_hash(dir);
 	test_hook();
+	test_plan_only();
 	test_lock(dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

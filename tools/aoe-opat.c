@@ -106,6 +106,29 @@ stdin_file(void)
 	return aoe_xstrdup(tmpl);
 }
 
+/*
+ * aoe-check(1)'s checks, with the graph and memory checks on each graph
+ * operand (a graph that does not load is left for the run to report);
+ * 1 when a check fails.
+ */
+static int
+check_ready(aoe_check_opts *co, char **paths, int n, const char *shapes)
+{
+	int i, rc, checked = 0;
+
+	co->shape = shapes;
+	for (i = 0; i < n; i++) {
+		if (strcmp(paths[i], "-") == 0 || opat_is_tasks(paths[i]))
+			continue;
+		co->graph = paths[i];
+		if ((rc = aoe_check_ready(co)) > 0)
+			return rc;
+		checked += rc == 0;
+	}
+	co->graph = NULL;
+	return checked ? 0 : aoe_check_ready(co);
+}
+
 static int
 print_space(opat_run *r, const char *graph, const char *node,
     const char *shape)
@@ -321,7 +344,8 @@ main(int argc, char **argv)
 		rc = print_space(&r, argv[0], space_node, shapes);
 		goto done;
 	}
-	if (mode == M_TUNE && check && (rc = aoe_check_ready(&co)) != 0) {
+	if (mode == M_TUNE && check &&
+	    (rc = check_ready(&co, argv, argc, shapes)) != 0) {
 		if (rc > 0) {
 			aoe_ofile_abort(&of);
 			return AOE_EXIT_FALSE;
