@@ -1701,6 +1701,7 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 {
 	char dir[PATH_MAX], file[PATH_MAX], parent[PATH_MAX], tmp[PATH_MAX + 32];
 	char hex[65], buf[65536], msoc[128] = "", *man = NULL, *sl;
+	char label[PATH_MAX + 32];
 	const char *arch, *name = NULL, *want;
 	struct archive *a;
 	struct archive_entry *ae;
@@ -1715,6 +1716,8 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 	if (argc != 1)
 		return aoe_err(AOE_EDATA, "import needs one archive");
 	arch = argv[0];
+	/* Errors in the extracted file name it in the archive. */
+	snprintf(label, sizeof(label), "%s:%s", arch, OPS_FILE);
 	a = archive_read_new();
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
@@ -1724,14 +1727,23 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 		    "cannot open '%s': %s", arch, archive_error_string(a));
 		goto out;
 	}
-	/* The bank's parent holds the temporary file. */
+	/*
+	 * The nearest existing directory on the bank's path holds the
+	 * extracted file: nothing is created before the archive is accepted.
+	 */
 	if ((rc = target(o, dir, file)) < 0)
 		goto out;
 	snprintf(parent, sizeof(parent), "%s", dir);
-	if ((sl = strrchr(parent, '/')) != NULL && sl != parent)
-		*sl = '\0';
-	if (!is_dir(parent) && (rc = mkdirs(parent)) < 0)
-		goto out;
+	while (!is_dir(parent)) {
+		if ((sl = strrchr(parent, '/')) == NULL) {
+			strcpy(parent, ".");
+			break;
+		}
+		if (sl == parent)
+			sl[1] = '\0';
+		else
+			*sl = '\0';
+	}
 	aoe_sha256_init(&sh);
 	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
 		if ((rc = check_member(arch, ae, o, &name)) < 0)
@@ -1832,6 +1844,7 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 		snprintf(soc, sizeof(soc), "%s", msoc);
 		if ((rc = rdr_open(&r2, tmp, soc, sizeof(soc), 0)) < 0)
 			goto out;
+		r2.path = label;
 		while ((rc = rdr_next(&r2)) == 1)
 			n++;
 		rdr_close(&r2);
@@ -1853,6 +1866,7 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 		memset(&s, 0, sizeof(s));
 		if ((rc = rdr_open(&s.r, tmp, soc, sizeof(soc), 0)) < 0)
 			goto out;
+		s.r.path = label;
 		rc = write_into_bank(o, dir, file, soc, sizeof(soc), &s, 1,
 		    o->policy, &c);
 		rdr_close(&s.r);
