@@ -106,7 +106,7 @@ fi
 # --- kill -9 during commit and merge --------------------------------------
 # killrounds DIR OLD NEW CMD...: six rounds of: DIR/ops.jsonl := OLD, start
 # CMD, kill -9 it; odd rounds at a random time within an uninterrupted run
-# ($kdur ms), even ones at a random time (0-60 ms) after the writer's
+# ($kdur ms), even ones at a random time (0-30 ms) after the writer's
 # temporary file appeared, after a SIGSTOP that shows whether the rename was
 # still to come (counted in kmid).  After each, DIR verifies and holds OLD
 # or NEW (kfail 0).  The seed is printed so that a failure can be replayed.
@@ -126,7 +126,7 @@ killrounds() {
 			sleep "$(rnd "$kdur")"
 		else
 			while kill -0 $pid 2>/dev/null && ! tmpfound "$kdir"; do :; done
-			sleep "$(rnd 60)"
+			sleep "$(rnd 30)"
 		fi
 		kill -STOP $pid 2>/dev/null && tmpfound "$kdir" && kmid=$((kmid + 1))
 		kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
