@@ -468,13 +468,11 @@ int aoe_node_threads(const aoe_node *n, int session);
 void aoe_profile_print(const aoe_graph *g, FILE *fp);
 
 /*
- * The knowledge-bank hook.  A lookup that finds an entry for the node's
- * canonical signature on this soc_version fills s and returns 1, else 0.
- * The bank itself arrives with aoe-bank; until then no entry is found.
+ * The knowledge-bank hook aoe_graph_prepare() calls (lib/bank.c).  A
+ * lookup that finds an entry for the node's canonical signature on this
+ * soc_version fills s and returns 1, else 0; see aoe_bank_find() below.
  */
 int aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
-
-/* @bank: declarations of the knowledge bank (lib/bank.c) go here. */
 
 /*
  * The canonical signature of an operator case at a thread count (see

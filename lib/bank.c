@@ -3,7 +3,7 @@
  *
  * A bank file is JSON Lines, one entry a line, sorted by key (unsigned
  * 64-bit, ascending, unique).  libaoe reads it when a model is prepared:
- * the file is read once per process, the keys are indexed by one linear
+ * the file is mapped once per process, the keys are indexed by one linear
  * scan (the file is sorted), and an entry is parsed only when a node's key
  * hits it.  Every writer holds the bank's lock, writes a temporary file,
  * fsyncs it and renames it over the old one, so a reader (or a crash)
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1701,6 +1702,7 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 {
 	char dir[PATH_MAX], file[PATH_MAX], parent[PATH_MAX], tmp[PATH_MAX + 32];
 	char hex[65], buf[65536], msoc[128] = "", *man = NULL, *sl;
+	char label[PATH_MAX + 32];
 	const char *arch, *name = NULL, *want;
 	struct archive *a;
 	struct archive_entry *ae;
@@ -1715,6 +1717,8 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 	if (argc != 1)
 		return aoe_err(AOE_EDATA, "import needs one archive");
 	arch = argv[0];
+	/* Errors in the extracted file name it in the archive. */
+	snprintf(label, sizeof(label), "%s:%s", arch, OPS_FILE);
 	a = archive_read_new();
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
@@ -1724,14 +1728,23 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 		    "cannot open '%s': %s", arch, archive_error_string(a));
 		goto out;
 	}
-	/* The bank's parent holds the temporary file. */
+	/*
+	 * The nearest existing directory on the bank's path holds the
+	 * extracted file: nothing is created before the archive is accepted.
+	 */
 	if ((rc = target(o, dir, file)) < 0)
 		goto out;
 	snprintf(parent, sizeof(parent), "%s", dir);
-	if ((sl = strrchr(parent, '/')) != NULL && sl != parent)
-		*sl = '\0';
-	if (!is_dir(parent) && (rc = mkdirs(parent)) < 0)
-		goto out;
+	while (!is_dir(parent)) {
+		if ((sl = strrchr(parent, '/')) == NULL) {
+			strcpy(parent, ".");
+			break;
+		}
+		if (sl == parent)
+			sl[1] = '\0';
+		else
+			*sl = '\0';
+	}
 	aoe_sha256_init(&sh);
 	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
 		if ((rc = check_member(arch, ae, o, &name)) < 0)
@@ -1832,6 +1845,7 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 		snprintf(soc, sizeof(soc), "%s", msoc);
 		if ((rc = rdr_open(&r2, tmp, soc, sizeof(soc), 0)) < 0)
 			goto out;
+		r2.path = label;
 		while ((rc = rdr_next(&r2)) == 1)
 			n++;
 		rdr_close(&r2);
@@ -1853,6 +1867,7 @@ aoe_bank_import(const aoe_bank_opts *o, int argc, char **argv)
 		memset(&s, 0, sizeof(s));
 		if ((rc = rdr_open(&s.r, tmp, soc, sizeof(soc), 0)) < 0)
 			goto out;
+		s.r.path = label;
 		rc = write_into_bank(o, dir, file, soc, sizeof(soc), &s, 1,
 		    o->policy, &c);
 		rdr_close(&s.r);
@@ -1879,10 +1894,11 @@ out:
 typedef struct bidx {
 	char path[PATH_MAX];
 	const char *name;
-	char *data;
+	char *data;		/* the file, mapped read-only */
+	size_t len;
 	size_t n;
 	uint64_t *keys;
-	char **lines;
+	const char **lines;	/* each ends at a newline */
 } bidx;
 
 static struct {
@@ -1896,23 +1912,28 @@ static struct {
 	int nwarned;
 } B = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/* The key of the line l .. end (end is its newline). */
 static int
-scan_key(const char *l, uint64_t *k)
+scan_key(const char *l, const char *end, uint64_t *k)
 {
 	const char *p = l;
 
-	while ((p = strstr(p, "\"key\"")) != NULL) {
+	while ((p = memmem(p, (size_t)(end - p), "\"key\"", 5)) != NULL) {
 		const char *q = p + 5;
 		char d[24];
 		size_t n;
-		q += strspn(q, " \t");
-		if (*q == ':') {
+		while (q < end && (*q == ' ' || *q == '\t'))
 			q++;
-			q += strspn(q, " \t");
-			if (*q != '"')
+		if (q < end && *q == ':') {
+			q++;
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q >= end || *q != '"')
 				return -1;
-			n = strspn(++q, "0123456789");
-			if (n == 0 || n > 20 || q[n] != '"')
+			for (n = 0, q++; q + n < end && q[n] >= '0' &&
+			    q[n] <= '9'; n++)
+				;
+			if (n == 0 || n > 20 || q + n >= end || q[n] != '"')
 				return -1;
 			memcpy(d, q, n);
 			d[n] = '\0';
@@ -1925,7 +1946,7 @@ scan_key(const char *l, uint64_t *k)
 
 typedef struct kl {
 	uint64_t k;
-	char *l;
+	const char *l;
 } kl;
 
 static int
@@ -1936,24 +1957,49 @@ cmp_kl(const void *a, const void *b)
 	return x->k < y->k ? -1 : x->k > y->k;
 }
 
+/*
+ * Index a bank file: mapped, not read, so that loading costs a scan of
+ * the keys and no copy; a writer's rename leaves the mapped file intact.
+ */
 static void
 idx_load(bidx *b, const char *path, const char *name)
 {
-	uint8_t *data;
 	size_t len, i, cap = 0, bad = 0;
-	char *p, *nl;
-	int sorted = 1, rc;
+	const char *p, *nl;
+	struct stat st;
+	void *data;
+	int sorted = 1, fd;
 
 	memset(b, 0, sizeof(*b));
 	b->name = name;
 	snprintf(b->path, sizeof(b->path), "%s", path);
 	if (access(path, F_OK) != 0)
 		return;
-	if ((rc = aoe_read_file(path, &data, &len)) < 0) {
-		aoe_warnx("%s bank ignored: %s", name, aoe_errmsg());
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) < 0) {
+		aoe_warnx("%s bank ignored: cannot open '%s': %s", name, path,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
-	b->data = (char *)data;
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		if (!S_ISREG(st.st_mode))
+			aoe_warnx("%s bank ignored: '%s' is not a regular "
+			    "file", name, path);
+		close(fd);
+		return;
+	}
+	len = (size_t)st.st_size;
+	data = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED) {
+		aoe_warnx("%s bank ignored: cannot read '%s': %s", name, path,
+		    strerror(errno));
+		return;
+	}
+	b->data = data;
+	b->len = len;
 	for (p = b->data; p < b->data + len; p = nl + 1) {
 		uint64_t k;
 		if ((nl = memchr(p, '\n', (size_t)(b->data + len - p))) ==
@@ -1961,8 +2007,7 @@ idx_load(bidx *b, const char *path, const char *name)
 			bad++;	/* a truncated last line is not an entry */
 			break;
 		}
-		*nl = '\0';
-		if (scan_key(p, &k) < 0) {
+		if (scan_key(p, nl, &k) < 0) {
 			bad++;
 			continue;
 		}
@@ -1999,7 +2044,8 @@ idx_load(bidx *b, const char *path, const char *name)
 static void
 idx_free(bidx *b)
 {
-	free(b->data);
+	if (b->data)
+		munmap(b->data, b->len);
 	free(b->keys);
 	free(b->lines);
 	memset(b, 0, sizeof(*b));
@@ -2107,7 +2153,9 @@ aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
 		}
 		if (lo >= b->n || b->keys[lo] != key)
 			continue;
-		if ((j = cJSON_Parse(b->lines[lo])) == NULL) {
+		if ((j = cJSON_ParseWithLength(b->lines[lo], (size_t)((const
+		    char *)memchr(b->lines[lo], '\n', (size_t)(b->data +
+		    b->len - b->lines[lo])) - b->lines[lo]))) == NULL) {
 			warn_once(key, "%s bank: entry %llu is malformed; "
 			    "ignored%s", b->name, "");
 			continue;

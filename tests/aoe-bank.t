@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 83
+plan 99
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -40,12 +40,14 @@ run aoe-bank commit "$T/uns"
 ok $? "unsatisfied and reserved records are not committed"
 
 # --- four concurrent commits lose nothing --------------------------------
-for i in 0 1 2 3; do bankgen records 300 $((1000 + i * 300)) socA > "$T/c$i"; done
+for i in 0 1 2 3; do bankgen records 2000 $((1000 + i * 2000)) socA > "$T/c$i"; done
 for i in 0 1 2 3; do aoe-bank -q commit "$T/c$i" & done
 wait
 run aoe-bank verify
-[ $status -eq 0 ] && [ "$(wc -l < "$bank")" -eq 1250 ]
-ok $? "four concurrent commits lose no entry (1250 entries)"
+lost=0
+for i in 0 1 2 3; do aoe-bank commit "$T/c$i" 2>&1 | grep -q ': 0 added, 0 updated, 2000 kept' || lost=1; done
+[ $status -eq 0 ] && [ "$(wc -l < "$bank")" -eq 8050 ] && [ $lost -eq 0 ]
+ok $? "four concurrent commits lose no entry (8050 entries, each commit's 2000 all there)"
 
 # --- bad input leaves the bank as it was ---------------------------------
 cp "$bank" "$T/before"
@@ -102,36 +104,55 @@ else
 fi
 
 # --- kill -9 during commit and merge --------------------------------------
+# killrounds DIR OLD NEW CMD...: six rounds of: DIR/ops.jsonl := OLD, start
+# CMD, kill -9 it; odd rounds at a random time within an uninterrupted run
+# ($kdur ms), even ones at a random time (0-30 ms) after the writer's
+# temporary file appeared, after a SIGSTOP that shows whether the rename was
+# still to come (counted in kmid).  After each, DIR verifies and holds OLD
+# or NEW (kfail 0).  The seed is printed so that a failure can be replayed.
+kseed=${AOE_TEST_SEED:-$(date +%s)}
+echo "# kill -9 rounds: AOE_TEST_SEED=$kseed"
+rnd() { kseed=$((kseed + 1)); awk -v s=$kseed -v m="$1" 'BEGIN { srand(s); printf "%.3f", rand() * m / 1000 }'; }
+tmpfound() { for f in "$1"/.ops.jsonl.??????; do [ -e "$f" ] && return 0; done; return 1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+killrounds() {
+	kdir=$1 kold=$2 knew=$3; shift 3
+	kfail=0 kmid=0
+	for r in 1 2 3 4 5 6; do
+		rm -f "$kdir"/.ops.jsonl.??????
+		cp "$kold" "$kdir/ops.jsonl"
+		"$@" & pid=$!
+		if [ $((r % 2)) -eq 1 ]; then
+			sleep "$(rnd "$kdur")"
+		else
+			while kill -0 $pid 2>/dev/null && ! tmpfound "$kdir"; do :; done
+			sleep "$(rnd 30)"
+		fi
+		kill -STOP $pid 2>/dev/null && tmpfound "$kdir" && kmid=$((kmid + 1))
+		kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+		aoe-bank -q verify "$kdir" >/dev/null 2>&1 || kfail=1
+		same "$kdir/ops.jsonl" "$kold" || same "$kdir/ops.jsonl" "$knew" || kfail=1
+	done
+	echo "# $kmid of 6 kills landed before the rename (temporary file present)"
+	[ $kfail -eq 0 ] && [ $kmid -ge 1 ]
+}
 bankgen records 20000 20000 socA 0.4 > "$T/many"
 cp -R "$TUNE_BANK_PATH/socA" "$T/k0"
-aoe-bank -q -b "$T/k0" commit "$T/many"
+t0=$(now_ms); aoe-bank -q -b "$T/k0" commit "$T/many"; kdur=$(($(now_ms) - t0))
 cp "$T/k0/ops.jsonl" "$T/knew"
-kfail=0
-for d in 0.02 0.1 0.2 0.3 0.4; do
-	rm -rf "$T/k1"; cp -R "$T/k0" "$T/k1"; cp "$T/before" "$T/k1/ops.jsonl"
-	aoe-bank -q -b "$T/k1" commit "$T/many" & pid=$!
-	sleep $d; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-	aoe-bank -q verify "$T/k1" >/dev/null 2>&1 || kfail=1
-	same "$T/k1/ops.jsonl" "$T/before" || same "$T/k1/ops.jsonl" "$T/knew" || kfail=1
-done
-ok $kfail "kill -9 during commit leaves the old or the new bank, and it verifies"
+rm -rf "$T/k1"; cp -R "$T/k0" "$T/k1"
+killrounds "$T/k1" "$T/before" "$T/knew" aoe-bank -q -b "$T/k1" commit "$T/many"
+ok $? "kill -9 during commit leaves the old or the new bank, and it verifies"
 # A killed writer may leave its temporary file; the next one removes it.
-: > "$T/k1/.ops.jsonl.AbC123"
+cp "$T/before" "$T/k1/ops.jsonl"; : > "$T/k1/.ops.jsonl.AbC123"
 aoe-bank -q -b "$T/k1" commit "$T/many"
 ok $(test $? -eq 0 && test -z "$(find "$T/k1" -name '.ops.jsonl.*')" && same "$T/k1/ops.jsonl" "$T/knew"; echo $?) "the next commit removes what a killed writer left"
-bankgen bank 20000 40000 socA 0.2 > "$T/other"
+bankgen bank 50000 40000 socA 0.2 > "$T/other"
 rm -rf "$T/m0"; cp -R "$T/k0" "$T/m0"; cp "$T/before" "$T/m0/ops.jsonl"
-aoe-bank -q -b "$T/m0" merge "$T/other"
+t0=$(now_ms); aoe-bank -q -b "$T/m0" merge "$T/other"; kdur=$(($(now_ms) - t0))
 cp "$T/m0/ops.jsonl" "$T/mnew"
-kfail=0
-for d in 0.02 0.1 0.2 0.3 0.4; do
-	cp "$T/before" "$T/m0/ops.jsonl"
-	aoe-bank -q -b "$T/m0" merge "$T/other" & pid=$!
-	sleep $d; kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
-	aoe-bank -q verify "$T/m0" >/dev/null 2>&1 || kfail=1
-	same "$T/m0/ops.jsonl" "$T/before" || same "$T/m0/ops.jsonl" "$T/mnew" || kfail=1
-done
-ok $kfail "kill -9 during merge leaves the old or the new bank, and it verifies"
+killrounds "$T/m0" "$T/before" "$T/mnew" aoe-bank -q -b "$T/m0" merge "$T/other"
+ok $? "kill -9 during merge leaves the old or the new bank, and it verifies"
 
 # --- verify ---------------------------------------------------------------
 bankgen bank 20 0 socA > "$T/v"
@@ -205,6 +226,11 @@ ok $? "... and writes nothing"
 cp "$bank" "$T/before"
 fails_with 3 "not sorted" "merge of an unsorted bank into the bank" aoe-bank merge "$T/unsorted"
 same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+for c in "vtrunc|vtrunc:4: truncated line" "vbad|vbad:7: \"time_us\" is not a number" "sb|sb:1: soc_version 'socB' is not the bank's 'socA'"; do
+	f=${c%%|*} m=${c#*|}
+	fails_with 3 "$m" "merge of a bank with a bad line into the bank ($f)" aoe-bank merge "$T/d2" "$T/$f"
+	same "$bank" "$T/before"; ok $? "... the bank is unchanged"
+done
 
 # --- export / import ------------------------------------------------------
 for s in tar tar.gz tar.xz tar.zst; do
@@ -213,6 +239,18 @@ for s in tar tar.gz tar.xz tar.zst; do
 	    { [ "$s" = tar.zst ] && tar --zstd -tf "$T/x.$s" | grep -q '^ops.jsonl$'; }
 	ok $? "export writes a .$s archive"
 done
+python3 - "$T/x.tar" "$bank" <<'PY'
+import hashlib, json, sys, tarfile
+t = tarfile.open(sys.argv[1])
+m = json.load(t.extractfile("manifest.json"))
+data = t.extractfile("ops.jsonl").read()
+f = m["files"][0]
+assert m["format"] == "aoe-bank-archive" and m["soc_version"] == "socA"
+assert f["name"] == "ops.jsonl" and f["entries"] == data.count(b"\n")
+assert f["size"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest()
+assert data == open(sys.argv[2], "rb").read()
+PY
+ok $? "the manifest holds the soc_version, the entry count, the size and the SHA-256"
 mkdir -p "$T/tb2"
 run env TUNE_BANK_PATH="$T/tb2" aoe-bank import --dry-run "$T/x.tar.gz"
 [ $status -eq 0 ] && [ ! -e "$T/tb2/socA" ] && [ -z "$(ls -A "$T/tb2")" ]
@@ -260,8 +298,26 @@ for c in "dotdot.tgz|contains '..'; refused" "abs.tgz|has an absolute path; refu
 done
 fails_with 6 "over the limit of 1000; refused" "import refuses an entry over --max-size" \
     env TUNE_BANK_PATH="$T/tb2" aoe-bank import --max-size 1000 "$T/x.tar.gz"
-same "$T/tb2/socA/ops.jsonl" "$T/before2" && [ -z "$(ls -A "$T/tb2" | grep -v '^socA$')" ]
+same "$T/tb2/socA/ops.jsonl" "$T/before2" && [ -z "$(ls -A "$T/tb2" | grep -v '^socA$')" ] &&
+    [ -z "$(ls -A "$T/tb2/socA" | grep -v '^ops.jsonl$\|^.lock$')" ]
 ok $? "... the bank is unchanged and no temporary file is left"
+run aoe-bank -b "$T/fresh/a/socA" import "$T/dotdot.tgz"
+[ $status -eq 3 ] && [ ! -e "$T/fresh" ]
+ok $? "... and a refused import into a new bank creates no directory"
+# A well-formed archive whose bank has a bad line (the manifest agrees).
+mkdir -p "$T/bl" && tar xf "$T/x.tar" -C "$T/bl" && sed -i '2s/"schedule":/"schedule":7,"x":/' "$T/bl/ops.jsonl" &&
+python3 - "$T/bl" <<'PY'
+import hashlib, json, os, sys
+d = sys.argv[1]
+data = open(d + "/ops.jsonl", "rb").read()
+m = json.load(open(d + "/manifest.json"))
+m["files"][0].update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
+json.dump(m, open(d + "/manifest.json", "w"))
+PY
+tar czf "$T/badline.tar.gz" -C "$T/bl" manifest.json ops.jsonl
+fails_with 3 "badline.tar.gz:ops.jsonl:2: \"schedule\" is not an object" \
+    "import refuses an archive whose bank has a malformed line" env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/badline.tar.gz"
+same "$T/tb2/socA/ops.jsonl" "$T/before2"; ok $? "... the bank is unchanged"
 # A tampered archive: the checksum no longer matches.
 mkdir -p "$T/tam" && tar xzf "$T/x.tar.gz" -C "$T/tam" && sed -i '1s/"time_us":[0-9.]*/"time_us":1/' "$T/tam/ops.jsonl" &&
     tar czf "$T/tam.tar.gz" -C "$T/tam" manifest.json ops.jsonl
@@ -296,7 +352,7 @@ fails_with 3 "prune needs" "prune without a criterion" aoe-bank prune
 # --- show, list, stats, lookup --------------------------------------------
 k1=$(sed -n '1s/.*"key":"\([0-9]*\)".*/\1/p' "$T/d1")
 run aoe-bank -b "$T/d1" show "$k1"
-[ $status -eq 0 ] && same "$T/out" "$(printf '%s' "$T/d1")" 2>/dev/null || [ "$(cat "$T/out")" = "$(head -1 "$T/d1")" ]
+[ $status -eq 0 ] && [ "$(cat "$T/out")" = "$(head -1 "$T/d1")" ]
 ok $? "show prints the entry"
 run aoe-bank -b "$T/d1" show 123
 [ $status -eq 1 ] && [ ! -s "$T/out" ]
@@ -327,11 +383,76 @@ mkdir -p "$T/bi/socA" && cp "$bank" "$T/bi/socA/ops.jsonl"
 run env AOE_BUILTIN_BANK="$T/bi" TUNE_BANK_PATH="$T/tb2" aoe-bank lookup --threads 1 "$ex"
 [ $status -eq 0 ] && [ "$(grep -c ' built-in$' "$T/out")" -eq 1 ]
 ok $? "lookup: the built-in bank is read after the custom one"
+run env AOE_BUILTIN_BANK="$T/bi" aoe-bank lookup --threads 1 "$ex"
+[ $status -eq 0 ] && [ "$(grep -c ' custom$' "$T/out")" -eq 1 ] && ! grep -q ' built-in$' "$T/out"
+ok $? "lookup: an entry in both banks comes from the custom one"
+# Hand-made entries (verify would refuse them): the right key with another
+# signature (a collision), and the right key and signature on another
+# soc_version.  Neither is applied; each is named in a warning.
+aoe-bank lookup --jsonl --threads 1 "$ex" 2>/dev/null | python3 -c '
+import json, sys
+seen, out = set(), []
+for l in sys.stdin:
+    l = json.loads(l)
+    if l["key"] not in seen:
+        seen.add(l["key"]); out.append(l)
+def ent(l, sig, soc):
+    return {"key": l["key"], "op_type": l["op_type"], "signature": sig, "schedule": {"mr": 4},
+        "time_us": 1, "baseline_us": 2, "soc_version": soc, "tool_version": "0.1.0",
+        "measured_at": "2026-01-01T00:00:00Z", "method": "opat"}
+e = [ent(out[1], "op=Other;threads=1", "socA"), ent(out[2], out[2]["signature"], "socB")]
+for x in sorted(e, key=lambda x: int(x["key"])):
+    print(json.dumps(x))
+print(out[1]["node"], out[2]["node"], file=sys.stderr)
+' > "$T/hostile.jsonl" 2> "$T/nodes"
+read -r ncoll nsoc < "$T/nodes"
+run aoe-bank -b "$T/hostile.jsonl" lookup --jsonl --threads 1 "$ex"
+[ $status -eq 0 ] && grep -q "\"node\":\"$ncoll\".*\"from\":\"collision\"" "$T/out" &&
+    grep -q "\"node\":\"$nsoc\".*\"from\":\"miss\"" "$T/out" && ! grep -q '"from":"custom"' "$T/out" &&
+    grep -q "custom bank: entry [0-9]* has another signature (a hash collision) for node '$ncoll'; ignored" "$T/err" &&
+    grep -q "custom bank: entry [0-9]* is for another soc_version; ignored" "$T/err"
+ok $? "lookup: a key collision and another soc_version are ignored with a warning"
 run env AOE_BANK_THREADS= aoe-run --runs 1 --threads 1 "$ex"
 ok $status "aoe-run runs with the bank"
 run aoe-bank lookup --threads 2 "$ex"
 ! grep -q ' custom$' "$T/out"
 ok $? "lookup: another thread count is another case"
+
+# --- paths and soc_version --------------------------------------------------
+# A subgraph record (its key is the FNV-1a 64 of its signature).
+python3 -c '
+import json
+sig = "chain=Conv>BatchNormalization>Relu;threads=1"
+h = 0xcbf29ce484222325
+for b in sig.encode():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print(json.dumps({"repo_key": str(h), "subgraph": "chain", "signature": sig, "schedule": {"fuse_bn": 1},
+    "before_us": 2, "after_us": 1, "outcome": "add", "soc_version": "socA"}))' > "$T/grec"
+cat "$T/r1" "$T/grec" > "$T/both"
+custom=$T/home/Ascend/latest/data/aoe/custom
+run env -u TUNE_BANK_PATH HOME="$T/home" aoe-bank commit "$T/both"
+[ $status -eq 0 ] && [ "$(wc -l < "$custom/op/socA/ops.jsonl")" -eq 50 ] &&
+    [ "$(wc -l < "$custom/graph/socA/graphs.jsonl")" -eq 1 ]
+ok $? "without TUNE_BANK_PATH: \$HOME/Ascend/latest/data/aoe/custom/op/<soc> and graph/<soc>"
+rm -rf "$T/tb3"; mkdir -p "$T/tb3"
+run env TUNE_BANK_PATH="$T/tb3" aoe-bank commit "$T/both"
+[ $status -eq 0 ] && [ "$(wc -l < "$T/tb3/socA/ops.jsonl")" -eq 50 ] &&
+    [ "$(wc -l < "$T/tb3/graphs.jsonl")" -eq 1 ] && aoe-bank -q --graphs verify "$T/tb3/graphs.jsonl"
+ok $? "with TUNE_BANK_PATH: operators in \$TUNE_BANK_PATH/<soc>, subgraphs in \$TUNE_BANK_PATH"
+# Detection: vendor, family and model of the first processor, ISA level.
+want=$(awk -F': *' '/^vendor_id/ && !v { v = $2 } /^cpu family/ && !f { f = $2 }
+    /^model[ \t]*:/ && m == "" { m = $2 } END { if (v != "") printf "%s_f%d_m%d_x86-64-v", v, f, m }' /proc/cpuinfo)
+run env -u AOE_SOC_VERSION TUNE_BANK_PATH="$T/tb3" aoe-bank verify
+if [ -n "$want" ]; then
+	grep -q "cannot open '$T/tb3/${want}[1-4]/ops.jsonl'" "$T/err"
+	ok $? "soc_version is detected from /proc/cpuinfo ($(sed -n "s|.*tb3/\([^/]*\)/.*|\1|p" "$T/err"))"
+else
+	echo "ok $((tap_n += 1)) # skip not an x86 /proc/cpuinfo"
+fi
+run env AOE_SOC_VERSION='../x y' TUNE_BANK_PATH="$T/tb3" aoe-bank verify
+grep -q "AOE_SOC_VERSION '../x y' is not a safe file name; using '_._x_y'" "$T/err" &&
+    grep -q "cannot open '$T/tb3/_._x_y/ops.jsonl'" "$T/err"
+ok $? "AOE_SOC_VERSION overrides it, made a safe file name"
 
 # --- usage ------------------------------------------------------------------
 run aoe-bank
