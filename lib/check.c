@@ -667,7 +667,6 @@ int
 aoe_check_run(const aoe_check_opts *o, aoe_check_result *r)
 {
 	cpu_set_t allowed;
-	aoe_check_item *it;
 	int cores, rc;
 
 	memset(r, 0, sizeof(*r));
