@@ -16,6 +16,10 @@
  * child that crashes, aborts or outlives its time limit (not counting
  * waiting for the lock) is killed and marks only its candidate.
  *
+ * With names in the options, the child instead times the candidate in
+ * the model: every node of those names inside whole runs of the graph
+ * (model_child), which is how aoe-opat confirms its winners.
+ *
  * AOE_INJECT_FAULT=kind[:op_type] (kind: crash, hang, wrong, nan, abort)
  * makes every measuring child misbehave that way, for the tests; the
  * reference run (the default schedule, before the fault) never is.
@@ -221,35 +225,78 @@ say(int fd, const char *s)
 }
 
 /* The child: check the candidate, then time it.  Never returns. */
+/*
+ * Say the result of n timed repeats rep[] (each a mean over inner runs)
+ * and end the child.  The spread is the interquartile range relative to
+ * the median: another process's burst on a shared host moves one
+ * repeat, not the quartiles.
+ */
+static void
+report(double *rep, int n, int inner, int fd)
+{
+	char line[256];
+	double sum = 0, med, iqr;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += rep[i];
+	qsort(rep, (size_t)n, sizeof(double), cmp_double);
+	med = n % 2 ? rep[n / 2] : (rep[n / 2 - 1] + rep[n / 2]) / 2;
+	iqr = rep[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1] - rep[n / 4];
+	snprintf(line, sizeof(line), "ok %.6g %.6g %.6g %.6g %d %d\n",
+	    med, sum / n, rep[0], med > 0 ? iqr / med : 0, n, inner);
+	say(fd, line);
+	_exit(0);
+}
+
+/*
+ * Take the measure lock: shared while preparing and checking, exclusive
+ * for timed runs (the gate gives a waiting timer priority over new
+ * shared holders).  Returns the lock's descriptor; the gate's in *gate.
+ */
+static int
+lock_open(const opat_meas_opts *o, int *gate, int fd)
+{
+	char gate_path[4096], line[4400];
+	int lk;
+
+	snprintf(gate_path, sizeof(gate_path), "%s.gate", o->lock_path);
+	if ((lk = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0 ||
+	    (*gate = open(gate_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+		snprintf(line, sizeof(line), "invalid cannot open lock '%s': "
+		    "%s\n", o->lock_path, strerror(errno));
+		say(fd, line);
+		_exit(0);
+	}
+	say(fd, "waiting\n");
+	flock(*gate, LOCK_EX);
+	flock(lk, LOCK_SH);
+	flock(*gate, LOCK_UN);
+	say(fd, "running\n");
+	return lk;
+}
+
+static void
+lock_exclusive(int lk, int gate, int fd)
+{
+	flock(lk, LOCK_UN);
+	say(fd, "waiting\n");
+	flock(gate, LOCK_EX);
+	flock(lk, LOCK_EX);
+	say(fd, "locked\n");
+}
+
 static void
 child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
     void **ref, const opat_meas_opts *o, int fd)
 {
 	char why[512], line[768];
 	const char *fault = fault_for(n);
-	double *rep, t0, t1, sum = 0, sq = 0, mean, med, iqr;
-	char gate_path[4096];
+	double *rep, t0, t1;
 	int lk, gate, i, j, inner;
 
 	signal(SIGPIPE, SIG_DFL);
-	snprintf(gate_path, sizeof(gate_path), "%s.gate", o->lock_path);
-	if ((lk = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0 ||
-	    (gate = open(gate_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
-		snprintf(line, sizeof(line), "invalid cannot open lock '%s': "
-		    "%s\n", o->lock_path, strerror(errno));
-		say(fd, line);
-		_exit(0);
-	}
-	/*
-	 * The gate gives a waiting timer priority: a process that wants the
-	 * lock exclusively holds the gate while it waits, so no new shared
-	 * holder slips in ahead of it.
-	 */
-	say(fd, "waiting\n");
-	flock(gate, LOCK_EX);
-	flock(lk, LOCK_SH);
-	flock(gate, LOCK_UN);
-	say(fd, "running\n");
+	lk = lock_open(o, &gate, fd);
 	/*
 	 * The reference: fresh inputs, the default schedule.  It is computed
 	 * here, not in the parent, which never runs a kernel.
@@ -303,11 +350,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 		_exit(0);
 	}
 	/* Timed runs are exclusive on the host. */
-	flock(lk, LOCK_UN);
-	say(fd, "waiting\n");
-	flock(gate, LOCK_EX);
-	flock(lk, LOCK_EX);
-	say(fd, "locked\n");
+	lock_exclusive(lk, gate, fd);
 	t0 = aoe_now_us();
 	node_run(g, n, o->nthreads);
 	t1 = aoe_now_us() - t0;
@@ -322,26 +365,95 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 		for (j = 0; j < inner; j++)
 			node_run(g, n, o->nthreads);
 		rep[i] = (aoe_now_us() - t0) / inner;
-		sum += rep[i];
 	}
 	flock(lk, LOCK_UN);
 	flock(gate, LOCK_UN);
-	mean = sum / o->run_loop;
-	for (i = 0; i < o->run_loop; i++)
-		sq += (rep[i] - mean) * (rep[i] - mean);
-	qsort(rep, (size_t)o->run_loop, sizeof(double), cmp_double);
-	med = o->run_loop % 2 ? rep[o->run_loop / 2] :
-	    (rep[o->run_loop / 2 - 1] + rep[o->run_loop / 2]) / 2;
-	/*
-	 * The spread is the interquartile range relative to the median:
-	 * another process's burst on a shared host moves one repeat, not
-	 * the quartiles.
-	 */
-	iqr = rep[(3 * o->run_loop) / 4 < o->run_loop ? (3 * o->run_loop) / 4 :
-	    o->run_loop - 1] - rep[o->run_loop / 4];
-	(void)sq;
-	snprintf(line, sizeof(line), "ok %.6g %.6g %.6g %.6g %d %d\n",
-	    med, mean, rep[0], med > 0 ? iqr / med : 0, o->run_loop, inner);
+	report(rep, o->run_loop, inner, fd);
+}
+
+/*
+ * The in-model child (o->names set): the whole graph, prepared as
+ * aoe-run prepares it (the default fusion decisions, no bank), with s on
+ * every node named in o->names.  Its outputs are checked against those
+ * of the default schedules on the same fresh inputs; then RUN_LOOP timed
+ * runs of the graph, each repeat the mean time of those nodes in it.
+ * Never returns.
+ */
+static void
+model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
+    const opat_meas_opts *o, int fd)
+{
+	aoe_run_opts ro;
+	char why[512], line[768];
+	void **ref;
+	double *rep;
+	int *idx, lk, gate, i, j, nn = 0;
+
+	signal(SIGPIPE, SIG_DFL);
+	lk = lock_open(o, &gate, fd);
+	aoe_run_opts_init(&ro);
+	ro.nthreads = o->nthreads;
+	ro.use_bank = 0;
+	ro.static_memory = 0;
+	ro.profile = 0;
+	aoe_fuse_set(AOE_FUSE_ALL, NULL);
+	if (aoe_graph_prepare(g, &ro) < 0)
+		goto invalid;
+	for (i = 0; i < g->ninputs; i++)
+		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	if (aoe_graph_run(g, &ro) < 0)
+		goto invalid;
+	ref = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(void *));
+	for (i = 0; i < g->noutputs; i++) {
+		aoe_tensor *t = g->tensors[g->outputs[i]];
+		ref[i] = aoe_xmalloc(aoe_tensor_nbytes(t) + 1);
+		memcpy(ref[i], t->data, aoe_tensor_nbytes(t));
+	}
+	idx = aoe_xcalloc((size_t)g->norder + 1, sizeof(int));
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		for (j = 0; j < o->nnames; j++)
+			if (strcmp(n->name, o->names[j]) == 0)
+				break;
+		if (j == o->nnames)
+			continue;
+		if (aoe_space_apply(g, n, s) < 0)
+			goto invalid;
+		idx[nn++] = g->order[i];
+	}
+	if (nn == 0) {
+		/* Fused into another node: nothing of it runs alone. */
+		say(fd, "invalid absent: no node of the case runs in the "
+		    "model\n");
+		_exit(0);
+	}
+	for (i = 0; i < g->ninputs; i++)
+		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	if (aoe_graph_run(g, &ro) < 0)
+		goto invalid;
+	for (i = 0; i < g->noutputs; i++)
+		if (opat_verify(g->tensors[g->outputs[i]], ref[i], why,
+		    sizeof(why)) < 0) {
+			snprintf(line, sizeof(line), "wrong %s\n", why);
+			say(fd, line);
+			_exit(0);
+		}
+	lock_exclusive(lk, gate, fd);
+	ro.profile = 1;
+	aoe_graph_run(g, &ro);
+	rep = aoe_xcalloc((size_t)o->run_loop, sizeof(double));
+	for (i = 0; i < o->run_loop; i++) {
+		for (j = 0; j < nn; j++)
+			g->nodes[idx[j]].prof_us = 0;
+		aoe_graph_run(g, &ro);
+		for (j = 0; j < nn; j++)
+			rep[i] += g->nodes[idx[j]].prof_us / nn;
+	}
+	flock(lk, LOCK_UN);
+	flock(gate, LOCK_UN);
+	report(rep, o->run_loop, 1, fd);
+invalid:
+	snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
 	say(fd, line);
 	_exit(0);
 }
@@ -465,6 +577,9 @@ opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
 			if (sl[i].pid == 0) {
 				close(p[0]);
 				close(lk);
+				if (o->names)
+					model_child(g, &s[next], seeds[next],
+					    o, p[1]);
 				child(g, nd, &s[next], seeds[next], ref, o, p[1]);
 			}
 			close(p[1]);

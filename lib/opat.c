@@ -30,6 +30,7 @@
 
 #define SIGMAX 65536
 #define CONFIRM 3		/* rounds measuring the baseline and winner again */
+#define TOPK 3			/* candidates confirmed beside the baseline */
 
 static const char *const strategy_names[] = { "auto", "exhaustive",
 	"random", "evolution" };
@@ -68,6 +69,7 @@ opat_opts_init(opat_opts *o)
 	o->seed = 1;
 	o->noise_floor = 0.02;
 	o->min_gain_us = 1.0;
+	o->in_model = 1;
 	o->strategy = OPAT_AUTO;
 	o->min_trials = 4;
 }
@@ -694,6 +696,11 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 		mo.parallel = r->o.te_parallel;
 		mo.timeout_s = r->o.timeout_s;
 		mo.lock_path = opat_lock_path();
+		/* Tags "m...": in the model (see tune_case). */
+		if (tag[0] == 'm') {
+			mo.names = c->names;
+			mo.nnames = c->nnames;
+		}
 		if ((rc = opat_measure(r->graphs[c->gi].g, c->node, ms, seeds,
 		    ntodo, &mo, mt)) < 0)
 			goto out;
@@ -880,6 +887,29 @@ admits(const opat_opts *o, double before, double after, double margin)
 }
 
 
+/*
+ * The TOPK fastest candidates so far, fastest first (the search never
+ * proposes a point twice): the confirmation measures them again beside
+ * the baseline.
+ */
+static void
+top_insert(aoe_sched *ts, double *tu, int *nt, const aoe_sched *s, double us)
+{
+	int i, j;
+
+	for (i = 0; i < *nt && tu[i] <= us; i++)
+		;
+	if (i >= TOPK)
+		return;
+	j = *nt < TOPK ? (*nt)++ : TOPK - 1;
+	for (; j > i; j--) {
+		ts[j] = ts[j - 1];
+		tu[j] = tu[j - 1];
+	}
+	ts[i] = *s;
+	tu[i] = us;
+}
+
 /* Tune one case within its budget; returns its record. */
 static int
 tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
@@ -887,7 +917,9 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 {
 	aoe_space sp;
 	opat_search se;
-	aoe_sched *batch, best_s;
+	aoe_sched *batch, best_s, top_s[TOPK];
+	double top_us[TOPK];
+	int ntop = 0;
 	opat_timing *bt, base = c->base, best;
 	int *miss, strategy = r->o.strategy, trials = 1, k, i;
 	long long proposed = 0;
@@ -970,6 +1002,7 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 				continue;
 			}
 			opat_search_feed(&se, &batch[i], bt[i].us);
+			top_insert(top_s, top_us, &ntop, &batch[i], bt[i].us);
 			if (bt[i].us < best.us) {
 				best = bt[i];
 				best_s = batch[i];
@@ -996,46 +1029,74 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 	 * those (not in replay, whose numbers are all there is).
 	 */
 	if (r->replay == NULL && after < before) {
-		aoe_sched pair[2];
-		opat_timing pt[2];
-		int pm[2], round, bad = 0;
+		aoe_sched pair[1 + TOPK];
+		opat_timing pt[1 + TOPK];
+		double bu[1 + TOPK], bs[1 + TOPK];
+		int pm[1 + TOPK], round, bad = 0, np = 1, j;
+		int model = r->o.in_model;
 		char tag[8];
 		/*
-		 * CONFIRM rounds, each measuring both; the best of each is
-		 * kept, since a busy host only ever adds time.
+		 * CONFIRM rounds, each measuring the baseline and the best
+		 * few candidates, in the model as aoe-run runs it (where the
+		 * caches hold what the ops around leave, not the op's own
+		 * data); the best of each is kept, since a busy host only
+		 * ever adds time.  An op that fusion folds into another runs
+		 * in no model of its own: it is confirmed alone.
 		 */
 		pair[0] = c->base_s;
-		pair[1] = best_s;
-		before = after = HUGE_VAL;
+		for (j = 0; j < ntop && top_us[j] < before; j++)
+			pair[np++] = top_s[j];
+		for (j = 0; j < np; j++)
+			bu[j] = bs[j] = HUGE_VAL;
 		for (round = 0; round < CONFIRM && !bad; round++) {
-			snprintf(tag, sizeof(tag), "c%d", round);
-			if ((rc = obtain(r, c, &sp, tag, pair, 2, pt,
+			snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c',
+			    round);
+			if ((rc = obtain(r, c, &sp, tag, pair, np, pt,
 			    pm)) < 0) {
 				cJSON_Delete(hist);
 				return rc;
 			}
-			spent += pt[0].cost_s + pt[1].cost_s;
-			if (pt[0].status != OPAT_OK ||
-			    pt[1].status != OPAT_OK) {
-				bad = 1;
-				nfail[pt[0].status != OPAT_OK ? pt[0].status :
-				    pt[1].status]++;
-				break;
+			for (j = 0; j < np; j++)
+				spent += pt[j].cost_s;
+			if (model && pt[0].status == OPAT_INVALID &&
+			    strncmp(pt[0].reason, "absent", 6) == 0) {
+				model = 0;
+				round = -1;
+				continue;
 			}
-			if (pt[0].us < before) {
-				before = pt[0].us;
-				sb = pt[0].spread;
-			}
-			if (pt[1].us < after) {
-				after = pt[1].us;
-				sa = pt[1].spread;
+			for (j = 0; j < np; j++) {
+				if (pt[j].status != OPAT_OK) {
+					/* A candidate that fails once is out. */
+					nfail[pt[j].status]++;
+					if (j == 0)
+						bad = 1;
+					bu[j] = -1;
+					continue;
+				}
+				if (bu[j] >= 0 && pt[j].us < bu[j]) {
+					bu[j] = pt[j].us;
+					bs[j] = pt[j].spread;
+				}
 			}
 		}
-		if (bad) {
-			/* A winner that fails once is no winner. */
-			before = after = base.us;
+		before = bu[0];
+		sb = bs[0];
+		after = HUGE_VAL;
+		for (j = 1; j < np && !bad; j++)
+			if (bu[j] >= 0 && bu[j] < after) {
+				after = bu[j];
+				sa = bs[j];
+				best_s = pair[j];
+			}
+		if (bad || after == HUGE_VAL) {
+			/* No winner stands. */
+			if (bad)
+				before = base.us;
+			after = before;
 			best_s = c->base_s;
 		}
+		cJSON_AddStringToObject(rec, "confirmed", model ? "model" :
+		    "alone");
 	}
 	noise = margin(&r->o, sb, sa);
 	if (admits(&r->o, before, after, noise))

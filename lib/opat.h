@@ -104,6 +104,12 @@ typedef struct opat_meas_opts {
 	double timeout_s;	/* per candidate */
 	const char *lock_path;	/* the measure lock */
 	uint64_t seed;
+	/*
+	 * In the model: the nodes of these names, with the candidate, timed
+	 * inside whole runs of the graph (NULL: the node alone).
+	 */
+	char **names;
+	int nnames;
 } opat_meas_opts;
 
 const char *opat_lock_path(void);
@@ -148,6 +154,7 @@ typedef struct opat_opts {
 	double noise_floor;	/* smallest margin that counts as a win */
 	double min_gain_us;	/* and the smallest time saved */
 	int commit;
+	int in_model;		/* confirm winners in the model, not alone */
 	int use_bank;
 	int progress;
 	const char *journal;

@@ -3,7 +3,7 @@
 # grouping, records and the bank, injected faults, kill -9 and resume,
 # replay, the stages, and measuring on two "hosts" through GNU parallel.
 . "$(dirname "$0")/tap.sh"
-plan 40
+plan 42
 ex=$top/share/aoe/models/example.onnx
 dup=$top/tests/fixtures/opat-dup.json
 cd "$top" || exit 1
@@ -41,6 +41,22 @@ PY
 ok $? "--commit writes exactly the add and update cases to the bank"
 (cd "$T" && aoe-report "$T/r1.jsonl" >/dev/null 2>&1)
 ok $? "aoe-report reads the records"
+# Winners are confirmed in the model as aoe-run runs it; an op fusion
+# folds into a Conv (the example's Relu) runs in no model: alone.
+python3 - "$T/r1.jsonl" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if "confirmed" in r]
+ok = any(r["confirmed"] == "model" for r in rs)
+for r in rs:
+    ok = ok and r["confirmed"] == ("alone" if r["op_type"] in ("Relu", "Sigmoid", "BatchNormalization") else "model")
+sys.exit(0 if ok else 1)
+PY
+ok $? "winners are confirmed in the model, fused-away ops alone"
+run aoe-opat $O --no-bank --alone --budget-trials 4 "$ex"
+python3 -c "
+import json, sys
+sys.exit(0 if all(r.get('confirmed', 'alone') == 'alone' for r in map(json.loads, open('$T/out'))) else 1)"
+ok $? "--alone confirms winners alone"
 
 run aoe-opat $O --budget-trials 4 "$ex"
 python3 - "$T/r1.jsonl" "$T/out" <<'PY'

@@ -16,8 +16,8 @@
 #include "opat.h"
 
 static const char usage_text[] =
-    "usage: aoe-opat [-hV] [--budget-seconds s] [--budget-trials n] [--commit]\n"
-    "                [--input-shape spec] [--journal file] [--no-bank]\n"
+    "usage: aoe-opat [-hV] [--alone] [--budget-seconds s] [--budget-trials n]\n"
+    "                [--commit] [--input-shape spec] [--journal file] [--no-bank]\n"
     "                [--no-check] [--progress | --no-progress] [-o file]\n"
     "                [--replay timings] [--seed n] [--strategy name]\n"
     "                [--threads n] [--timeout s] [--timings file]\n"
@@ -156,6 +156,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "alone", no_argument, NULL, 'l' },
 		{ "budget-seconds", required_argument, NULL, 'b' },
 		{ "budget-trials", required_argument, NULL, 'n' },
 		{ "commit", no_argument, NULL, 'c' },
@@ -211,6 +212,9 @@ main(int argc, char **argv)
 		case 'b':
 			r.o.budget_seconds = (double)aoe_optnum("budget-seconds",
 			    optarg, 1, 100000000);
+			break;
+		case 'l':
+			r.o.in_model = 0;
 			break;
 		case 'B':
 			r.o.use_bank = 0;
