@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 26
+plan 27
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -118,6 +118,12 @@ mkexample -d "$T/dyn.onnx"
 run aoe --model "$T/dyn.onnx" -j 2 --output "$T/res" --progress_bar off
 [ $status -eq 3 ] && grep -q "dynamic shape" "$T/err" && grep -q '^aoe: capture failed (exit 3)' "$T/err"
 ok $? "a failing step stops the run and is named"
+# --input_shape binds the dynamic model's input, AOE's way (name:dims).
+echo '{"tune_ops_type": ["Softmax"]}' > "$T/sm.json"
+run aoe --model "$T/dyn.onnx" -j 2 --output "$T/dres" --progress_bar off --input_shape image:2,3,64,64 --tune_ops_file "$T/sm.json"
+[ $status -eq 0 ] && grep -q '"shape": *\[ *2, *3, *64, *64 *\]' "$T/dres/aoe_work/dyn_opat/graph.json" &&
+    python3 "$schema" "$T"/dres/aoe_result_opat_*.json
+ok $? "--input_shape binds a dynamic input"
 # Each later step's failure, brought about for real, stops the run there.
 run env TUNE_BANK_PATH="$T/nobank" aoe --model "$ex" -j 2 --output "$T/f1" --progress_bar off
 [ $status -eq 1 ] && grep -q '^bank .*FAIL' "$T/out" && grep -q '^aoe: check failed (exit 1)' "$T/err" &&
