@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 27
+plan 28
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -124,6 +124,9 @@ run aoe --model "$T/dyn.onnx" -j 2 --output "$T/dres" --progress_bar off --input
 [ $status -eq 0 ] && grep -q '"shape": *\[ *2, *3, *64, *64 *\]' "$T/dres/aoe_work/dyn_opat/graph.json" &&
     python3 "$schema" "$T"/dres/aoe_result_opat_*.json
 ok $? "--input_shape binds a dynamic input"
+run aoe --model "$ex" -j 2 --output "$T/pb" --progress_bar on --tune_ops_file "$T/sm.json"
+[ $status -eq 0 ] && grep -q '\[1/1\] .*trials' "$T/err" && ! grep -q '\[1/1\]' "$T/out"
+ok $? "--progress_bar on shows the tuner's progress on stderr, not stdout"
 # Each later step's failure, brought about for real, stops the run there.
 run env TUNE_BANK_PATH="$T/nobank" aoe --model "$ex" -j 2 --output "$T/f1" --progress_bar off
 [ $status -eq 1 ] && grep -q '^bank .*FAIL' "$T/out" && grep -q '^aoe: check failed (exit 1)' "$T/err" &&
