@@ -2,7 +2,7 @@
 # aoe-report: result files in AOE's schema from tuning records, the summary
 # table, plots, and every kind of bad input (which writes no result file).
 . "$(dirname "$0")/tap.sh"
-plan 25
+plan 26
 schema=$top/tests/result-schema.py
 cat > "$T/opat.jsonl" <<'R'
 {"kind":"opat","key":"1024942313106047484","op_type":"Conv","names":["conv1","conv2"],"before_us":100.0,"after_us":73.88,"outcome":"add","tuning_time_s":12.5,"history":[[1,100],[2,90],[5,73.88]]}
@@ -81,6 +81,14 @@ while ok and i < len(b):
 sys.exit(0 if ok and b"IDAT" in kinds and kinds[-1] == b"IEND" else 1)
 PY
 ok $? "--plot draws a valid 1000x700 PNG"
+echo '{"kind":"opat","key":"9","op_type":"Conv","names":["layer1_conv\"x"],"before_us":9,"after_us":8,"outcome":"add","trials":7,"history":[[1,9],[3,8]]}' > "$T/q.jsonl"
+run aoe-report -q -o "$T/w4" --plot "$T/it's.svg" "$T/q.jsonl"
+[ $status -eq 0 ] && python3 - "$T/it's.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+text = " ".join(ET.parse(sys.argv[1]).getroot().itertext())
+sys.exit(0 if "layer1_conv_x" in text else 1)
+PY
+ok $? "--plot: names are drawn as written (no enhanced-text subscripts), any file name"
 
 # One report entry per tuning task: each record file is one.
 mkdir "$T/w5"

@@ -479,6 +479,31 @@ print_table(const tasks *tt)
 		}
 }
 
+/* NAME as a double-quoted gnuplot data field: at most 30 bytes, no '"'. */
+static void
+put_name(FILE *fp, const char *name)
+{
+	int i;
+
+	fputc('"', fp);
+	for (i = 0; name[i] && i < 30; i++)
+		fputc(name[i] == '"' || name[i] == '\n' ? '_' : name[i], fp);
+	fputc('"', fp);
+}
+
+/* S as a single-quoted gnuplot string: a quote is doubled. */
+static void
+put_quoted(FILE *fp, const char *s)
+{
+	fputc('\'', fp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', fp);
+		fputc(*s, fp);
+	}
+	fputc('\'', fp);
+}
+
 /*
  * Draw the per-case before/after bars (and, when records carry a
  * "history" of [trial, best_us] pairs, the best-so-far curves) with
@@ -495,9 +520,9 @@ plot(const tasks *tt, const char *file)
 	int fd, hd, i, t, nhist = 0, rc = 0, st;
 
 	if (sfx && strcmp(sfx, ".svg") == 0)
-		term = "svg size 1000,700 dynamic";
+		term = "svg size 1000,700 dynamic noenhanced";
 	else if (sfx && strcmp(sfx, ".png") == 0)
-		term = "pngcairo size 1000,700";
+		term = "pngcairo size 1000,700 noenhanced";
 	else
 		return aoe_err(AOE_EUNSUP, "--plot '%s': the file must end in "
 		    ".svg or .png", file);
@@ -511,19 +536,29 @@ plot(const tasks *tt, const char *file)
 		cJSON_ArrayForEach(o, (i ? tt->t[t].sgat : tt->t[t].opat)) {
 			const cJSON *h = cJSON_GetObjectItemCaseSensitive(o,
 			    "history"), *p;
-			double b = 0, a = 0;
+			double b = 0, a = 0, last, best, trials;
 			const char *nm = first_name(o, kb, sizeof(kb));
 			num(o, "before_us", &b);
 			num(o, "after_us", &a);
-			fprintf(fp, "\"%.30s\" %g %g\n", nm, b, a);
+			put_name(fp, nm);
+			fprintf(fp, " %g %g\n", b, a);
 			if (!cJSON_IsArray(h))
 				continue;
-			fprintf(hp, "\"%.30s\"\n", nm);
+			put_name(hp, nm);
+			fputc('\n', hp);
+			last = best = -1;
 			cJSON_ArrayForEach(p, h)
-				if (cJSON_GetArraySize(p) == 2)
-					fprintf(hp, "%g %g\n",
-					    cJSON_GetArrayItem(p, 0)->valuedouble,
-					    cJSON_GetArrayItem(p, 1)->valuedouble);
+				if (cJSON_GetArraySize(p) == 2) {
+					last = cJSON_GetArrayItem(p,
+					    0)->valuedouble;
+					best = cJSON_GetArrayItem(p,
+					    1)->valuedouble;
+					fprintf(hp, "%g %g\n", last, best);
+				}
+			/* The best holds until the last trial. */
+			if (best >= 0 && num(o, "trials", &trials) == 0 &&
+			    trials > last)
+				fprintf(hp, "%g %g\n", trials, best);
 			fprintf(hp, "\n\n");
 			nhist++;
 		}
@@ -534,7 +569,9 @@ plot(const tasks *tt, const char *file)
 		    strerror(errno));
 		goto out;
 	}
-	fprintf(gp, "set terminal %s\nset output '%s'\n", term, file);
+	fprintf(gp, "set terminal %s\nset output ", term);
+	put_quoted(gp, file);
+	fputc('\n', gp);
 	if (nhist)
 		fprintf(gp, "set multiplot layout 2,1\n");
 	fprintf(gp, "set title 'aoe tuning: time per case before and after'\n"
@@ -546,7 +583,7 @@ plot(const tasks *tt, const char *file)
 	if (nhist)
 		fprintf(gp, "unset xtics\nset xtics\nset style data lines\n"
 		    "set title 'best time found so far'\nset xlabel 'trial'\n"
-		    "plot for [i=0:%d] '%s' index i using 1:2 with linespoints "
+		    "plot for [i=0:%d] '%s' index i using 1:2 with steps lw 2 "
 		    "title columnheader(1)\nunset multiplot\n", nhist - 1,
 		    hist);
 	st = pclose(gp);
