@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 28
+plan 30
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -58,6 +58,13 @@ sed -n 's/.*"key":"\([0-9]*\)".*/\1/p' "$w/records.jsonl" | sort > "$T/keys2"
 [ $status -eq 0 ] && [ "$n" -gt 2 ] && [ -s "$T/keys1" ] && cmp -s "$T/keys1" "$T/keys2" &&
     python3 "$schema" "$T"/res/aoe_result_opat_*.json
 ok $? "--reload resumes a run cut off half way: every case reported"
+rm -f "$T"/res/aoe_result_*
+mkdir -p "$T/elsewhere"
+(cd "$T/elsewhere" && run aoe --model "$ex" --job_type 2 --reload="$T/res" --progress_bar off &&
+    [ $status -eq 0 ]) && ls "$T"/res/aoe_result_opat_*.json >/dev/null 2>&1 &&
+    ! ls "$T"/elsewhere/aoe_* >/dev/null 2>&1
+ok $? "--reload=dir (AOE's job path) resumes the run in dir"
+fails_with 2 "name two directories" "--reload=dir and another --output" aoe --model "$ex" -j 2 --reload="$T/res" --output "$T/x"
 
 rm -f "$T"/res/aoe_result_*
 if [ -x "$top/tools/aoe-sgat" ]; then
