@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 30
+plan 31
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -108,6 +108,9 @@ mkexample -d "$T/proj/example.onnx"
 n3=$(ls "$T"/proj/aoe_work/aoe_result_opat_*.json | wc -l)
 [ "$n3" -gt "$n2" ] && grep -q 'changed, will tune' "$T/mk3"
 ok $? "a changed model is tuned again"
+(cd "$T/proj" && PATH=$top/tools:$PATH make -s tune AOE_JOB_TYPE=1 AOE_DIR=sg AOE_SHAPE_example=image:2,3,64,64) >"$T/mk4" 2>&1 &&
+    python3 "$schema" "$T"/proj/sg/aoe_result_sgat_*.json
+ok $? "AOE_JOB_TYPE=1: aoe.mk tunes subgraphs, and the SGAT file follows the schema"
 
 # Failure paths: a clear message naming the problem or the failed step.
 run aoe --job_type 2
