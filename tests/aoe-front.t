@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 31
+plan 32
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -137,6 +137,12 @@ ok $? "--input_shape binds a dynamic input"
 run aoe --model "$ex" -j 2 --output "$T/pb" --progress_bar on --tune_ops_file "$T/sm.json"
 [ $status -eq 0 ] && grep -q '\[1/1\] .*trials' "$T/err" && ! grep -q '\[1/1\]' "$T/out"
 ok $? "--progress_bar on shows the tuner's progress on stderr, not stdout"
+mkdir -p "$T/ini/wp"
+printf 'WORK_PATH = %s\n' "$T/ini/wp" > "$T/ini/aoe.ini"
+(cd "$T/ini" && aoe --model "$ex" -j 2 --progress_bar off --tune_ops_file "$T/sm.json" >/dev/null 2>&1) &&
+    ls "$T"/ini/wp/aoe_result_opat_*.json >/dev/null 2>&1 && [ -d "$T/ini/wp/aoe_work/example_opat" ] &&
+    ! ls -d "$T"/ini/aoe_* >/dev/null 2>&1
+ok $? "without --output, aoe.ini's WORK_PATH holds the result file and the work directory"
 # Each later step's failure, brought about for real, stops the run there.
 run env TUNE_BANK_PATH="$T/nobank" aoe --model "$ex" -j 2 --output "$T/f1" --progress_bar off
 [ $status -eq 1 ] && grep -q '^bank .*FAIL' "$T/out" && grep -q '^aoe: check failed (exit 1)' "$T/err" &&

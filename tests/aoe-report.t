@@ -2,7 +2,7 @@
 # aoe-report: result files in AOE's schema from tuning records, the summary
 # table, plots, and every kind of bad input (which writes no result file).
 . "$(dirname "$0")/tap.sh"
-plan 26
+plan 28
 schema=$top/tests/result-schema.py
 cat > "$T/opat.jsonl" <<'R'
 {"kind":"opat","key":"1024942313106047484","op_type":"Conv","names":["conv1","conv2"],"before_us":100.0,"after_us":73.88,"outcome":"add","tuning_time_s":12.5,"history":[[1,100],[2,90],[5,73.88]]}
@@ -111,6 +111,17 @@ ok $? "--help"
 run aoe-report --version
 [ $status -eq 0 ] && grep -q '^aoe-report ' "$T/out"
 ok $? "--version"
+
+# WORK_PATH of ./aoe.ini (or $AOE_INI) when there is no -o; AOE_WORK_PATH
+# before it.
+mkdir -p "$T/ini/wp" "$T/ini/env"
+printf '[aoe]\nWORK_PATH = %s\n' "$T/ini/wp" > "$T/ini/aoe.ini"
+(cd "$T/ini" && aoe-report -q "$T/opat.jsonl" 2>/dev/null) && ls "$T"/ini/wp/aoe_result_opat_*.json >/dev/null 2>&1 &&
+    ! ls "$T"/ini/aoe_result_* >/dev/null 2>&1
+ok $? "result files go to aoe.ini's WORK_PATH"
+(cd "$T/ini" && AOE_WORK_PATH=$T/ini/env aoe-report -q "$T/opat.jsonl" 2>/dev/null) &&
+    ls "$T"/ini/env/aoe_result_opat_*.json >/dev/null 2>&1
+ok $? "AOE_WORK_PATH comes before aoe.ini"
 
 # Bad input: a clear message, a non-zero status, no result file.
 mkdir "$T/bad"

@@ -608,6 +608,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	tasks tt;
+	aoe_check_opts co;
 	const char *dir = NULL, *plotfile = NULL, *name = NULL;
 	char path[4096];
 	struct stat st;
@@ -641,10 +642,14 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (dir == NULL)
-		dir = getenv("AOE_WORK_PATH");
-	if (dir == NULL || *dir == '\0')
-		dir = ".";
+	/* AOE's WORK_PATH: aoe.ini's, or AOE_WORK_PATH, or ".". */
+	if (dir == NULL) {
+		if ((rc = aoe_check_opts_init(&co)) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			return aoe_exit_status(rc);
+		}
+		dir = co.work_path[0] ? co.work_path : ".";
+	}
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		aoe_warnx("work directory '%s': %s", dir, errno ? strerror(errno) :
 		    "not a directory");
