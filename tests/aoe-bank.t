@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 99
+plan 100
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -38,6 +38,10 @@ cp "$bank" "$T/b50f"
 run aoe-bank commit "$T/uns"
 [ $status -eq 0 ] && same "$bank" "$T/b50f" && grep -q '10 records skipped' "$T/err"
 ok $? "unsatisfied and reserved records are not committed"
+echo '{"kind":"model","baseline_us":1000,"result_us":900,"tuning_time_s":1}' > "$T/model"
+run aoe-bank commit "$T/model"
+[ $status -eq 0 ] && same "$bank" "$T/b50f"
+ok $? "aoe-sgat's model record is skipped, not refused"
 
 # --- four concurrent commits lose nothing --------------------------------
 for i in 0 1 2 3; do bankgen records 2000 $((1000 + i * 2000)) socA > "$T/c$i"; done

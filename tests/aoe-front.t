@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 21
+plan 32
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -45,6 +45,26 @@ s = list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]["repo_summary"]
 sys.exit(0 if s["repo_reserved_num"] == int(sys.argv[2]) and s["repo_hit_num"] == int(sys.argv[2]) else 1)
 PY
 ok $? "a second run reserves what the first added ($added)"
+
+# --reload carries on from the journal: a run cut off half way (its
+# journal truncated) ends with a record for every case, as the full run.
+w=$T/res/aoe_work/example_opat
+sed -n 's/.*"key":"\([0-9]*\)".*/\1/p' "$w/records.jsonl" | sort > "$T/keys1"
+n=$(wc -l < "$w/journal.jsonl")
+head -n $((n / 2)) "$w/journal.jsonl" > "$T/j" && mv "$T/j" "$w/journal.jsonl"
+rm -f "$w/records.jsonl" "$T"/res/aoe_result_*
+run aoe --model "$ex" --job_type 2 --output "$T/res" --progress_bar off --reload
+sed -n 's/.*"key":"\([0-9]*\)".*/\1/p' "$w/records.jsonl" | sort > "$T/keys2"
+[ $status -eq 0 ] && [ "$n" -gt 2 ] && [ -s "$T/keys1" ] && cmp -s "$T/keys1" "$T/keys2" &&
+    python3 "$schema" "$T"/res/aoe_result_opat_*.json
+ok $? "--reload resumes a run cut off half way: every case reported"
+rm -f "$T"/res/aoe_result_*
+mkdir -p "$T/elsewhere"
+(cd "$T/elsewhere" && run aoe --model "$ex" --job_type 2 --reload="$T/res" --progress_bar off &&
+    [ $status -eq 0 ]) && ls "$T"/res/aoe_result_opat_*.json >/dev/null 2>&1 &&
+    ! ls "$T"/elsewhere/aoe_* >/dev/null 2>&1
+ok $? "--reload=dir (AOE's job path) resumes the run in dir"
+fails_with 2 "name two directories" "--reload=dir and another --output" aoe --model "$ex" -j 2 --reload="$T/res" --output "$T/x"
 
 rm -f "$T"/res/aoe_result_*
 if [ -x "$top/tools/aoe-sgat" ]; then
@@ -88,6 +108,9 @@ mkexample -d "$T/proj/example.onnx"
 n3=$(ls "$T"/proj/aoe_work/aoe_result_opat_*.json | wc -l)
 [ "$n3" -gt "$n2" ] && grep -q 'changed, will tune' "$T/mk3"
 ok $? "a changed model is tuned again"
+(cd "$T/proj" && PATH=$top/tools:$PATH make -s tune AOE_JOB_TYPE=1 AOE_DIR=sg AOE_SHAPE_example=image:2,3,64,64) >"$T/mk4" 2>&1 &&
+    python3 "$schema" "$T"/proj/sg/aoe_result_sgat_*.json
+ok $? "AOE_JOB_TYPE=1: aoe.mk tunes subgraphs, and the SGAT file follows the schema"
 
 # Failure paths: a clear message naming the problem or the failed step.
 run aoe --job_type 2
@@ -105,6 +128,42 @@ mkexample -d "$T/dyn.onnx"
 run aoe --model "$T/dyn.onnx" -j 2 --output "$T/res" --progress_bar off
 [ $status -eq 3 ] && grep -q "dynamic shape" "$T/err" && grep -q '^aoe: capture failed (exit 3)' "$T/err"
 ok $? "a failing step stops the run and is named"
+# --input_shape binds the dynamic model's input, AOE's way (name:dims).
+echo '{"tune_ops_type": ["Softmax"]}' > "$T/sm.json"
+run aoe --model "$T/dyn.onnx" -j 2 --output "$T/dres" --progress_bar off --input_shape image:2,3,64,64 --tune_ops_file "$T/sm.json"
+[ $status -eq 0 ] && grep -q '"shape": *\[ *2, *3, *64, *64 *\]' "$T/dres/aoe_work/dyn_opat/graph.json" &&
+    python3 "$schema" "$T"/dres/aoe_result_opat_*.json
+ok $? "--input_shape binds a dynamic input"
+run aoe --model "$ex" -j 2 --output "$T/pb" --progress_bar on --tune_ops_file "$T/sm.json"
+[ $status -eq 0 ] && grep -q '\[1/1\] .*trials' "$T/err" && ! grep -q '\[1/1\]' "$T/out"
+ok $? "--progress_bar on shows the tuner's progress on stderr, not stdout"
+mkdir -p "$T/ini/wp"
+printf 'WORK_PATH = %s\n' "$T/ini/wp" > "$T/ini/aoe.ini"
+(cd "$T/ini" && aoe --model "$ex" -j 2 --progress_bar off --tune_ops_file "$T/sm.json" >/dev/null 2>&1) &&
+    ls "$T"/ini/wp/aoe_result_opat_*.json >/dev/null 2>&1 && [ -d "$T/ini/wp/aoe_work/example_opat" ] &&
+    ! ls -d "$T"/ini/aoe_* >/dev/null 2>&1
+ok $? "without --output, aoe.ini's WORK_PATH holds the result file and the work directory"
+# Each later step's failure, brought about for real, stops the run there.
+run env TUNE_BANK_PATH="$T/nobank" aoe --model "$ex" -j 2 --output "$T/f1" --progress_bar off
+[ $status -eq 1 ] && grep -q '^bank .*FAIL' "$T/out" && grep -q '^aoe: check failed (exit 1)' "$T/err" &&
+    [ ! -e "$T/f1/aoe_work/example_opat/records.jsonl" ] && ! ls "$T"/f1/aoe_result_* >/dev/null 2>&1
+ok $? "check fails (no bank directory): no tuning, no result file"
+echo '{"tune_ops_type": ' > "$T/badops.json"
+run aoe --model "$ex" -j 2 --output "$T/f2" --progress_bar off --tune_ops_file "$T/badops.json"
+[ $status -eq 3 ] && grep -q '^aoe: tune failed (exit 3)' "$T/err" && ! ls "$T"/f2/aoe_result_* >/dev/null 2>&1
+ok $? "tune fails (a malformed --tune_ops_file): no result file"
+# A bank whose soc_version directory is a plain file: tuning reads no
+# entry from it, the commit cannot lock it.
+mkdir -p "$T/fbank"
+: > "$T/fbank/$(python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["soc_version"])' < "$T/res/aoe_work/example_opat/records.jsonl")"
+run env TUNE_BANK_PATH="$T/fbank" aoe --model "$ex" -j 2 --output "$T/f3" --progress_bar off
+[ $status -eq 5 ] && grep -q 'cannot lock the bank' "$T/err" && grep -q '^aoe: commit failed (exit 5)' "$T/err" &&
+    [ -s "$T/f3/aoe_work/example_opat/records.jsonl" ] && ! ls "$T"/f3/aoe_result_* >/dev/null 2>&1
+ok $? "commit fails (the bank cannot be locked): records kept, no result file"
+echo '{"tune_ops_name": ["no-such-op"]}' > "$T/noops.json"
+run aoe --model "$ex" -j 2 --output "$T/f4" --progress_bar off --tune_ops_file "$T/noops.json"
+[ $status -eq 3 ] && grep -q 'no tuning records' "$T/err" && grep -q '^aoe: report failed (exit 3)' "$T/err"
+ok $? "report fails (--tune_ops_file selects nothing): named"
 echo '{"tune_ops_type": ["Conv"]}' > "$T/ops.json"
 rm -f "$T"/res/aoe_result_*
 run aoe --model "$ex" -j 2 --output "$T/res" --progress_bar off --tune_ops_file "$T/ops.json"

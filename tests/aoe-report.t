@@ -2,7 +2,7 @@
 # aoe-report: result files in AOE's schema from tuning records, the summary
 # table, plots, and every kind of bad input (which writes no result file).
 . "$(dirname "$0")/tap.sh"
-plan 22
+plan 28
 schema=$top/tests/result-schema.py
 cat > "$T/opat.jsonl" <<'R'
 {"kind":"opat","key":"1024942313106047484","op_type":"Conv","names":["conv1","conv2"],"before_us":100.0,"after_us":73.88,"outcome":"add","tuning_time_s":12.5,"history":[[1,100],[2,90],[5,73.88]]}
@@ -53,10 +53,57 @@ f=$(ls "$T"/w3/aoe_result_sgat_*.json 2>/dev/null)
 ok $? "writes a subgraph report with the model's improvement"
 
 run aoe-report -q -o "$T/w4" --plot "$T/p.svg" "$T/opat.jsonl"
-[ $status -eq 0 ] && grep -q '<svg' "$T/p.svg" && grep -q 'best time found so far' "$T/p.svg"
-ok $? "--plot draws an SVG with bars and the best-so-far curve"
+[ $status -eq 0 ] && python3 - "$T/p.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+text = " ".join(t.strip() for t in r.itertext())
+sys.exit(0 if r.tag == "{http://www.w3.org/2000/svg}svg" and
+    all(w in text for w in ("before", "after", "best time found so far",
+    "conv1", "fc", "trial")) else 1)
+PY
+ok $? "--plot draws a well-formed SVG with bars and the best-so-far curve"
 ls "$T"/w4/aoe_result_opat_*.json >/dev/null 2>&1
 ok $? "and still writes the result file"
+run aoe-report -q -o "$T/w4" --plot "$T/p.png" "$T/opat.jsonl"
+[ $status -eq 0 ] && python3 - "$T/p.png" <<'PY'
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+# The signature, an IHDR of 1000x700, and every chunk's CRC right.
+ok = b[:8] == b"\x89PNG\r\n\x1a\n" and b[12:16] == b"IHDR" and \
+    struct.unpack(">II", b[16:24]) == (1000, 700)
+i, kinds = 8, []
+while ok and i < len(b):
+    n, = struct.unpack(">I", b[i:i + 4])
+    kind, data = b[i + 4:i + 8], b[i + 8:i + 8 + n]
+    ok = struct.unpack(">I", b[i + 8 + n:i + 12 + n])[0] == zlib.crc32(kind + data)
+    kinds.append(kind)
+    i += 12 + n
+sys.exit(0 if ok and b"IDAT" in kinds and kinds[-1] == b"IEND" else 1)
+PY
+ok $? "--plot draws a valid 1000x700 PNG"
+echo '{"kind":"opat","key":"9","op_type":"Conv","names":["layer1_conv\"x"],"before_us":9,"after_us":8,"outcome":"add","trials":7,"history":[[1,9],[3,8]]}' > "$T/q.jsonl"
+run aoe-report -q -o "$T/w4" --plot "$T/it's.svg" "$T/q.jsonl"
+[ $status -eq 0 ] && python3 - "$T/it's.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+text = " ".join(ET.parse(sys.argv[1]).getroot().itertext())
+sys.exit(0 if "layer1_conv_x" in text else 1)
+PY
+ok $? "--plot: names are drawn as written (no enhanced-text subscripts), any file name"
+
+# One report entry per tuning task: each record file is one.
+mkdir "$T/w5"
+run aoe-report -q -o "$T/w5" "$T/opat.jsonl" "$T/sgat.jsonl" - < "$T/opat.jsonl"
+fo=$(ls "$T"/w5/aoe_result_opat_*.json 2>/dev/null)
+fs=$(ls "$T"/w5/aoe_result_sgat_*.json 2>/dev/null)
+[ $status -eq 0 ] && python3 "$schema" $fo $fs && python3 - $fo $fs <<'PY'
+import json, sys
+o, s = (json.load(open(f)) for f in sys.argv[1:3])
+names = [t[0]["basic"]["tuning_name"] for t in o.values()]
+sums = [t[1]["OPAT"]["repo_summary"]["total_num"] for t in o.values()]
+sys.exit(0 if names == ["opat", "aoe"] and sums == [5, 5] and len(s) == 1
+    and list(s.values())[0][0]["basic"]["tuning_name"] == "sgat" else 1)
+PY
+ok $? "two operator tasks are two report entries, named after their files"
 
 run aoe-report --help
 [ $status -eq 0 ] && grep -q '^usage: aoe-report' "$T/out"
@@ -65,9 +112,20 @@ run aoe-report --version
 [ $status -eq 0 ] && grep -q '^aoe-report ' "$T/out"
 ok $? "--version"
 
+# WORK_PATH of ./aoe.ini (or $AOE_INI) when there is no -o; AOE_WORK_PATH
+# before it.
+mkdir -p "$T/ini/wp" "$T/ini/env"
+printf '[aoe]\nWORK_PATH = %s\n' "$T/ini/wp" > "$T/ini/aoe.ini"
+(cd "$T/ini" && aoe-report -q "$T/opat.jsonl" 2>/dev/null) && ls "$T"/ini/wp/aoe_result_opat_*.json >/dev/null 2>&1 &&
+    ! ls "$T"/ini/aoe_result_* >/dev/null 2>&1
+ok $? "result files go to aoe.ini's WORK_PATH"
+(cd "$T/ini" && AOE_WORK_PATH=$T/ini/env aoe-report -q "$T/opat.jsonl" 2>/dev/null) &&
+    ls "$T"/ini/env/aoe_result_opat_*.json >/dev/null 2>&1
+ok $? "AOE_WORK_PATH comes before aoe.ini"
+
 # Bad input: a clear message, a non-zero status, no result file.
 mkdir "$T/bad"
-printf '{"kind":"opat","key":"1","op_type":"Relu","before_us":1,"after_us":1,"outcome":"add"}\n{"kind":\n' > "$T/trunc.jsonl"
+printf '{"kind":"opat","key":"1","op_type":"Relu","before_us":1,"after_us":0.5,"outcome":"add"}\n{"kind":\n' > "$T/trunc.jsonl"
 run aoe-report -q -o "$T/bad" "$T/trunc.jsonl"
 [ $status -eq 3 ] && grep -q "trunc.jsonl:2: malformed JSON" "$T/err" &&
     grep -q "1 bad record; no result file written" "$T/err"
@@ -82,7 +140,11 @@ echo '{"kind":"opat","key":"1","op_type":"Relu","before_us":-4,"after_us":1,"out
 run aoe-report -q -o "$T/bad" "$T/n.jsonl"
 [ $status -eq 3 ] && grep -q 'must be non-negative numbers' "$T/err"
 ok $? "a negative time"
-echo '{"op_type":"Relu","before_us":1,"after_us":1,"outcome":"add"}' > "$T/k.jsonl"
+echo '{"kind":"opat","key":"1","op_type":"Relu","before_us":1,"after_us":1,"outcome":"update"}' > "$T/u.jsonl"
+run aoe-report -q -o "$T/bad" "$T/u.jsonl"
+[ $status -eq 3 ] && grep -q 'outcome update, but "after_us" is not below "before_us"' "$T/err"
+ok $? "an update that is not faster"
+echo '{"op_type":"Relu","before_us":1,"after_us":0.5,"outcome":"add"}' > "$T/k.jsonl"
 run aoe-report -q -o "$T/bad" "$T/k.jsonl"
 [ $status -eq 3 ] && grep -q 'no "key"' "$T/err"
 ok $? "a record without a key"

@@ -3,27 +3,72 @@
 
 usage: result-schema.py FILE...   exits 0 if every file is valid, else
 prints each problem and exits 1.
+
+Field by field, as DESIGN.md and aoe-result(5) give the schema: every
+object holds exactly its fields (the documented additions op_names and
+tune_failed_subgraphs aside), each of the right type; the summary
+invariants hold; every improvement string agrees with its times; the
+entry lists agree with the summary counts; an added or updated case is
+faster after than before.
 """
+import datetime
 import json
 import re
 import sys
 
 SUMMARY = ("repo_add_num", "repo_hit_num", "repo_reserved_num",
            "repo_unsatisfied_num", "repo_update_num", "total_num")
+OP_ENTRY = ("op_name", "op_type", "performance_before_tune(us)",
+            "performance_after_tune(us)", "performance_improvement")
+SG_ENTRY = ("repo_key", "performance_before_tune(ms)",
+            "performance_after_tune(ms)", "performance_improvement")
+OPAT = ("opat_tune_result", "repo_modified_operators", "repo_summary")
+SGAT = ("model_baseline_performance(ms)", "model_result_performance(ms)",
+        "model_performance_improvement", "repo_modified_subgraphs",
+        "repo_summary")
 
 
 def num(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def gain_ok(entry, before, after, errs, where):
-    s = entry.get("performance_improvement")
+def count(x):
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def name(x):
+    return isinstance(x, str) and x != ""
+
+
+def stamp_ok(s):
+    """YYYYmmddHHMMSSmmm, a real date and time."""
+    try:
+        datetime.datetime.strptime(s[:14], "%Y%m%d%H%M%S")
+    except ValueError:
+        return False
+    return len(s) == 17 and s[14:].isdigit()
+
+
+def fields(obj, need, may, errs, where):
+    """obj is an object with every field of need, and others only from may."""
+    if not isinstance(obj, dict):
+        errs.append("%s: must be an object" % where)
+        return False
+    for k in need:
+        if k not in obj:
+            errs.append("%s: no %s" % (where, k))
+    for k in obj:
+        if k not in need and k not in may:
+            errs.append("%s: unknown field %s" % (where, k))
+    return all(k in obj for k in need)
+
+
+def gain_ok(s, b, a, errs, where):
     if not isinstance(s, str) or not re.fullmatch(r"-?\d+\.\d\d%", s):
         errs.append("%s: bad performance_improvement %r" % (where, s))
         return
-    b, a = entry.get(before), entry.get(after)
-    if not num(b) or not num(a):
-        errs.append("%s: %s/%s must be numbers" % (where, before, after))
+    if not num(b) or not num(a) or b < 0 or a < 0:
+        errs.append("%s: times must be non-negative numbers" % where)
         return
     want = (b - a) / b * 100 if b > 0 else 0.0
     if abs(float(s[:-1]) - want) > 0.006:
@@ -31,84 +76,119 @@ def gain_ok(entry, before, after, errs, where):
 
 
 def check_summary(s, errs, where):
-    if not isinstance(s, dict):
-        errs.append(where + ": repo_summary missing")
-        return
-    for k in SUMMARY:
-        if not isinstance(s.get(k), int) or isinstance(s.get(k), bool) or s[k] < 0:
-            errs.append("%s: %s must be a non-negative integer" % (where, k))
-            return
+    where += ": repo_summary"
+    if not fields(s, SUMMARY, (), errs, where):
+        return None
+    if not all(count(s[k]) for k in SUMMARY):
+        errs.append(where + ": counts must be non-negative integers")
+        return None
     if s["total_num"] != s["repo_add_num"] + s["repo_hit_num"] + s["repo_unsatisfied_num"]:
         errs.append(where + ": total != add + hit + unsatisfied")
     if s["repo_hit_num"] != s["repo_reserved_num"] + s["repo_update_num"]:
         errs.append(where + ": hit != reserved + update")
+    return s
+
+
+def check_entries(mod, arrs, entry, unit, extra, errs, where):
+    """The add and update arrays; returns their lengths or None."""
+    if not fields(mod, arrs, (), errs, where):
+        return None
+    lens = []
+    for arr in arrs:
+        w = "%s: %s" % (where, arr)
+        if not isinstance(mod[arr], list):
+            errs.append(w + ": must be an array")
+            return None
+        lens.append(len(mod[arr]))
+        for i, e in enumerate(mod[arr]):
+            we = "%s[%d]" % (w, i)
+            if not fields(e, entry, extra, errs, we):
+                continue
+            for f in entry[:-3]:
+                if not name(e[f]):
+                    errs.append("%s: %s must be a non-empty string" % (we, f))
+            if unit == "ms" and isinstance(e["repo_key"], str) and \
+                    not re.fullmatch(r"\d+", e["repo_key"]):
+                errs.append(we + ": repo_key must be a decimal key")
+            b = e["performance_before_tune(%s)" % unit]
+            a = e["performance_after_tune(%s)" % unit]
+            gain_ok(e["performance_improvement"], b, a, errs, we)
+            if num(b) and num(a) and not a < b:
+                errs.append(we + ": an admitted case must be faster after")
+            if "op_names" in e and (not isinstance(e["op_names"], list) or
+                                    not all(name(x) for x in e["op_names"]) or
+                                    e["op_name"] not in e["op_names"]):
+                errs.append(we + ": op_names must list names, op_name among them")
+    return lens
+
+
+def check_failed(o, key, result_failed, s, errs, w):
+    failed = o.get(key)
+    if failed is not None:
+        if not isinstance(failed, list) or not failed or \
+                not all(name(x) for x in failed):
+            errs.append("%s: %s must be a non-empty array of names" % (w, key))
+        elif s and len(failed) > s["repo_unsatisfied_num"]:
+            errs.append("%s: more %s than unsatisfied cases" % (w, key))
+    if result_failed is not None and result_failed != (failed is not None):
+        errs.append(w + ": tune failed iff tune_failed_operators is present")
 
 
 def check(path):
     errs = []
-    kind = "opat" if "aoe_result_opat_" in path else "sgat"
-    if not re.search(r"aoe_result_(opat|sgat)_\d{17}_pid\d+\.json$", path):
+    m = re.search(r"(^|/)aoe_result_(opat|sgat)_(\d{17})_pid\d+\.json$", path)
+    if not m or not stamp_ok(m.group(3)):
         errs.append(path + ": file name does not follow AOE's pattern")
+    kind = m.group(2) if m else ("opat" if "opat" in path else "sgat")
     doc = json.load(open(path))
     if not isinstance(doc, dict) or not doc:
-        return [path + ": not a non-empty object"]
+        return errs + [path + ": not a non-empty object"]
     for key, task in doc.items():
         w = "%s: %s" % (path, key)
-        if not re.fullmatch(r"report_\d{17}_\d+", key):
+        km = re.fullmatch(r"report_(\d{17})_\d+", key)
+        if not km or not stamp_ok(km.group(1)):
             errs.append(w + ": bad report key")
         if not isinstance(task, list) or len(task) != 2:
             errs.append(w + ": must be [basic, OPAT|SGAT]")
             continue
-        basic = task[0].get("basic")
-        if not isinstance(basic, dict) or not isinstance(basic.get("tuning_name"), str) \
-                or not num(basic.get("tuning_time(s)")):
-            errs.append(w + ": bad basic object")
+        if fields(task[0], ("basic",), (), errs, w + ": [0]"):
+            b = task[0]["basic"]
+            if fields(b, ("tuning_name", "tuning_time(s)"), (), errs, w + ": basic"):
+                if not name(b["tuning_name"]):
+                    errs.append(w + ": basic: tuning_name must be a non-empty string")
+                if not num(b["tuning_time(s)"]) or b["tuning_time(s)"] < 0:
+                    errs.append(w + ": basic: tuning_time(s) must be a non-negative number")
+        job = "OPAT" if kind == "opat" else "SGAT"
+        if not fields(task[1], (job,), (), errs, w + ": [1]"):
+            continue
+        o = task[1][job]
+        w += ": " + job
         if kind == "opat":
-            o = task[1].get("OPAT")
-            if not isinstance(o, dict):
-                errs.append(w + ": no OPAT object")
+            if not fields(o, OPAT, ("tune_failed_operators",), errs, w):
                 continue
-            if o.get("opat_tune_result") not in ("tune success", "tune failed"):
-                errs.append(w + ": bad opat_tune_result")
-            mod = o.get("repo_modified_operators", {})
-            for arr in ("add_repo_operators", "update_repo_operators"):
-                for e in mod.get(arr, None) or []:
-                    for f in ("op_name", "op_type"):
-                        if not isinstance(e.get(f), str):
-                            errs.append("%s: %s entry lacks %s" % (w, arr, f))
-                    gain_ok(e, "performance_before_tune(us)",
-                            "performance_after_tune(us)", errs, w + ": " + arr)
-                if not isinstance(mod.get(arr), list):
-                    errs.append("%s: %s must be an array" % (w, arr))
-            check_summary(o.get("repo_summary"), errs, w)
-            s = o.get("repo_summary") or {}
-            if s and (len(mod.get("add_repo_operators", [])) != s.get("repo_add_num") or
-                      len(mod.get("update_repo_operators", [])) != s.get("repo_update_num")):
-                errs.append(w + ": entry counts differ from repo_summary")
-            failed = o.get("tune_failed_operators")
-            if (o.get("opat_tune_result") == "tune failed") != bool(failed):
-                errs.append(w + ": tune failed iff tune_failed_operators is non-empty")
-            if failed is not None and not all(isinstance(x, str) for x in failed):
-                errs.append(w + ": tune_failed_operators must hold names")
+            r = o["opat_tune_result"]
+            if r not in ("tune success", "tune failed"):
+                errs.append(w + ": bad opat_tune_result %r" % (r,))
+            lens = check_entries(o["repo_modified_operators"],
+                                 ("add_repo_operators", "update_repo_operators"),
+                                 OP_ENTRY, "us", ("op_names",), errs,
+                                 w + ": repo_modified_operators")
+            s = check_summary(o["repo_summary"], errs, w)
+            check_failed(o, "tune_failed_operators", r == "tune failed", s, errs, w)
         else:
-            o = task[1].get("SGAT")
-            if not isinstance(o, dict):
-                errs.append(w + ": no SGAT object")
+            if not fields(o, SGAT, ("tune_failed_subgraphs",), errs, w):
                 continue
-            gain_ok({"performance_improvement": o.get("model_performance_improvement"),
-                     "b": o.get("model_baseline_performance(ms)"),
-                     "a": o.get("model_result_performance(ms)")}, "b", "a", errs, w + ": model")
-            mod = o.get("repo_modified_subgraphs", {})
-            for arr in ("add_repo_subgraphs", "update_repo_subgraphs"):
-                if not isinstance(mod.get(arr), list):
-                    errs.append("%s: %s must be an array" % (w, arr))
-                    continue
-                for e in mod[arr]:
-                    if not isinstance(e.get("repo_key"), str):
-                        errs.append("%s: %s entry lacks repo_key" % (w, arr))
-                    gain_ok(e, "performance_before_tune(ms)",
-                            "performance_after_tune(ms)", errs, w + ": " + arr)
-            check_summary(o.get("repo_summary"), errs, w)
+            gain_ok(o["model_performance_improvement"],
+                    o["model_baseline_performance(ms)"],
+                    o["model_result_performance(ms)"], errs, w + ": model")
+            lens = check_entries(o["repo_modified_subgraphs"],
+                                 ("add_repo_subgraphs", "update_repo_subgraphs"),
+                                 SG_ENTRY, "ms", (), errs,
+                                 w + ": repo_modified_subgraphs")
+            s = check_summary(o["repo_summary"], errs, w)
+            check_failed(o, "tune_failed_subgraphs", None, s, errs, w)
+        if s and lens and lens != [s["repo_add_num"], s["repo_update_num"]]:
+            errs.append(w + ": entry counts differ from repo_summary")
     return errs
 
 
@@ -117,11 +197,12 @@ def main():
     for p in sys.argv[1:]:
         try:
             errs += check(p)
-        except (OSError, ValueError, AttributeError) as e:
+        except (OSError, ValueError) as e:
             errs.append("%s: %s" % (p, e))
     for e in errs:
         print(e)
     sys.exit(1 if errs or len(sys.argv) < 2 else 0)
 
 
-main()
+if __name__ == "__main__":
+    main()

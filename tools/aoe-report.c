@@ -4,9 +4,11 @@
  * Records are JSON Lines (see aoe-bank(5)): one per operator case from
  * aoe-opat, one per subgraph from aoe-sgat, and optionally one "model"
  * record from aoe-sgat with the whole model's baseline and result times.
- * aoe-report writes aoe_result_opat_<timestamp>_pid<pid>.json and/or
+ * Each record file is one tuning task.  aoe-report writes
+ * aoe_result_opat_<timestamp>_pid<pid>.json and/or
  * aoe_result_sgat_<timestamp>_pid<pid>.json into the work directory, in
- * the schema of aoe-result(5), and prints a table on stdout.
+ * the schema of aoe-result(5), with one report_<timestamp>_<tid> entry per
+ * task, and prints a table on stdout.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,14 +35,22 @@ usage(int status)
 	exit(status);
 }
 
-/* The records read, split by job type. */
+/* The records of one tuning task (one record file), split by job type. */
 typedef struct recs {
 	cJSON *opat;		/* array of operator-case records */
 	cJSON *sgat;		/* array of subgraph records */
 	cJSON *model;		/* the last "model" record, or NULL */
 	double tuning_s;	/* sum of tuning_time_s */
-	int bad;		/* records refused */
+	char *name;		/* its tuning_name */
 } recs;
+
+/* Every task read. */
+typedef struct tasks {
+	recs *t;
+	int n;
+	int bad;		/* records refused */
+	const char *name;	/* --tuning-name, or NULL */
+} tasks;
 
 static int
 num(const cJSON *o, const char *name, double *v)
@@ -69,7 +79,7 @@ static int
 take(recs *r, cJSON *o, char *why, size_t n)
 {
 	const char *kind = str(o, "kind"), *out = str(o, "outcome");
-	double b, a, t;
+	double b = 0, a = 0, t;
 	int i;
 
 	if (!cJSON_IsObject(o)) {
@@ -105,6 +115,13 @@ take(recs *r, cJSON *o, char *why, size_t n)
 		    "non-negative numbers");
 		return -1;
 	}
+	/* Admission: only a case that got faster goes into the bank. */
+	if ((strcmp(out, "add") == 0 || strcmp(out, "update") == 0) &&
+	    !(a < b)) {
+		snprintf(why, n, "outcome %s, but \"after_us\" is not below "
+		    "\"before_us\"", out);
+		return -1;
+	}
 	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "key")) &&
 	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(o, "key")) &&
 	    str(o, "repo_key") == NULL) {
@@ -120,10 +137,50 @@ take(recs *r, cJSON *o, char *why, size_t n)
 	return 0;
 }
 
+/* The task's name: --tuning-name, else the file's, less .jsonl/.json. */
+static char *
+task_name(const tasks *ts, const char *path)
+{
+	const char *b = strrchr(path, '/'), *sfx[] = { ".jsonl", ".json",
+	    NULL };
+	char *s;
+	size_t n;
+	int i;
+
+	if (ts->name)
+		return aoe_xstrdup(ts->name);
+	if (strcmp(path, "-") == 0)
+		return aoe_xstrdup("aoe");
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	for (i = 0; sfx[i]; i++)
+		if (n > strlen(sfx[i]) && strcmp(b + n - strlen(sfx[i]),
+		    sfx[i]) == 0) {
+			n -= strlen(sfx[i]);
+			break;
+		}
+	if (n == 0)
+		return aoe_xstrdup("aoe");
+	s = aoe_xstrdup(b);
+	s[n] = '\0';
+	return s;
+}
+
+static void
+task_free(recs *r)
+{
+	cJSON_Delete(r->opat);
+	cJSON_Delete(r->sgat);
+	cJSON_Delete(r->model);
+	free(r->name);
+}
+
+/* One record file: one tuning task (dropped if it holds no record). */
 static int
 read_records(const char *path, void *arg)
 {
-	recs *r = arg;
+	tasks *ts = arg;
+	recs *r;
 	uint8_t *buf;
 	size_t len;
 	char *line, *save = NULL, why[256];
@@ -138,9 +195,15 @@ read_records(const char *path, void *arg)
 	if (memchr(buf, '\0', len) != NULL) {
 		aoe_warnx("%s: binary data, not JSON Lines", path);
 		free(buf);
-		r->bad++;
+		ts->bad++;
 		return AOE_EXIT_DATA;
 	}
+	ts->t = aoe_xrealloc(ts->t, (ts->n + 1) * sizeof(*ts->t));
+	r = &ts->t[ts->n++];
+	memset(r, 0, sizeof(*r));
+	r->opat = cJSON_CreateArray();
+	r->sgat = cJSON_CreateArray();
+	r->name = task_name(ts, path);
 	for (line = strtok_r((char *)buf, "\n", &save); line;
 	    line = strtok_r(NULL, "\n", &save)) {
 		cJSON *o;
@@ -150,18 +213,21 @@ read_records(const char *path, void *arg)
 			continue;
 		if ((o = cJSON_Parse(line)) == NULL) {
 			aoe_warnx("%s:%d: malformed JSON", path, lineno);
-			r->bad++;
+			ts->bad++;
 			status = AOE_EXIT_DATA;
 			continue;
 		}
 		if (take(r, o, why, sizeof(why)) < 0) {
 			aoe_warnx("%s:%d: bad record: %s", path, lineno, why);
 			cJSON_Delete(o);
-			r->bad++;
+			ts->bad++;
 			status = AOE_EXIT_DATA;
 		}
 	}
 	free(buf);
+	if (cJSON_GetArraySize(r->opat) == 0 &&
+	    cJSON_GetArraySize(r->sgat) == 0)
+		task_free(&ts->t[--ts->n]);
 	return status;
 }
 
@@ -322,33 +388,50 @@ stamp(char *buf, size_t n)
 	    tm.tm_sec % 100, (int)(tv.tv_usec / 1000) % 1000);
 }
 
-/* Write the result file atomically; prints its path on stdout's end. */
+/*
+ * Write the result file of one job type atomically, with one entry per
+ * task that has records of that type.
+ */
 static int
-write_result(const char *dir, const recs *r, int sgat, const char *name,
-    char *path, size_t pn)
+write_result(const char *dir, const tasks *tt, int sgat, char *path,
+    size_t pn)
 {
 	cJSON *root = cJSON_CreateObject(), *task, *basic, *b;
-	char ts[64], key[96], tmp[4200];
+	char ts[64], first[64] = "", key[96], tmp[4200];
 	char *text;
 	FILE *fp;
-	int fd;
+	int fd, i;
 
-	stamp(ts, sizeof(ts));
-	snprintf(key, sizeof(key), "report_%s_%ld", ts, (long)gettid());
-	task = cJSON_AddArrayToObject(root, key);
-	basic = cJSON_CreateObject();
-	b = cJSON_AddObjectToObject(basic, "basic");
-	cJSON_AddStringToObject(b, "tuning_name", name);
-	cJSON_AddNumberToObject(b, "tuning_time(s)",
-	    (double)(long long)(r->tuning_s * 1000 + 0.5) / 1000.0);
-	cJSON_AddItemToArray(task, basic);
-	b = cJSON_CreateObject();
-	cJSON_AddItemToObject(b, sgat ? "SGAT" : "OPAT", job_object(r, sgat));
-	cJSON_AddItemToArray(task, b);
+	for (i = 0; i < tt->n; i++) {
+		const recs *r = &tt->t[i];
+		if (cJSON_GetArraySize(sgat ? r->sgat : r->opat) == 0)
+			continue;
+		/* Tasks reported within a millisecond wait for the next. */
+		do {
+			stamp(ts, sizeof(ts));
+			snprintf(key, sizeof(key), "report_%s_%ld", ts,
+			    (long)gettid());
+			if (cJSON_HasObjectItem(root, key))
+				usleep(200);
+		} while (cJSON_HasObjectItem(root, key));
+		if (!first[0])
+			snprintf(first, sizeof(first), "%s", ts);
+		task = cJSON_AddArrayToObject(root, key);
+		basic = cJSON_CreateObject();
+		b = cJSON_AddObjectToObject(basic, "basic");
+		cJSON_AddStringToObject(b, "tuning_name", r->name);
+		cJSON_AddNumberToObject(b, "tuning_time(s)",
+		    (double)(long long)(r->tuning_s * 1000 + 0.5) / 1000.0);
+		cJSON_AddItemToArray(task, basic);
+		b = cJSON_CreateObject();
+		cJSON_AddItemToObject(b, sgat ? "SGAT" : "OPAT",
+		    job_object(r, sgat));
+		cJSON_AddItemToArray(task, b);
+	}
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	snprintf(path, pn, "%s/aoe_result_%s_%s_pid%ld.json", dir,
-	    sgat ? "sgat" : "opat", ts, (long)getpid());
+	    sgat ? "sgat" : "opat", first, (long)getpid());
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0 ||
 	    (fp = fdopen(fd, "w")) == NULL) {
@@ -374,16 +457,17 @@ write_result(const char *dir, const recs *r, int sgat, const char *name,
 }
 
 static void
-print_table(const recs *r)
+print_table(const tasks *tt)
 {
-	const cJSON *arrs[2] = { r->opat, r->sgat }, *o;
+	const cJSON *o;
 	char g[32], kb[32];
-	int i;
+	int i, t;
 
 	printf("%-40s %-20s %12s %12s %9s  %s\n", "op", "type", "before_us",
 	    "after_us", "gain", "outcome");
+	for (t = 0; t < tt->n; t++)
 	for (i = 0; i < 2; i++)
-		cJSON_ArrayForEach(o, arrs[i]) {
+		cJSON_ArrayForEach(o, (i ? tt->t[t].sgat : tt->t[t].opat)) {
 			double b = 0, a = 0;
 			num(o, "before_us", &b);
 			num(o, "after_us", &a);
@@ -395,25 +479,50 @@ print_table(const recs *r)
 		}
 }
 
+/* NAME as a double-quoted gnuplot data field: at most 30 bytes, no '"'. */
+static void
+put_name(FILE *fp, const char *name)
+{
+	int i;
+
+	fputc('"', fp);
+	for (i = 0; name[i] && i < 30; i++)
+		fputc(name[i] == '"' || name[i] == '\n' ? '_' : name[i], fp);
+	fputc('"', fp);
+}
+
+/* S as a single-quoted gnuplot string: a quote is doubled. */
+static void
+put_quoted(FILE *fp, const char *s)
+{
+	fputc('\'', fp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', fp);
+		fputc(*s, fp);
+	}
+	fputc('\'', fp);
+}
+
 /*
  * Draw the per-case before/after bars (and, when records carry a
  * "history" of [trial, best_us] pairs, the best-so-far curves) with
  * gnuplot, into an SVG or PNG by the file's suffix.
  */
 static int
-plot(const recs *r, const char *file)
+plot(const tasks *tt, const char *file)
 {
 	const char *sfx = strrchr(file, '.'), *term;
 	char dat[] = "/tmp/aoe-plot-XXXXXX", hist[] = "/tmp/aoe-hist-XXXXXX";
 	char kb[32];
-	const cJSON *arrs[2] = { r->opat, r->sgat }, *o;
+	const cJSON *o;
 	FILE *fp, *hp, *gp;
-	int fd, hd, i, nhist = 0, rc = 0, st;
+	int fd, hd, i, t, nhist = 0, rc = 0, st;
 
 	if (sfx && strcmp(sfx, ".svg") == 0)
-		term = "svg size 1000,700 dynamic";
+		term = "svg size 1000,700 dynamic noenhanced";
 	else if (sfx && strcmp(sfx, ".png") == 0)
-		term = "pngcairo size 1000,700";
+		term = "pngcairo size 1000,700 noenhanced";
 	else
 		return aoe_err(AOE_EUNSUP, "--plot '%s': the file must end in "
 		    ".svg or .png", file);
@@ -422,23 +531,34 @@ plot(const recs *r, const char *file)
 		    strerror(errno));
 	fp = fdopen(fd, "w");
 	hp = fdopen(hd, "w");
+	for (t = 0; t < tt->n; t++)
 	for (i = 0; i < 2; i++)
-		cJSON_ArrayForEach(o, arrs[i]) {
+		cJSON_ArrayForEach(o, (i ? tt->t[t].sgat : tt->t[t].opat)) {
 			const cJSON *h = cJSON_GetObjectItemCaseSensitive(o,
 			    "history"), *p;
-			double b = 0, a = 0;
+			double b = 0, a = 0, last, best, trials;
 			const char *nm = first_name(o, kb, sizeof(kb));
 			num(o, "before_us", &b);
 			num(o, "after_us", &a);
-			fprintf(fp, "\"%.30s\" %g %g\n", nm, b, a);
+			put_name(fp, nm);
+			fprintf(fp, " %g %g\n", b, a);
 			if (!cJSON_IsArray(h))
 				continue;
-			fprintf(hp, "\"%.30s\"\n", nm);
+			put_name(hp, nm);
+			fputc('\n', hp);
+			last = best = -1;
 			cJSON_ArrayForEach(p, h)
-				if (cJSON_GetArraySize(p) == 2)
-					fprintf(hp, "%g %g\n",
-					    cJSON_GetArrayItem(p, 0)->valuedouble,
-					    cJSON_GetArrayItem(p, 1)->valuedouble);
+				if (cJSON_GetArraySize(p) == 2) {
+					last = cJSON_GetArrayItem(p,
+					    0)->valuedouble;
+					best = cJSON_GetArrayItem(p,
+					    1)->valuedouble;
+					fprintf(hp, "%g %g\n", last, best);
+				}
+			/* The best holds until the last trial. */
+			if (best >= 0 && num(o, "trials", &trials) == 0 &&
+			    trials > last)
+				fprintf(hp, "%g %g\n", trials, best);
 			fprintf(hp, "\n\n");
 			nhist++;
 		}
@@ -449,7 +569,9 @@ plot(const recs *r, const char *file)
 		    strerror(errno));
 		goto out;
 	}
-	fprintf(gp, "set terminal %s\nset output '%s'\n", term, file);
+	fprintf(gp, "set terminal %s\nset output ", term);
+	put_quoted(gp, file);
+	fputc('\n', gp);
 	if (nhist)
 		fprintf(gp, "set multiplot layout 2,1\n");
 	fprintf(gp, "set title 'aoe tuning: time per case before and after'\n"
@@ -461,7 +583,7 @@ plot(const recs *r, const char *file)
 	if (nhist)
 		fprintf(gp, "unset xtics\nset xtics\nset style data lines\n"
 		    "set title 'best time found so far'\nset xlabel 'trial'\n"
-		    "plot for [i=0:%d] '%s' index i using 1:2 with linespoints "
+		    "plot for [i=0:%d] '%s' index i using 1:2 with steps lw 2 "
 		    "title columnheader(1)\nunset multiplot\n", nhist - 1,
 		    hist);
 	st = pclose(gp);
@@ -485,11 +607,12 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	recs r;
-	const char *dir = NULL, *plotfile = NULL, *name = "aoe";
+	tasks tt;
+	aoe_check_opts co;
+	const char *dir = NULL, *plotfile = NULL, *name = NULL;
 	char path[4096];
 	struct stat st;
-	int c, quiet = 0, status, rc;
+	int c, i, j, quiet = 0, status, rc;
 
 	aoe_setprogname(argv[0]);
 	while ((c = getopt_long(argc, argv, "hn:o:p:qV", longopts, NULL)) !=
@@ -519,50 +642,49 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (dir == NULL)
-		dir = getenv("AOE_WORK_PATH");
-	if (dir == NULL || *dir == '\0')
-		dir = ".";
+	/* AOE's WORK_PATH: aoe.ini's, or AOE_WORK_PATH, or ".". */
+	if (dir == NULL) {
+		if ((rc = aoe_check_opts_init(&co)) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			return aoe_exit_status(rc);
+		}
+		dir = co.work_path[0] ? co.work_path : ".";
+	}
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		aoe_warnx("work directory '%s': %s", dir, errno ? strerror(errno) :
 		    "not a directory");
 		return AOE_EXIT_IO;
 	}
-	memset(&r, 0, sizeof(r));
-	r.opat = cJSON_CreateArray();
-	r.sgat = cJSON_CreateArray();
-	status = aoe_each_operand(argc, argv, read_records, &r);
+	memset(&tt, 0, sizeof(tt));
+	tt.name = name;
+	status = aoe_each_operand(argc, argv, read_records, &tt);
 	if (status != 0) {
 		/* Report nothing from a partly bad input: results stay true. */
-		aoe_warnx("%d bad record%s; no result file written", r.bad,
-		    r.bad == 1 ? "" : "s");
+		aoe_warnx("%d bad record%s; no result file written", tt.bad,
+		    tt.bad == 1 ? "" : "s");
 		goto out;
 	}
-	if (cJSON_GetArraySize(r.opat) == 0 &&
-	    cJSON_GetArraySize(r.sgat) == 0) {
+	if (tt.n == 0) {
 		aoe_warnx("no tuning records");
 		status = AOE_EXIT_DATA;
 		goto out;
 	}
-	if (plotfile && (rc = plot(&r, plotfile)) < 0) {
+	if (plotfile && (rc = plot(&tt, plotfile)) < 0) {
 		aoe_warnx("%s", aoe_errmsg());
 		status = aoe_exit_status(rc);
 		goto out;
 	}
 	if (!quiet)
-		print_table(&r);
-	if (cJSON_GetArraySize(r.opat)) {
-		if ((rc = write_result(dir, &r, 0, name, path,
-		    sizeof(path))) < 0) {
-			aoe_warnx("%s", aoe_errmsg());
-			status = aoe_exit_status(rc);
-			goto out;
-		}
-		fprintf(stderr, "%s: wrote %s\n", aoe_progname(), path);
-	}
-	if (cJSON_GetArraySize(r.sgat)) {
-		if ((rc = write_result(dir, &r, 1, name, path,
-		    sizeof(path))) < 0) {
+		print_table(&tt);
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < tt.n; i++)
+			if (cJSON_GetArraySize(j ? tt.t[i].sgat :
+			    tt.t[i].opat))
+				break;
+		if (i == tt.n)
+			continue;
+		if ((rc = write_result(dir, &tt, j, path, sizeof(path))) <
+		    0) {
 			aoe_warnx("%s", aoe_errmsg());
 			status = aoe_exit_status(rc);
 			goto out;
@@ -570,8 +692,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: wrote %s\n", aoe_progname(), path);
 	}
 out:
-	cJSON_Delete(r.opat);
-	cJSON_Delete(r.sgat);
-	cJSON_Delete(r.model);
+	for (i = 0; i < tt.n; i++)
+		task_free(&tt.t[i]);
+	free(tt.t);
 	return status;
 }
