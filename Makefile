@@ -48,7 +48,9 @@ MAN7 = $(wildcard man/man7/*.7)
 
 all: $(TOOLS) $(EXAMPLE)
 
-build/onnx.pb-c.c build/onnx.pb-c.h: $(ONNX_PROTO)
+# One protoc-c run makes both files (a grouped target: under -j a plain
+# two-target rule would run it twice, concurrently, on the same files).
+build/onnx.pb-c.c build/onnx.pb-c.h &: $(ONNX_PROTO)
 	@mkdir -p build
 	$(PROTOC_C) --c_out=build -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 

@@ -1,16 +1,20 @@
 #!/bin/sh
 # compare-ort.sh: run each benchmark model in aoe-run and in ONNX Runtime on
 # the same inputs; check that the outputs agree (relative L2 error at most
-# 1e-4) and print the median latencies side by side at 1 and 2 threads.
+# 1e-4, or twice ONNX Runtime's own change with its graph optimisations
+# off, when that is larger) and print the median latencies side by side at
+# 1 and 2 threads.
+# aoe runs untuned (--no-bank): whatever bank the machine holds is not read
+# (bench/e2e.sh times the tuned runs).
 #
 #   bench/compare-ort.sh [-r RUNS] [-n REPEATS] [model ...]
 #
 # Models are names in ${AOE_CACHE:-$HOME/.cache/aoe}/models (see
 # fetch-models.sh); the default is all of them.  Runners are interleaved
 # and each figure is the median of REPEATS medians of RUNS runs.  Output:
-# one line per model and thread count, then PASS/FAIL for the outputs; on
-# FAIL also the error between ONNX Runtime with and without its graph
-# optimisations, which shows how much of the difference is float noise.
+# one line per model and thread count, then PASS/FAIL for the outputs and
+# their relative L2 error; above 1e-4 also the tolerance, from the error
+# between ONNX Runtime with and without its graph optimisations.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -73,7 +77,7 @@ for m in "$@"; do
 		while [ $i -lt "$reps" ]; do
 			node "$here/ort-run.js" -t $t -w 3 -r "$runs" -o "$tmp/ort" \
 			    "$f" "$spec=$tmp/in.bin" | field median >>"$tmp/ort.t"
-			"$top/tools/aoe-run" --threads $t --warmup 3 --runs "$runs" \
+			"$top/tools/aoe-run" --no-bank --threads $t --warmup 3 --runs "$runs" \
 			    -s "$spec" -i "$name=$tmp/in.bin" -o "$tmp/aoe" "$f" |
 			    field median >>"$tmp/aoe.t"
 			i=$((i + 1))
@@ -87,12 +91,19 @@ for m in "$@"; do
 		esac
 		if [ $verdict = FAIL ]; then
 			# How far ONNX Runtime is from itself without its graph
-			# optimisations: the yardstick for near-zero outputs.
+			# optimisations: a model that turns float rounding into
+			# more than 1e-4 (PP-OCRv4 det: 8e-4) is held to twice
+			# that, as in e2e.sh.
 			node "$here/ort-run.js" -t $t -w 0 -r 1 -O disabled \
 			    -o "$tmp/ortd" "$f" "$spec=$tmp/in.bin" >/dev/null
-			verdict="FAIL (ort vs ort -O disabled: $(relerr "$tmp/ort" "$tmp/ortd"))"
+			d=$(relerr "$tmp/ort" "$tmp/ortd")
 			rm -rf "$tmp/ortd"
-			status=1
+			case $e in
+			[0-9]*) awk "BEGIN { exit !($e <= 2 * $d) }" &&
+			    verdict=PASS ;;
+			esac
+			verdict="$verdict (tol 2 x ort vs ort -O disabled $d)"
+			case $verdict in FAIL*) status=1 ;; esac
 		fi
 		printf '%-20s %3s %10s %10s %7s  %s (rel L2 %s)\n' "$m" $t "$o" "$a" \
 		    "$(awk "BEGIN { printf \"%.2f\", $a / $o }")" "$verdict" "$e"

@@ -1,14 +1,15 @@
 /*
- * threads.c - what a parallel region costs on this machine: OpenMP (as
- * libaoe uses) against a small pthread pool, for the tiny ops (an add of a
- * few thousand floats) where dispatch overhead matters most.
+ * threads.c - what a parallel region costs on this machine, for the tiny
+ * ops (an add of a few thousand floats) where dispatch overhead matters
+ * most: OpenMP, a small hand-written pthread pool, and libaoe's own pool
+ * (lib/pool.c, aoe_parallel(), on which every kernel runs).
  *
  * usage: threads [iterations]      (build: make -C bench threads)
  *
- * Prints, for each runtime and element count, the median time of one
- * parallel elementwise add over 2 threads, and the serial time.  The pool
- * is timed before OpenMP's workers exist, since their idle spinning would
- * take the second core from the pool's worker.
+ * Prints, for each element count, the median and 90th percentile time of
+ * one parallel elementwise add over 2 threads with each runtime, and the
+ * serial time.  The pools are timed before OpenMP's workers exist, since
+ * their idle spinning would take the second core from the pools' workers.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "aoe.h"
+#include "kernel.h"
 
 #define NT 2
 
@@ -85,6 +89,22 @@ pool_run(long n)
 		;
 }
 
+/* libaoe's pool: one chunk a thread, as a small op gets. */
+static long aoe_n;
+
+static void
+aoe_chunk(void *ctx, int64_t chunk, int tid)
+{
+	add_range(aoe_n * chunk / NT, aoe_n * (chunk + 1) / NT);
+}
+
+static void
+aoe_pool_run(long n)
+{
+	aoe_n = n;
+	aoe_parallel(NT, NT, aoe_chunk, NULL);
+}
+
 static int
 cmp(const void *x, const void *y)
 {
@@ -93,40 +113,59 @@ cmp(const void *x, const void *y)
 	return p < q ? -1 : p > q;
 }
 
+/* Median and 90th percentile of t[0..n), sorted in place. */
+static void
+stats(double *t, int n, double *med, double *p90)
+{
+	qsort(t, n, sizeof(double), cmp);
+	*med = t[n / 2];
+	*p90 = t[(n * 9 + 9) / 10 - 1];
+}
+
 int
 main(int argc, char **argv)
 {
 	static const long sizes[] = { 256, 4096, 65536, 1048576 };
 	int iters = argc > 1 ? atoi(argv[1]) : 2000, k, it;
-	double *t = calloc((size_t)iters, sizeof(double)), t0;
+	double *t, t0, r[4][2][4];
 	pthread_t th[NT];
 	long i;
 
+	if (iters < 1)
+		iters = 1;
+	t = calloc((size_t)iters, sizeof(double));
 	a = calloc(1 << 20, 4);
 	b = calloc(1 << 20, 4);
 	c = calloc(1 << 20, 4);
 	for (i = 1; i < NT; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
-	printf("%-10s %12s %12s %12s\n", "elements", "serial_us", "openmp_us",
-	    "pool_us");
+	/* Every runtime in turn, OpenMP last (see above). */
 	for (k = 0; k < 4; k++) {
 		long n = sizes[k];
-		double s, o, p;
-
 		for (it = 0; it < iters; it++) {
 			t0 = now_us();
 			add_range(0, n);
 			t[it] = now_us() - t0;
 		}
-		qsort(t, iters, sizeof(double), cmp);
-		s = t[iters / 2];
+		stats(t, iters, &r[k][0][0], &r[k][1][0]);
 		for (it = 0; it < iters; it++) {
 			t0 = now_us();
 			pool_run(n);
 			t[it] = now_us() - t0;
 		}
-		qsort(t, iters, sizeof(double), cmp);
-		p = t[iters / 2];
+		stats(t, iters, &r[k][0][2], &r[k][1][2]);
+	}
+	for (k = 0; k < 4; k++) {
+		long n = sizes[k];
+		for (it = 0; it < iters; it++) {
+			t0 = now_us();
+			aoe_pool_run(n);
+			t[it] = now_us() - t0;
+		}
+		stats(t, iters, &r[k][0][3], &r[k][1][3]);
+	}
+	for (k = 0; k < 4; k++) {
+		long n = sizes[k];
 		for (it = 0; it < iters; it++) {
 			t0 = now_us();
 #pragma omp parallel for num_threads(NT) schedule(static)
@@ -134,9 +173,15 @@ main(int argc, char **argv)
 				add_range(n * j / NT, n * (j + 1) / NT);
 			t[it] = now_us() - t0;
 		}
-		qsort(t, iters, sizeof(double), cmp);
-		o = t[iters / 2];
-		printf("%-10ld %12.2f %12.2f %12.2f\n", n, s, o, p);
+		stats(t, iters, &r[k][0][1], &r[k][1][1]);
 	}
+	printf("%-10s %-6s %10s %10s %10s %10s   (microseconds, %d threads, "
+	    "%d iterations)\n", "elements", "stat", "serial", "openmp",
+	    "pthread", "libaoe", NT, iters);
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < 2; i++)
+			printf("%-10ld %-6s %10.2f %10.2f %10.2f %10.2f\n",
+			    sizes[k], i ? "p90" : "median", r[k][i][0],
+			    r[k][i][1], r[k][i][2], r[k][i][3]);
 	return 0;
 }

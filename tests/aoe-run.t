@@ -1,7 +1,7 @@
 #!/bin/sh
 # aoe-run: success paths on the bundled example, and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 32
+plan 34
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx" && mkexample -u "$T/unsup.onnx" &&
@@ -52,6 +52,16 @@ ok $? "binds a dynamic batch with --input-shape"
 
 run aoe-run --runs 1 tests/fixtures/small.json
 ok $status "runs an aoe-graph file that refers to its source model"
+
+# The bank hook: aoe-run reads the bank unless --no-bank (a bank with a
+# malformed line is named on stderr when, and only when, it is read).
+mkdir -p "$T/tb/socA" && echo 'garbage{' > "$T/tb/socA/ops.jsonl"
+run env AOE_SOC_VERSION=socA TUNE_BANK_PATH="$T/tb" aoe-run --runs 1 "$ex"
+[ $status -eq 0 ] && grep -q "custom bank '$T/tb/socA/ops.jsonl': 1 malformed lines ignored" "$T/err"
+ok $? "reads the bank by default"
+run env AOE_SOC_VERSION=socA TUNE_BANK_PATH="$T/tb" aoe-run --no-bank --runs 1 "$ex"
+[ $status -eq 0 ] && [ ! -s "$T/err" ] && grep -q '^aoe model=' "$T/out"
+ok $? "--no-bank does not read the bank"
 
 run aoe-run --help
 [ $status -eq 0 ] && grep -q '^usage: aoe-run' "$T/out"

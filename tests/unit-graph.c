@@ -280,6 +280,91 @@ test_reprepare(void)
 	aoe_graph_free(g);
 }
 
+/* A constant int64 tensor of n values; a scalar when n is 0. */
+static int
+const_i64(aoe_graph *g, const char *name, int n, const int64_t *v)
+{
+	int64_t d = n;
+	int t = aoe_graph_tensor(g, name);
+
+	aoe_tensor_set(g->tensors[t], AOE_I64, n > 0, &d);
+	g->tensors[t]->kind = AOE_T_CONST;
+	aoe_tensor_alloc_const(g->tensors[t]);
+	memcpy(g->tensors[t]->data, v, (size_t)(n ? n : 1) * sizeof(int64_t));
+	return t;
+}
+
+/*
+ * The shape-only subgraph an exporter writes for a dynamic batch,
+ * Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])), folds to a
+ * constant once --input-shape binds the batch: only the Reshape runs.
+ */
+static void
+test_fold_shape_chain(void)
+{
+	aoe_graph *g = aoe_graph_new("foldchain");
+	aoe_run_opts o;
+	int64_t d[3] = { -1, 3, 4 }, zero = 0, minus1 = -1;
+	int x, s, i0, b, ax, bu, m1, cs, y, n, i, rc, live = 0, good;
+	float *out;
+
+	g->opset = 13;
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 3, d);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	s = aoe_graph_tensor(g, "s");
+	i0 = const_i64(g, "i0", 0, &zero);
+	b = aoe_graph_tensor(g, "b");
+	ax = const_i64(g, "ax", 1, &zero);
+	bu = aoe_graph_tensor(g, "bu");
+	m1 = const_i64(g, "m1", 1, &minus1);
+	cs = aoe_graph_tensor(g, "cs");
+	y = aoe_graph_tensor(g, "y");
+	aoe_graph_add_node(g, "shape", "Shape", 1, &x, 1, &s);
+	aoe_graph_add_node(g, "gather", "Gather", 2, (int[]){ s, i0 }, 1, &b);
+	aoe_graph_add_node(g, "unsq", "Unsqueeze", 2, (int[]){ b, ax }, 1,
+	    &bu);
+	n = aoe_graph_add_node(g, "concat", "Concat", 2, (int[]){ bu, m1 }, 1,
+	    &cs);
+	aoe_node_add_attr(&g->nodes[n], "axis", AOE_A_INT)->i = 0;
+	aoe_graph_add_node(g, "reshape", "Reshape", 2, (int[]){ x, cs }, 1, &y);
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = y;
+	aoe_run_opts_init(&o);
+	o.use_bank = 0;
+	rc = aoe_bind_shapes(g, "x:2,3,4");
+	ok(rc == 0, "binds the dynamic batch");
+	rc = rc == 0 ? aoe_graph_prepare(g, &o) : rc;
+	ok(rc == 0, "prepares the shape-only chain");
+	if (rc != 0) {
+		printf("# %s\n", aoe_errmsg());
+		aoe_graph_free(g);
+		return;
+	}
+	for (i = 0; i < g->norder; i++)
+		live += !g->nodes[g->order[i]].dead;
+	ok(live == 1 && strcmp(g->nodes[g->order[0]].op_type, "Reshape") == 0,
+	    "Shape, Gather, Unsqueeze and Concat are folded, only Reshape runs");
+	ok(g->tensors[cs]->kind == AOE_T_CONST &&
+	    ((int64_t *)g->tensors[cs]->data)[0] == 2 &&
+	    ((int64_t *)g->tensors[cs]->data)[1] == -1,
+	    "the folded shape is the constant [2, -1]");
+	good = g->tensors[y]->ndim == 2 && g->tensors[y]->dims[0] == 2 &&
+	    g->tensors[y]->dims[1] == 12;
+	if (good) {
+		for (i = 0; i < 24; i++)
+			((float *)g->tensors[x]->data)[i] = (float)i;
+		good = aoe_graph_run(g, &o) == 0;
+		out = g->tensors[y]->data;
+		for (i = 0; good && i < 24; i++)
+			good = out[i] == (float)i;
+	}
+	ok(good, "and the Reshape gives 2x12 with x's values");
+	aoe_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -289,5 +374,6 @@ main(void)
 	test_executor();
 	test_structure();
 	test_reprepare();
+	test_fold_shape_chain();
 	return done_testing();
 }
