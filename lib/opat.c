@@ -30,7 +30,7 @@
 
 #define SIGMAX 65536
 #define CONFIRM 3		/* rounds measuring the baseline and winner again */
-#define TOPK 3			/* candidates confirmed beside the baseline */
+#define TOPK 5			/* candidates confirmed beside the baseline */
 
 static const char *const strategy_names[] = { "auto", "exhaustive",
 	"random", "evolution" };
