@@ -308,7 +308,7 @@ plan_memory(aoe_graph *g, int static_memory, int plan_only)
 	int *first, *last, *byte_order, *root, nt = 0, i, j, k, pos;
 	int64_t *sz;
 	size_t arena = 0, scratch = 0;
-	int end;
+	int end, rc = 0;
 
 	first = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
 	last = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
@@ -424,33 +424,20 @@ plan_memory(aoe_graph *g, int static_memory, int plan_only)
 			if (first[i] != -2 && g->tensors[i]->kind !=
 			    AOE_T_CONST && !g->tensors[i]->owned)
 				g->tensors[i]->data = NULL;
-		free(root);
-		free(first);
-		free(last);
-		free(sz);
-		free(byte_order);
-		return 0;
+		goto out;
 	}
 	if (arena && posix_memalign(&g->arena, ALIGN, arena) != 0) {
 		g->arena = NULL;
-		free(root);
-		free(first);
-		free(last);
-		free(sz);
-		free(byte_order);
-		return aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes for "
+		rc = aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes for "
 		    "tensors", arena);
+		goto out;
 	}
 	if (scratch && posix_memalign(&g->scratch, ALIGN,
 	    align_up(scratch)) != 0) {
 		g->scratch = NULL;
-		free(root);
-		free(first);
-		free(last);
-		free(sz);
-		free(byte_order);
-		return aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes of "
+		rc = aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes of "
 		    "workspace", scratch);
+		goto out;
 	}
 	if (arena)
 		memset(g->arena, 0, arena);
@@ -466,12 +453,13 @@ plan_memory(aoe_graph *g, int static_memory, int plan_only)
 			t->data = (char *)g->arena + t->offset;
 			t->owned = 0;
 		}
+out:
 	free(root);
 	free(first);
 	free(last);
 	free(sz);
 	free(byte_order);
-	return 0;
+	return rc;
 }
 
 /*

@@ -110,15 +110,28 @@ aoe_fuse_epi(const aoe_act *a, aoe_epi *e)
 	return 1;
 }
 
-const float *
-aoe_fuse_add_of(const aoe_graph *g, const aoe_node *n)
+/* Input i of n, which a fusion recorded as attribute attr, or NULL. */
+static const float *
+fused_input(const aoe_graph *g, const aoe_node *n, const char *attr, int i)
 {
 	const aoe_tensor *t;
 
-	if (n->nin < 4 || aoe_attr_find(n, "_aoe_add") == NULL ||
-	    (t = aoe_in(g, n, 3)) == NULL)
+	if (n->nin <= i || aoe_attr_find(n, attr) == NULL ||
+	    (t = aoe_in(g, n, i)) == NULL)
 		return NULL;
 	return t->data;
+}
+
+const float *
+aoe_fuse_add_of(const aoe_graph *g, const aoe_node *n)
+{
+	return fused_input(g, n, "_aoe_add", 3);
+}
+
+const float *
+aoe_fuse_bias_of(const aoe_graph *g, const aoe_node *n)
+{
+	return fused_input(g, n, "_aoe_bias", 2);
 }
 
 struct act_ctx {

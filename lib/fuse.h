@@ -41,6 +41,11 @@ int aoe_fuse_epi(const aoe_act *a, aoe_epi *e);
  */
 const float *aoe_fuse_add_of(const aoe_graph *g, const aoe_node *n);
 /*
+ * The bias per column fused into MatMul n: its input 2 when n has the
+ * attribute _aoe_bias, else NULL.
+ */
+const float *aoe_fuse_bias_of(const aoe_graph *g, const aoe_node *n);
+/*
  * The epilogue of a and the residual add (optional, laid out as y) over
  * y in place, as rows of cols values whose channel is the row modulo m,
  * on up to nthreads threads.

@@ -1577,18 +1577,6 @@ mm_shape_of(const aoe_graph *g, const aoe_node *n, mm_shape *s, int *ndim,
 	return 0;
 }
 
-/* The bias per column fused into MatMul n (lib/fuse.c), or NULL. */
-static const float *
-mm_bias(const aoe_graph *g, const aoe_node *n)
-{
-	const aoe_tensor *t;
-
-	if (n->nin < 3 || aoe_attr_find(n, "_aoe_bias") == NULL ||
-	    (t = aoe_in(g, n, 2)) == NULL)
-		return NULL;
-	return t->data;
-}
-
 static int
 matmul_infer(aoe_graph *g, aoe_node *n)
 {
@@ -1597,7 +1585,7 @@ matmul_infer(aoe_graph *g, aoe_node *n)
 	int ndim, rc;
 
 	/* A third input is a bias lib/fuse.c folded in (_aoe_bias). */
-	if (n->nin != 2 + (mm_bias(g, n) != NULL) || n->nout != 1)
+	if (n->nin != 2 + (aoe_fuse_bias_of(g, n) != NULL) || n->nout != 1)
 		return aoe_err(AOE_EDATA, "%s '%s': expects 2 inputs and 1 "
 		    "output", n->op_type, n->name);
 	if ((rc = need_f32(n, aoe_in(g, n, 0))) < 0 ||
@@ -1684,7 +1672,7 @@ matmul_run(aoe_kctx *kc)
 	/* A bias and an activation fused by subgraph tuning (lib/fuse.c). */
 	aoe_fuse_act_of(n, &act);
 	x.epi = aoe_fuse_epi(&act, &x.e);
-	if ((x.e.pc = mm_bias(g, n)) != NULL)
+	if ((x.e.pc = aoe_fuse_bias_of(g, n)) != NULL)
 		x.epi = 1;
 	x.m = s.m;
 	x.n = s.n;
