@@ -13,7 +13,8 @@
 #   bench/opat-strategies.sh set.jsonl g.json [opat options...]
 #
 # SEEDS (default 20) seeds a strategy; BUDGET (default: the set's size)
-# caps the trials of one replay.  Several sets: one case each, or the
+# caps the trials of one replay; WITHIN (default 5) is the percentage off
+# the best that counts as reaching it.  Several sets: one case each, or the
 # same graph with --tune-ops-file.
 set -eu
 set_=$1 graph=$2
@@ -32,14 +33,14 @@ for s in random evolution; do
 		i=$((i + 1))
 	done
 done
-python3 - "$set_" "$tmp" "$seeds" <<'PY'
+python3 - "$set_" "$tmp" "$seeds" "${WITHIN:-5}" <<'PY'
 import json, sys, statistics
 best, default = {}, {}
 for l in open(sys.argv[1]):
     o = json.loads(l)
     if o.get("status") == "ok":
         best[o["key"]] = min(best.get(o["key"], 1e30), o["us"])
-tmp, seeds = sys.argv[2], int(sys.argv[3])
+tmp, seeds, within = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 res, cens = {}, {}
 for s in ("random", "evolution"):
     for i in range(1, seeds + 1):
@@ -47,7 +48,7 @@ for s in ("random", "evolution"):
             r = json.loads(l)
             if r["key"] not in best or "history" not in r:
                 continue
-            goal = best[r["key"]] * 1.05
+            goal = best[r["key"]] * (1 + within / 100)
             n = next((t for t, us in r["history"] if us <= goal), None)
             c = (r["key"], r["op_type"], r["names"][0])
             res.setdefault(c, {}).setdefault(s, []).append(n if n else r["trials"] + 1)
@@ -60,7 +61,7 @@ for c, v in res.items():
     a, b = statistics.mean(v["random"]), statistics.mean(v["evolution"])
     note = ""
     if max(v["random"]) == 1 and max(v["evolution"]) == 1:
-        note = "  (default within 5%: not counted)"
+        note = "  (default within %g%%: not counted)" % within
     else:
         ratios.append(b / a)
     ma = "*" if (c, "random") in cens else " "
@@ -70,6 +71,6 @@ if ratios:
     print("cases %d  ratio guided/random: mean %.3f  median %.3f  (goal <= 0.1)"
           % (len(ratios), statistics.mean(ratios), statistics.median(ratios)))
 if cens:
-    print("* some seeds never came within 5%% in the budget: %s" %
-          ", ".join("%s %s x%d" % (c[2], s, n) for (c, s), n in cens.items()))
+    print("* some seeds never came within %g%% in the budget: %s" % (within,
+          ", ".join("%s %s x%d" % (c[2], s, n) for (c, s), n in cens.items())))
 PY
