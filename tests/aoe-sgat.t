@@ -38,6 +38,9 @@ for r in sg:
     ok = ok and set(r['schedule']) == {'fuse_bn', 'fuse_act', 'fuse_add', 'fuse_elem', 'threads', 'layout', 'inplace', 'serial', 'split'}
     ok = ok and 'stem.conv' not in r['signature'] and r['soc_version']
     ok = ok and all(c['status'] == 'ok' for c in r['candidates'])
+    # A winner was confirmed in the model.
+    ok = ok and (r['outcome'] != 'add' or r.get('confirmed') == 'model')
+    ok = ok and r.get('confirmed', 'model') == 'model'
 sys.exit(0 if ok else 1)
 PY
 ok $? "one subgraph record (all candidates verified) and one model record"
