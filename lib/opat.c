@@ -1225,7 +1225,8 @@ opat_tune(opat_run *r)
 		r->jtim = r->jrec = NULL;
 	if ((rc = baselines(r)) < 0)
 		return rc;
-	qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
+	if (r->ncases > 1)
+		qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
 	left_s = r->o.total_seconds > 0 ? r->o.total_seconds : HUGE_VAL;
 	left_trials = r->o.total_trials > 0 ? r->o.total_trials : -1;
 	left_share = r->total_share;
