@@ -208,8 +208,8 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void
-say(int fd, const char *s)
+void
+opat_say(int fd, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -224,15 +224,14 @@ say(int fd, const char *s)
 	}
 }
 
-/* The child: check the candidate, then time it.  Never returns. */
 /*
  * Say the result of n timed repeats rep[] (each a mean over inner runs)
  * and end the child.  The spread is the interquartile range relative to
  * the median: another process's burst on a shared host moves one
  * repeat, not the quartiles.
  */
-static void
-report(double *rep, int n, int inner, int fd)
+void
+opat_child_report(double *rep, int n, int inner, int fd)
 {
 	char line[256];
 	double sum = 0, med, iqr;
@@ -245,7 +244,7 @@ report(double *rep, int n, int inner, int fd)
 	iqr = rep[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1] - rep[n / 4];
 	snprintf(line, sizeof(line), "ok %.6g %.6g %.6g %.6g %d %d\n",
 	    med, sum / n, rep[0], med > 0 ? iqr / med : 0, n, inner);
-	say(fd, line);
+	opat_say(fd, line);
 	_exit(0);
 }
 
@@ -254,38 +253,39 @@ report(double *rep, int n, int inner, int fd)
  * for timed runs (the gate gives a waiting timer priority over new
  * shared holders).  Returns the lock's descriptor; the gate's in *gate.
  */
-static int
-lock_open(const opat_meas_opts *o, int *gate, int fd)
+int
+opat_child_lock(const char *path, int *gate, int fd)
 {
 	char gate_path[4096], line[4400];
 	int lk;
 
-	snprintf(gate_path, sizeof(gate_path), "%s.gate", o->lock_path);
-	if ((lk = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0 ||
+	snprintf(gate_path, sizeof(gate_path), "%s.gate", path);
+	if ((lk = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0 ||
 	    (*gate = open(gate_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
 		snprintf(line, sizeof(line), "invalid cannot open lock '%s': "
-		    "%s\n", o->lock_path, strerror(errno));
-		say(fd, line);
+		    "%s\n", path, strerror(errno));
+		opat_say(fd, line);
 		_exit(0);
 	}
-	say(fd, "waiting\n");
+	opat_say(fd, "waiting\n");
 	flock(*gate, LOCK_EX);
 	flock(lk, LOCK_SH);
 	flock(*gate, LOCK_UN);
-	say(fd, "running\n");
+	opat_say(fd, "running\n");
 	return lk;
 }
 
-static void
-lock_exclusive(int lk, int gate, int fd)
+void
+opat_child_exclusive(int lk, int gate, int fd)
 {
 	flock(lk, LOCK_UN);
-	say(fd, "waiting\n");
+	opat_say(fd, "waiting\n");
 	flock(gate, LOCK_EX);
 	flock(lk, LOCK_EX);
-	say(fd, "locked\n");
+	opat_say(fd, "locked\n");
 }
 
+/* The child: check the candidate, then time it.  Never returns. */
 static void
 child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
     void **ref, const opat_meas_opts *o, int fd)
@@ -296,7 +296,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	int lk, gate, i, j, inner;
 
 	signal(SIGPIPE, SIG_DFL);
-	lk = lock_open(o, &gate, fd);
+	lk = opat_child_lock(o->lock_path, &gate, fd);
 	/*
 	 * The reference: fresh inputs, the default schedule.  It is computed
 	 * here, not in the parent, which never runs a kernel.
@@ -309,7 +309,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	if (node_run(g, n, o->nthreads) < 0) {
 		snprintf(line, sizeof(line), "invalid the default schedule "
 		    "fails: %s\n", aoe_errmsg());
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	for (i = 0; i < n->nout; i++)
@@ -318,7 +318,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 			    aoe_tensor_nbytes(aoe_out(g, n, i)));
 	if (aoe_space_apply(g, n, s) < 0) {
 		snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	if (fault && strcmp(fault, "crash") == 0) {
@@ -332,7 +332,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 			pause();
 	if (node_run(g, n, o->nthreads) < 0) {
 		snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	if (fault && n->nout > 0 && aoe_out(g, n, 0) &&
@@ -346,11 +346,11 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	}
 	if (compare(g, n, ref, why, sizeof(why)) < 0) {
 		snprintf(line, sizeof(line), "wrong %s\n", why);
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	/* Timed runs are exclusive on the host. */
-	lock_exclusive(lk, gate, fd);
+	opat_child_exclusive(lk, gate, fd);
 	t0 = aoe_now_us();
 	node_run(g, n, o->nthreads);
 	t1 = aoe_now_us() - t0;
@@ -368,7 +368,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	}
 	flock(lk, LOCK_UN);
 	flock(gate, LOCK_UN);
-	report(rep, o->run_loop, inner, fd);
+	opat_child_report(rep, o->run_loop, inner, fd);
 }
 
 /*
@@ -390,7 +390,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 	int *idx, lk, gate, i, j, nn = 0;
 
 	signal(SIGPIPE, SIG_DFL);
-	lk = lock_open(o, &gate, fd);
+	lk = opat_child_lock(o->lock_path, &gate, fd);
 	aoe_run_opts_init(&ro);
 	ro.nthreads = o->nthreads;
 	ro.use_bank = 0;
@@ -423,7 +423,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 	}
 	if (nn == 0) {
 		/* Fused into another node: nothing of it runs alone. */
-		say(fd, "invalid absent: no node of the case runs in the "
+		opat_say(fd, "invalid absent: no node of the case runs in the "
 		    "model\n");
 		_exit(0);
 	}
@@ -435,10 +435,10 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 		if (opat_verify(g->tensors[g->outputs[i]], ref[i], why,
 		    sizeof(why)) < 0) {
 			snprintf(line, sizeof(line), "wrong %s\n", why);
-			say(fd, line);
+			opat_say(fd, line);
 			_exit(0);
 		}
-	lock_exclusive(lk, gate, fd);
+	opat_child_exclusive(lk, gate, fd);
 	ro.profile = 1;
 	aoe_graph_run(g, &ro);
 	rep = aoe_xcalloc((size_t)o->run_loop, sizeof(double));
@@ -451,10 +451,10 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 	}
 	flock(lk, LOCK_UN);
 	flock(gate, LOCK_UN);
-	report(rep, o->run_loop, 1, fd);
+	opat_child_report(rep, o->run_loop, 1, fd);
 invalid:
 	snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
-	say(fd, line);
+	opat_say(fd, line);
 	_exit(0);
 }
 

@@ -123,6 +123,20 @@ int opat_measure(aoe_graph *g, int ni, const aoe_sched *s,
     const uint64_t *seeds, int n, const opat_meas_opts *o, opat_timing *t);
 
 /*
+ * The measuring children's protocol (lib/measure.c, lib/sgat.c): write s
+ * to the parent; take the measure lock shared while preparing (saying
+ * "waiting", then "running"; returns the lock's descriptor, the gate's
+ * in *gate), then exclusively for the timed runs ("waiting", "locked");
+ * and say the result of n timed repeats rep[] ("ok median mean min spread
+ * n inner", spread the interquartile range over the median) and exit.
+ */
+void opat_say(int fd, const char *s);
+int opat_child_lock(const char *path, int *gate, int fd);
+void opat_child_exclusive(int lk, int gate, int fd);
+void opat_child_report(double *rep, int n, int inner, int fd)
+    __attribute__((noreturn));
+
+/*
  * Check a computed output against its reference: bit for bit unless it is
  * float32, else within the tolerances of lib/measure.c (relative L2 1e-4,
  * each element 1e-3 of the largest |ref|), with no NaN or Inf where the

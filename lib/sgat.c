@@ -87,30 +87,6 @@ compare(aoe_graph *g, void **ref, char *why, size_t len)
 	return 0;
 }
 
-static void
-say(int fd, const char *s)
-{
-	size_t n = strlen(s);
-
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The measuring child: g under (mode, d), timed whole; or, with sig set,
  * g as aoe-run runs it with decisions d for the subgraphs of signature sig
@@ -124,33 +100,21 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 {
 	aoe_run_opts pro = *ro;
 	int *idx = NULL, nn = 0;
-	char why[512], line[768], gate_path[4096];
-	const char *lock = opat_lock_path(), *fault = getenv("AOE_INJECT_FAULT");
+	char why[512], line[768];
+	const char *fault = getenv("AOE_INJECT_FAULT");
 	void *ref[MAXOUT];
-	double *rep, t0, t1, med, iqr;
+	double *rep, t0, t1;
 	int lk, gate, i, j, inner, n = o->run_loop;
 
 	signal(SIGPIPE, SIG_DFL);
-	snprintf(gate_path, sizeof(gate_path), "%s.gate", lock);
-	if ((lk = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0 ||
-	    (gate = open(gate_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
-		snprintf(line, sizeof(line), "invalid cannot open lock '%s': "
-		    "%s\n", lock, strerror(errno));
-		say(fd, line);
-		_exit(0);
-	}
-	say(fd, "waiting\n");
-	flock(gate, LOCK_EX);
-	flock(lk, LOCK_SH);
-	flock(gate, LOCK_UN);
-	say(fd, "running\n");
+	lk = opat_child_lock(opat_lock_path(), &gate, fd);
 	/* The reference: no decisions. */
 	aoe_fuse_set(AOE_FUSE_OFF, NULL);
 	if (aoe_graph_prepare(g, ro) < 0 ||
 	    (fill_inputs(g, seed), aoe_graph_run(g, ro)) < 0) {
 		snprintf(line, sizeof(line), "invalid the reference fails: "
 		    "%s\n", aoe_errmsg());
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	memset(ref, 0, sizeof(ref));
@@ -166,7 +130,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 		aoe_fuse_set(mode, d);
 	if (aoe_graph_prepare(g, ro) < 0) {
 		snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	if (sig) {
@@ -181,7 +145,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 				}
 		}
 		if (nn == 0) {
-			say(fd, "invalid no node of the subgraph runs in the "
+			opat_say(fd, "invalid no node of the subgraph runs in the "
 			    "model\n");
 			_exit(0);
 		}
@@ -194,7 +158,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	}
 	if (aoe_graph_run(g, ro) < 0) {
 		snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	if (inject && fault && strncmp(fault, "wrong", 5) == 0 &&
@@ -206,15 +170,11 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	}
 	if (compare(g, ref, why, sizeof(why)) < 0) {
 		snprintf(line, sizeof(line), "wrong %s\n", why);
-		say(fd, line);
+		opat_say(fd, line);
 		_exit(0);
 	}
 	/* Timed runs are exclusive on the host. */
-	flock(lk, LOCK_UN);
-	say(fd, "waiting\n");
-	flock(gate, LOCK_EX);
-	flock(lk, LOCK_EX);
-	say(fd, "locked\n");
+	opat_child_exclusive(lk, gate, fd);
 	t0 = aoe_now_us();
 	aoe_graph_run(g, &pro);
 	t1 = aoe_now_us() - t0;
@@ -237,14 +197,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	}
 	flock(lk, LOCK_UN);
 	flock(gate, LOCK_UN);
-	qsort(rep, (size_t)n, sizeof(double), cmp_double);
-	med = n % 2 ? rep[n / 2] : (rep[n / 2 - 1] + rep[n / 2]) / 2;
-	/* aoe-opat's spread: the interquartile range over the median. */
-	iqr = rep[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1] - rep[n / 4];
-	snprintf(line, sizeof(line), "ok %.6g %.6g %d %d\n", med,
-	    med > 0 ? iqr / med : 0, n, inner);
-	say(fd, line);
-	_exit(0);
+	opat_child_report(rep, n, inner, fd);
 }
 
 static int
@@ -334,9 +287,9 @@ measure_in(aoe_graph *g, const aoe_run_opts *ro, int mode,
 		snprintf(t->reason, sizeof(t->reason), "exited without a "
 		    "result");
 	} else if (strncmp(last, "ok ", 3) == 0 && sscanf(last + 3,
-	    "%lf %lf %d %d", &t->us, &t->spread, &t->runs, &t->inner) == 4) {
+	    "%lf %lf %lf %lf %d %d", &t->us, &t->mean_us, &t->min_us,
+	    &t->spread, &t->runs, &t->inner) == 6) {
 		t->status = OPAT_OK;
-		t->mean_us = t->min_us = t->us;
 	} else if (strncmp(last, "wrong ", 6) == 0) {
 		t->status = OPAT_WRONG;
 		snprintf(t->reason, sizeof(t->reason), "%s", last + 6);
