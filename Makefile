@@ -20,8 +20,12 @@ CFLAGS ?= -O3 -g
 # The kernels are written for AVX2+FMA (x86-64-v3); override to port.
 ARCHFLAGS ?= -march=x86-64-v3
 SAN ?=
+# libaoe's layers, bottom up: a file may call only files of its own
+# layer or of a layer below it (make check-layers).
+LAYERS = base ir kernels runtime passes bank engine tune
 XCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
-	-Wno-sign-compare -pthread $(ARCHFLAGS) -Ilib -Ibuild $(SAN) \
+	-Wno-sign-compare -pthread $(ARCHFLAGS) -Ilib \
+	$(patsubst %,-Ilib/%,$(LAYERS)) -Ibuild $(SAN) \
 	-DAOE_SHAREDIR='"$(SHAREDIR)"'
 LDFLAGS ?=
 LDLIBS = -lprotobuf-c -lcjson -larchive -lm
@@ -34,9 +38,9 @@ DEB_PACKAGES = build-essential libcjson-dev libarchive-dev parallel \
 DEB_BENCH = libopenblas-dev libdnnl-dev python3-torchvision python3-onnx \
 	nodejs npm
 
-LIBSRC = $(wildcard lib/*.c)
+LIBSRC = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
 LIBOBJ = $(LIBSRC:.c=.o) build/onnx.pb-c.o
-LIBHDR = lib/aoe.h build/onnx.pb-c.h
+LIBHDR = lib/aoe.h $(wildcard lib/*/*.h) build/onnx.pb-c.h
 
 TOOLS = $(patsubst %.c,%,$(wildcard tools/aoe-*.c))
 SCRIPTS = $(wildcard pipelines/aoe*)
@@ -57,7 +61,7 @@ build/onnx.pb-c.c build/onnx.pb-c.h &: $(ONNX_PROTO)
 build/onnx.pb-c.o: build/onnx.pb-c.c build/onnx.pb-c.h
 	$(CC) $(XCFLAGS) -w $(CFLAGS) -c -o $@ build/onnx.pb-c.c
 
-lib/%.o: lib/%.c $(LIBHDR) $(wildcard lib/*.h)
+lib/%.o: lib/%.c $(LIBHDR)
 	$(CC) $(XCFLAGS) $(CFLAGS) -c -o $@ $<
 
 lib/libaoe.a: $(LIBOBJ)
@@ -75,8 +79,13 @@ $(EXAMPLE): tests/mkexample
 	@mkdir -p $(dir $@)
 	tests/mkexample $@
 
-check: all $(TESTBIN)
+check: all $(TESTBIN) check-layers
 	prove -f tests/*.t
+
+# No call from a lower layer to a higher one, no cycle between files:
+# read from the objects' symbols (see lib/check-layers).
+check-layers: $(LIBOBJ)
+	sh lib/check-layers $(LAYERS) -- $(LIBSRC:.c=.o)
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer.
 check-asan:
@@ -143,8 +152,8 @@ uninstall:
 	    rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$${t##*/}; done
 
 clean:
-	rm -rf build lib/*.o lib/libaoe.a $(TOOLS) $(TESTBIN) $(EXAMPLE)
+	rm -rf build lib/*/*.o lib/libaoe.a $(TOOLS) $(TESTBIN) $(EXAMPLE)
 
-.PHONY: all check check-asan lint-man bench bench-models bench-e2e deps bench-deps example \
+.PHONY: all check check-layers check-asan lint-man bench bench-models bench-e2e deps bench-deps example \
 	install uninstall clean
 .SECONDARY: $(LIBOBJ)

@@ -2,7 +2,7 @@
  * threads.c - what a parallel region costs on this machine, for the tiny
  * ops (an add of a few thousand floats) where dispatch overhead matters
  * most: OpenMP, a small hand-written pthread pool, and libaoe's own pool
- * (lib/pool.c, aoe_parallel(), on which every kernel runs).
+ * (lib/base/pool.c, aoe_parallel(), on which every kernel runs).
  *
  * usage: threads [iterations]      (build: make -C bench threads)
  *

@@ -52,7 +52,6 @@ main(int argc, char **argv)
 	aoe_run_opts_init(&o);
 	o.use_bank = 0;
 	o.nthreads = 2;
-	aoe_bank_set_threads(2);
 	ok(aoe_graph_prepare(g, &o) == 0, "prepare without the bank");
 	for (i = 0; i < g->norder && nl < 3; i++)
 		if (!g->nodes[g->order[i]].dead)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/aoe.h"
+#include "aoe.h"
 
 static int nt, nfail;
 
@@ -490,14 +490,16 @@ load(const char *spec, const char *shape, aoe_graph **g)
 static void
 reload(aoe_graph **g, const char *path, const aoe_run_opts *o)
 {
+	aoe_run_opts off;
+
 	aoe_graph_free(*g);
 	if (aoe_model_load(path, g) < 0) {
 		fprintf(stderr, "unit-fuse: %s: %s\n", path, aoe_errmsg());
 		exit(1);
 	}
-	aoe_fuse_set(AOE_FUSE_OFF, NULL);
-	aoe_graph_prepare(*g, o);
-	aoe_fuse_set(AOE_FUSE_BANK, NULL);
+	off = *o;
+	off.fuse_mode = AOE_FUSE_OFF;
+	aoe_graph_prepare(*g, &off);
 }
 
 /*
@@ -508,21 +510,24 @@ static int
 same(aoe_graph *g, const aoe_run_opts *o, int mode, const aoe_sched *d,
     int *removed, double *err)
 {
+	aoe_run_opts oo;
 	float **ref;
 	int before, rc;
 	uint64_t seed = rs;
 
-	aoe_fuse_set(AOE_FUSE_OFF, NULL);
-	if (aoe_graph_prepare(g, o) < 0)
+	oo = *o;
+	oo.fuse_mode = AOE_FUSE_OFF;
+	if (aoe_graph_prepare(g, &oo) < 0)
 		return 0;
 	before = g->norder;
 	fill(g, seed);
 	if (aoe_graph_run(g, o) < 0)
 		return 0;
 	ref = save(g);
-	aoe_fuse_set(mode, d);
-	rc = aoe_graph_prepare(g, o);
-	aoe_fuse_set(AOE_FUSE_BANK, NULL);
+	oo.fuse_mode = mode;
+	if (d)
+		oo.fuse_force = *d;
+	rc = aoe_graph_prepare(g, &oo);
 	if (rc < 0) {
 		unsave(g, ref);
 		return 0;
@@ -700,8 +705,9 @@ main(int argc, char **argv)
 
 	/* The subgraph bank: a matching entry applies, a stale one not. */
 	aoe_model_load(argv[1], &g);
-	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	o.fuse_mode = AOE_FUSE_OFF;
 	aoe_graph_prepare(g, &o);
+	o.fuse_mode = AOE_FUSE_BANK;
 	aoe_sgat_partition(g, part, &np);
 	n = aoe_sgat_members(g, part, 0, nodes);
 	ok(np == 1 && n == g->norder, "example: one chain");
@@ -729,7 +735,7 @@ main(int argc, char **argv)
 		free(stale);
 	}
 	fclose(fp);
-	aoe_fuse_bank_use(path);
+	aoe_bank_graph_use(path);
 	o.use_bank = 1;
 	/* Ignored entries leave the default decisions, every fusion. */
 	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 5,
@@ -741,7 +747,7 @@ main(int argc, char **argv)
 	    "\"soc_version\":\"other_soc\"}\n", (unsigned long long)
 	    aoe_op_key(sig), sig);
 	fclose(fp);
-	aoe_fuse_bank_use(path);
+	aoe_bank_graph_use(path);
 	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 5,
 	    "an entry of another soc_version is ignored");
 	reload(&g, argv[1], &o);
@@ -751,10 +757,10 @@ main(int argc, char **argv)
 	    "\"soc_version\":\"%s\"}\n", (unsigned long long)aoe_op_key(sig),
 	    sig, aoe_soc_version());
 	fclose(fp);
-	aoe_fuse_bank_use(path);
+	aoe_bank_graph_use(path);
 	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 1,
 	    "a matching entry applies its decisions (BN folded only)");
-	aoe_fuse_bank_use(NULL);
+	aoe_bank_graph_use(NULL);
 	o.use_bank = 0;
 	free(sig);
 	aoe_graph_free(g);
@@ -805,9 +811,9 @@ main(int argc, char **argv)
 			free(spec);
 			continue;
 		}
-		aoe_fuse_set(AOE_FUSE_OFF, NULL);
+		o.fuse_mode = AOE_FUSE_OFF;
 		aoe_graph_prepare(g, &o);
-		aoe_fuse_set(AOE_FUSE_BANK, NULL);
+		o.fuse_mode = AOE_FUSE_BANK;
 		aoe_sgat_partition(g, part, &np);
 		for (i = 0; i < 16; i++) {
 			aoe_graph *s;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/aoe.h"
-#include "../lib/kernel.h"
+#include "aoe.h"
+#include "kernel.h"
 #include "tap.h"
 
 static void

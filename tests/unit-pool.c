@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/aoe.h"
-#include "../lib/kernel.h"
+#include "aoe.h"
+#include "kernel.h"
 
 static int nt, nfail;
 

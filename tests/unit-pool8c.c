@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "aoe.h"
-#include "../lib/kernel.h"
+#include "kernel.h"
 #include "tap.h"
 #include "onenode.h"
 

@@ -3,12 +3,16 @@
  * export, import, verify, prune, show, list, stats and look up.
  *
  * This file only parses the command line and dispatches; the commands
- * live in lib/bank.c.
+ * live in lib/bank/bank.c, except lookup, which prepares graphs as a run
+ * does (lib/engine) and so sits above the bank.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "aoe.h"
 
@@ -30,6 +34,83 @@ static const char usage_text[] =
     "       aoe-bank stats [bank]\n"
     "       aoe-bank lookup [--jsonl] [--threads n] graph ...\n";
 
+/*
+ * lookup: for each graph, which ops hit, from which bank.
+ */
+static int
+lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
+{
+	char dir[PATH_MAX], file[PATH_MAX], bi[PATH_MAX];
+	aoe_run_opts ro;
+	int i, k, rc = 0, worst = 0, t;
+
+	if (argc < 1)
+		return aoe_err(AOE_EDATA, "lookup needs a graph");
+	if (o->bank) {
+		if ((rc = aoe_bank_target(o, dir, file)) < 0)
+			return rc;
+		snprintf(bi, sizeof(bi), "%s/%s/%s", aoe_bank_builtin_dir(),
+		    aoe_soc_version(), "ops.jsonl");
+		aoe_bank_use(file, bi);
+	}
+	aoe_run_opts_init(&ro);
+	ro.use_bank = 0;
+	if (o->threads > 0)
+		ro.nthreads = o->threads;
+	t = ro.nthreads;
+	for (i = 0; i < argc; i++) {
+		aoe_graph *g = NULL;
+		long hits = 0, live = 0;
+		if ((rc = aoe_model_load(argv[i], &g)) < 0 ||
+		    (rc = aoe_graph_prepare(g, &ro)) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			aoe_graph_free(g);
+			if (worst == 0 || rc < worst)
+				worst = rc;
+			continue;
+		}
+		for (k = 0; k < g->norder; k++) {
+			aoe_node *n = &g->nodes[g->order[k]];
+			char sig[8192];
+			const char *from;
+			aoe_sched s;
+			if (n->dead)
+				continue;
+			live++;
+			memset(&s, 0, sizeof(s));
+			hits += aoe_bank_find(g, n, n->nthreads > 0 ?
+			    n->nthreads : t, &s, &from);
+			if (aoe_op_signature(g, n, n->nthreads > 0 ?
+			    n->nthreads : t, sig, sizeof(sig)) < 0)
+				strcpy(sig, "");
+			if (o->jsonl) {
+				cJSON *j = cJSON_CreateObject();
+				char kb[32], *p;
+				snprintf(kb, sizeof(kb), "%llu",
+				    (unsigned long long)aoe_op_key(sig));
+				cJSON_AddStringToObject(j, "graph", argv[i]);
+				cJSON_AddStringToObject(j, "node", n->name);
+				cJSON_AddStringToObject(j, "op_type",
+				    n->op_type);
+				cJSON_AddStringToObject(j, "key", kb);
+				cJSON_AddStringToObject(j, "signature", sig);
+				cJSON_AddStringToObject(j, "from", from);
+				p = cJSON_PrintUnformatted(j);
+				puts(p);
+				free(p);
+				cJSON_Delete(j);
+			} else
+				printf("%s %s %s %llu %s\n", argv[i], n->name,
+				    n->op_type, (unsigned long long)
+				    aoe_op_key(sig), from);
+		}
+		if (!o->quiet)
+			aoe_warnx("%s: %ld of %ld ops hit", argv[i], hits, live);
+		aoe_graph_free(g);
+	}
+	return worst;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(const aoe_bank_opts *, int, char **);
@@ -45,7 +126,7 @@ static const struct {
 	{ "show", aoe_bank_show, 1, 1 << 20 },
 	{ "list", aoe_bank_list, 0, 1 },
 	{ "stats", aoe_bank_stats, 0, 1 },
-	{ "lookup", aoe_bank_lookup_graphs, 1, 1 << 20 },
+	{ "lookup", lookup_graphs, 1, 1 << 20 },
 };
 
 static void

@@ -171,7 +171,7 @@ capture_model(const char *model, const char *shapes, const char *out)
 	if (shapes && (rc = aoe_bind_shapes(g, shapes)) < 0)
 		goto out;
 	/* The graph as the model has it: fusion is for tuning to decide. */
-	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	o.fuse_mode = AOE_FUSE_OFF;
 	if ((rc = aoe_graph_prepare(g, &o)) < 0)
 		goto out;
 	if (out == NULL || strcmp(out, "-") == 0) {

@@ -141,7 +141,7 @@ main(int argc, char **argv)
 	if (shapes && (rc = aoe_bind_shapes(g, shapes)) < 0)
 		goto fail;
 	/* The nodes as the model has them, as aoe-opat tunes them. */
-	aoe_fuse_set(AOE_FUSE_OFF, NULL);
+	o.fuse_mode = AOE_FUSE_OFF;
 	if ((rc = aoe_graph_prepare(g, &o)) < 0)
 		goto fail;
 	state = (uint64_t)seed;

@@ -1,0 +1,160 @@
+/*
+ * aoe_base.h - libaoe's bottom layer: the exit-status table, errors, messages,
+ * allocation, number parsing, files written whole, the clock, the input
+ * loop, CPU detection, hashes and the thread pool.  It calls nothing
+ * else in libaoe.
+ */
+#ifndef AOE_BASE_H
+#define AOE_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define AOE_VERSION "0.1.0"
+
+/*
+ * The exit-status table shared by every aoe tool (see aoe(7)).
+ */
+enum {
+	AOE_EXIT_OK = 0,	/* success */
+	AOE_EXIT_FALSE = 1,	/* a negative answer: differ, not ready */
+	AOE_EXIT_USAGE = 2,	/* bad command line */
+	AOE_EXIT_DATA = 3,	/* malformed or invalid input data */
+	AOE_EXIT_UNSUP = 4,	/* valid input that aoe does not support */
+	AOE_EXIT_IO = 5,	/* a file or system call failed */
+	AOE_EXIT_NOMEM = 6,	/* out of memory or over a size limit */
+	AOE_EXIT_INTERNAL = 7	/* a bug in aoe */
+};
+
+/*
+ * Error codes returned (negated) by library functions.  Each maps to the
+ * exit status with the same meaning through aoe_exit_status().
+ */
+enum {
+	AOE_OK = 0,
+	AOE_EDATA = 3,
+	AOE_EUNSUP = 4,
+	AOE_EIO = 5,
+	AOE_ENOMEM = 6,
+	AOE_EINTERNAL = 7
+};
+
+/* Set the calling thread's error message and return -code. */
+int aoe_err(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The last message set by aoe_err() in this thread. */
+const char *aoe_errmsg(void);
+/* Map a negative library return value to an exit status. */
+int aoe_exit_status(int rc);
+
+/* Program name for messages, set by aoe_setprogname(argv[0]). */
+void aoe_setprogname(const char *argv0);
+const char *aoe_progname(void);
+/* Print "prog: message" (and ": strerror(errno)" for warn) to stderr. */
+void aoe_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void aoe_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Allocation that aborts the program on failure (for small metadata). */
+void *aoe_xmalloc(size_t n);
+void *aoe_xcalloc(size_t n, size_t sz);
+void *aoe_xrealloc(void *p, size_t n);
+char *aoe_xstrdup(const char *s);
+
+/*
+ * Parse a decimal integer in [min, max]; the whole string must be a
+ * number.  Returns 0, or -1 with errno set (EINVAL, ERANGE).
+ */
+int aoe_strtonum(const char *s, long long min, long long max,
+    long long *out);
+
+/*
+ * A number given to option --opt, in [min, max]; anything else prints a
+ * message and exits with AOE_EXIT_USAGE.  For tools' option parsing.
+ */
+long long aoe_optnum(const char *opt, const char *s, long long min,
+    long long max);
+/*
+ * An integer environment variable in [min, max]: 1 and *out set, 0 when it
+ * is unset or empty, or -AOE_EDATA naming the variable.
+ */
+int aoe_envnum(const char *name, long long min, long long max, int *out);
+
+/* Whether an environment variable is on: 1, true, on or yes. */
+int aoe_env_true(const char *name);
+
+/* Read a whole file ("-" is stdin) into memory; *len gets its size. */
+int aoe_read_file(const char *path, uint8_t **data, size_t *len);
+
+/*
+ * An output file that is written whole or not at all: the data goes to a
+ * temporary file beside the destination, renamed over it by
+ * aoe_ofile_close().  NULL or "-" is stdout.  A destination that exists and
+ * is not a regular file (/dev/null, a fifo, a terminal) is written in place,
+ * since a rename would replace it.  On any failure the destination is left
+ * as it was.
+ */
+typedef struct aoe_ofile {
+	FILE *fp;
+	char *path;	/* the destination; NULL for stdout */
+	char *tmp;	/* the temporary file; NULL when written in place */
+} aoe_ofile;
+
+int aoe_ofile_open(aoe_ofile *o, const char *path);
+int aoe_ofile_close(aoe_ofile *o);
+void aoe_ofile_abort(aoe_ofile *o);
+
+/* Monotonic clock in microseconds. */
+double aoe_now_us(void);
+
+
+/*
+ * The shared input loop (as mblaze's): call fn for each operand, or for
+ * "-" (stdin) when there are none.  Returns the worst status fn returned.
+ */
+int aoe_each_operand(int argc, char **argv, int (*fn)(const char *, void *),
+    void *arg);
+
+
+/* This host's soc_version, e.g. "GenuineIntel_f6_m85_x86-64-v4". */
+const char *aoe_soc_version(void);
+/* 1 if s is a safe soc_version (a file name of [A-Za-z0-9._-]). */
+int aoe_soc_valid(const char *s);
+/*
+ * Whether the AVX-512 micro-kernels may run: the CPU has AVX-512F and
+ * AOE_MAX_ISA=avx2 does not cap libaoe (read once).
+ */
+int aoe_cpu_avx512(void);
+
+/* 64-bit FNV-1a of n bytes, continuing from h (start: AOE_FNV_INIT). */
+#define AOE_FNV_INIT 0xcbf29ce484222325ULL
+uint64_t aoe_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* SHA-256, for the checksums of bank archives. */
+typedef struct aoe_sha256 {
+	uint32_t h[8];
+	uint64_t len;
+	uint8_t buf[64];
+	size_t nbuf;
+} aoe_sha256;
+void aoe_sha256_init(aoe_sha256 *c);
+void aoe_sha256_update(aoe_sha256 *c, const void *data, size_t n);
+/* Finish and write the digest as 64 hex digits and a NUL. */
+void aoe_sha256_hex(aoe_sha256 *c, char out[65]);
+
+/*
+ * The thread pool (lib/pool.c), on which every parallel loop runs.
+ * aoe_parallel() calls fn(ctx, chunk, tid) once for each chunk in
+ * [0, nchunks), on up to nthreads threads; the caller is tid 0, and every
+ * tid is below nthreads and used by one thread at a time, so per-thread
+ * scratch may be indexed by it.  Chunks run in no particular order.  The
+ * caller takes chunks itself and waits only for those a worker started.
+ * With nthreads < 2, one chunk, or from inside a chunk, the chunks run in
+ * order on the calling thread.
+ */
+typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
+void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
+    void *ctx);
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * pool.c - the thread pool every kernel runs its parallel loops on.
+ *
+ * A parallel loop is a number of chunks.  The calling thread publishes
+ * the job, wakes the workers and then takes chunks itself, one at a time,
+ * from a shared counter; so do the workers as they arrive.  The caller
+ * waits only for chunks that a worker has actually started: a worker that
+ * is slow to wake (its core is busy with another process) finds the
+ * counter exhausted and does nothing.  That is the difference from an
+ * OpenMP parallel region, whose closing barrier waits for every thread of
+ * the team, so that one descheduled thread stalls the whole op for a time
+ * slice; on a loaded two-core machine that made two threads many times
+ * slower than one.
+ *
+ * The shared counter is one 64-bit word: the job's generation in the high
+ * half, the next chunk in the low half.  A worker claims a chunk by a
+ * compare-and-swap on that word, so it can never claim a chunk of a job
+ * other than the one whose parameters it read: the parameters are guarded
+ * like a seqlock by their own copy of the generation, and a claim only
+ * succeeds while the word still holds that generation.
+ *
+ * Workers spin for a while after each job (inference runs ops back to
+ * back), then sleep on a futex.  They are started on first use, and the
+ * pool is reset in the child of a fork(), which has none of them.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <immintrin.h>
+
+#include "aoe_base.h"
+
+#define POOL_MAX	64		/* threads, the caller included */
+#define CHUNK_MAX	0x7fffffffLL	/* chunks a job can have */
+
+static struct {
+	pthread_mutex_t mu;		/* one job at a time */
+	int started;			/* workers running */
+	pid_t pid;			/* the process they run in */
+	_Atomic uint64_t state;		/* generation << 32 | next chunk */
+	_Atomic uint32_t seq;		/* generation of the parameters */
+	_Atomic(aoe_chunk_fn) fn;
+	_Atomic(void *) ctx;
+	_Atomic int64_t nchunks;
+	_Atomic int nthreads;
+	_Atomic int64_t done;		/* chunks finished */
+	_Atomic uint32_t wake;		/* futex word, bumped for each job */
+	_Atomic int sleepers;
+	int spin_us;			/* AOE_SPIN_US */
+} pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .spin_us = -1 };
+
+/* Set while a thread runs a chunk: a nested loop then runs inline. */
+static _Thread_local int in_chunk;
+
+static void
+futex_wait(_Atomic uint32_t *w, uint32_t v)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, v, NULL, NULL,
+	    0);
+}
+
+static void
+futex_wake_all(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+	    NULL, 0);
+}
+
+/*
+ * Take chunks of the job of generation gen until none is left; tid is the
+ * taker's thread number.
+ */
+static void
+take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int tid)
+{
+	uint64_t st = atomic_load_explicit(&pool.state, memory_order_acquire);
+
+	in_chunk = 1;
+	for (;;) {
+		int64_t idx = (int64_t)(st & 0xffffffffu);
+		if ((uint32_t)(st >> 32) != gen || idx >= n)
+			break;
+		if (!atomic_compare_exchange_weak_explicit(&pool.state, &st,
+		    st + 1, memory_order_acq_rel, memory_order_acquire))
+			continue;
+		fn(ctx, idx, tid);
+		atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+		st = atomic_load_explicit(&pool.state, memory_order_acquire);
+	}
+	in_chunk = 0;
+}
+
+static void *
+worker(void *arg)
+{
+	int tid = (int)(intptr_t)arg;
+	uint32_t seen = atomic_load(&pool.wake);
+	double spin = pool.spin_us;
+
+	for (;;) {
+		double t0 = aoe_now_us();
+		uint64_t st;
+		uint32_t w, gen;
+		aoe_chunk_fn fn;
+		void *ctx;
+		int64_t n;
+		int nt, i = 0;
+
+		/* Poll the clock only every 64 pauses: it costs more. */
+		while ((w = atomic_load_explicit(&pool.wake,
+		    memory_order_acquire)) == seen) {
+			if ((++i & 63) != 0 || aoe_now_us() - t0 < spin) {
+				_mm_pause();
+				continue;
+			}
+			atomic_fetch_add(&pool.sleepers, 1);
+			futex_wait(&pool.wake, seen);
+			atomic_fetch_sub(&pool.sleepers, 1);
+			t0 = aoe_now_us();
+		}
+		seen = w;
+		st = atomic_load_explicit(&pool.state, memory_order_acquire);
+		gen = (uint32_t)(st >> 32);
+		if (atomic_load_explicit(&pool.seq, memory_order_acquire) !=
+		    gen)
+			continue;
+		fn = atomic_load_explicit(&pool.fn, memory_order_relaxed);
+		ctx = atomic_load_explicit(&pool.ctx, memory_order_relaxed);
+		n = atomic_load_explicit(&pool.nchunks, memory_order_relaxed);
+		nt = atomic_load_explicit(&pool.nthreads,
+		    memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&pool.seq, memory_order_relaxed) !=
+		    gen || tid >= nt)
+			continue;
+		take_chunks(gen, fn, ctx, n, tid);
+	}
+	return NULL;
+}
+
+static void
+pool_atfork_child(void)
+{
+	pthread_mutex_init(&pool.mu, NULL);
+	pool.started = 0;
+	atomic_store(&pool.sleepers, 0);
+}
+
+/* Start workers up to nthreads - 1; returns how many run. */
+static int
+pool_grow(int nthreads)
+{
+	pthread_attr_t a;
+
+	if (pool.spin_us < 0) {
+		int v = 100;
+		if (aoe_envnum("AOE_SPIN_US", 0, 100000, &v) < 0) {
+			aoe_warnx("%s; using 100", aoe_errmsg());
+			v = 100;
+		}
+		pool.spin_us = v;
+	}
+	if (pool.pid != getpid()) {
+		/* A fork() child without pthread_atfork having run. */
+		pool.started = 0;
+		pool.pid = getpid();
+	}
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 1 << 20);
+	while (pool.started < nthreads - 1) {
+		pthread_t t;
+		if (pthread_create(&t, &a, worker,
+		    (void *)(intptr_t)(pool.started + 1)) != 0)
+			break;
+		pool.started++;
+	}
+	pthread_attr_destroy(&a);
+	return pool.started;
+}
+
+static void
+run_inline(int64_t nchunks, aoe_chunk_fn fn, void *ctx)
+{
+	int64_t i, was = in_chunk;
+
+	in_chunk = 1;
+	for (i = 0; i < nchunks; i++)
+		fn(ctx, i, 0);
+	in_chunk = (int)was;
+}
+
+void
+aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
+{
+	static int registered;
+	uint64_t st;
+	uint32_t gen;
+	int spins = 0;
+
+	if (nchunks <= 0)
+		return;
+	if (nthreads > POOL_MAX)
+		nthreads = POOL_MAX;
+	if (nthreads < 2 || nchunks < 2 || nchunks > CHUNK_MAX || in_chunk ||
+	    pthread_mutex_trylock(&pool.mu) != 0) {
+		run_inline(nchunks, fn, ctx);
+		return;
+	}
+	if (!registered) {
+		pthread_atfork(NULL, NULL, pool_atfork_child);
+		registered = 1;
+	}
+	if (pool_grow(nthreads) < 1) {
+		pthread_mutex_unlock(&pool.mu);
+		run_inline(nchunks, fn, ctx);
+		return;
+	}
+	if (nthreads > pool.started + 1)
+		nthreads = pool.started + 1;
+	/* Publish: parameters under their seqlock, then the counter. */
+	st = atomic_load_explicit(&pool.state, memory_order_relaxed);
+	/* Generation 0 marks the parameters as being written. */
+	if ((gen = (uint32_t)(st >> 32) + 1) == 0)
+		gen = 1;
+	atomic_store_explicit(&pool.seq, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&pool.fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&pool.ctx, ctx, memory_order_relaxed);
+	atomic_store_explicit(&pool.nchunks, nchunks, memory_order_relaxed);
+	atomic_store_explicit(&pool.nthreads, nthreads, memory_order_relaxed);
+	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
+	atomic_store_explicit(&pool.seq, gen, memory_order_release);
+	atomic_store_explicit(&pool.state, (uint64_t)gen << 32,
+	    memory_order_release);
+	atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
+	if (atomic_load(&pool.sleepers) > 0)
+		futex_wake_all(&pool.wake);
+	take_chunks(gen, fn, ctx, nchunks, 0);
+	/* Every chunk is taken; wait for those still running elsewhere. */
+	while (atomic_load_explicit(&pool.done, memory_order_acquire) <
+	    nchunks) {
+		if (++spins < 4096)
+			_mm_pause();
+		else
+			sched_yield();
+	}
+	pthread_mutex_unlock(&pool.mu);
+}

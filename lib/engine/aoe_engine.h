@@ -1,0 +1,40 @@
+/*
+ * aoe_engine.h - graph preparation as a run does it: the passes with
+ * the subgraph decisions, the operator bank's schedules, the runtime's
+ * plan, and the AOE_MODE capture hook.
+ */
+#ifndef AOE_ENGINE_H
+#define AOE_ENGINE_H
+
+#include "aoe_bank.h"
+
+/*
+ * Prepare g to run as o says: check that every op is supported (listing
+ * all that are not), infer shapes, fold constants, apply the subgraph
+ * decisions (fusion, layout, threads), pick schedules (bank then
+ * default), prepare kernels and plan memory.  After it the graph is
+ * ready to run; with o->plan_only the memory is sized (arena_size,
+ * scratch_size) but not allocated, and the graph is neither runnable nor
+ * handed to AOE_MODE.
+ */
+int aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o);
+
+/*
+ * A 64-bit hash of the canonical (prepared, static) graph: its live nodes
+ * with their names, op types, attributes and tensors (names, dtypes,
+ * shapes), and a checksum of every constant's data; not the path the
+ * model was loaded from.  Names are included on purpose: the hash
+ * identifies one compile, so that identical compiles dedup to one file.
+ */
+int aoe_graph_hash(const aoe_graph *g, uint64_t *h);
+/* Write g as aoe-graph(5) to path atomically (temp file, fsync, rename). */
+int aoe_graph_write(const aoe_graph *g, const char *path);
+
+/*
+ * Called by aoe_graph_prepare() when AOE_MODE is set: writes the graph
+ * to $AOE_CAPTURE_DIR, or tunes it inline with aoe-opat or aoe-sgat
+ * (see aoe-capture(1)).  Refuses AOE_MODE=4.
+ */
+int aoe_capture_hook(aoe_graph *g);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * prepare.c - a graph prepared as a run prepares it: the runtime's
+ * analysis, the fusion passes with each chain's subgraph decisions (the
+ * caller's table, then the subgraph bank), the blocked layout, each
+ * node's schedule (the operator bank, else the kernel's default), the
+ * kernels, the memory plan, and, under AOE_MODE, the capture hook.
+ *
+ * Everything that changes how a graph is prepared comes in through
+ * aoe_run_opts; the environment variables read here (AOE_FUSE,
+ * AOE_LAYOUT, AOE_MODE) only override its defaults.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aoe_engine.h"
+
+/*
+ * The mode in effect: the options', which AOE_FUSE overrides in the
+ * default mode.  A graph compiled in tune mode is captured as the model
+ * has it (capture.c): whether to fuse is for tuning to decide.
+ */
+static int
+fuse_mode(const aoe_run_opts *o)
+{
+	const char *env = getenv("AOE_FUSE");
+
+	if (o->fuse_mode != AOE_FUSE_BANK)
+		return o->fuse_mode;
+	if (getenv("AOE_MODE") != NULL)
+		return AOE_FUSE_OFF;
+	if (env && strcmp(env, "all") == 0)
+		return AOE_FUSE_ALL;
+	if (env && (strcmp(env, "none") == 0 || strcmp(env, "0") == 0 ||
+	    strcmp(env, "off") == 0))
+		return AOE_FUSE_OFF;
+	return AOE_FUSE_BANK;
+}
+
+/*
+ * AOE_LAYOUT=8c (or nchw8c) asks for the blocked layout in every chain
+ * and AOE_LAYOUT=plain for none, whatever the bank says; -1 when unset.
+ */
+static int
+layout_env(void)
+{
+	const char *env = getenv("AOE_LAYOUT");
+
+	if (env == NULL || *env == '\0')
+		return -1;
+	if (strcmp(env, "8c") == 0 || strcmp(env, "nchw8c") == 0 ||
+	    strcmp(env, "8") == 0)
+		return AOE_LAYOUT_8C;
+	return 0;
+}
+
+/*
+ * A subgraph decision split (lib/passes/fuse.c) sets the GEMM thread split,
+ * knob "par", of the schedule n got, where n's space holds that value
+ * and the schedule stays legal with it; else the schedule stays.
+ */
+static void
+split_override(const aoe_graph *g, aoe_node *n)
+{
+	aoe_space sp;
+	aoe_sched s;
+	char why[256];
+	int64_t v = aoe_attr_int(n, "_aoe_split", 0);
+
+	if (v == 0 || aoe_space_for(g, n, &sp) < 0)
+		return;
+	s = n->sched;
+	aoe_sched_set(&s, "par", v);
+	if (aoe_space_validate(&sp, &s, why, sizeof(why)) == 0)
+		n->sched = s;
+}
+
+/* A chain's decisions: the caller's table, then the subgraph bank. */
+static int
+find_decisions(void *arg, const char *sig, aoe_sched *d)
+{
+	const aoe_run_opts *o = arg;
+
+	if (aoe_dtable_find(o->decisions, sig, d))
+		return 1;
+	return o->use_bank && aoe_bank_graph_find(sig, d);
+}
+
+/* The passes: canonical rewrites, fusion and layout decisions. */
+static int
+run_passes(aoe_graph *g, const aoe_run_opts *o)
+{
+	int mode = fuse_mode(o), rc;
+	aoe_fuse_ctx c;
+
+	if (mode == AOE_FUSE_OFF)
+		return 0;
+	if ((rc = aoe_fuse_canon(g)) > 0 && (rc = aoe_graph_reinfer(g)) < 0)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.nthreads = o->nthreads > 0 ? o->nthreads :
+	    (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (c.nthreads < 1)
+		c.nthreads = 1;
+	c.layout = layout_env();
+	if (mode == AOE_FUSE_FORCE)
+		c.force = &o->fuse_force;
+	/* No signatures to compute when there is no entry to find. */
+	else if (mode == AOE_FUSE_BANK && (aoe_dtable_size(o->decisions) >
+	    0 || (o->use_bank && aoe_bank_graph_entries() > 0))) {
+		c.find = find_decisions;
+		c.arg = (void *)o;
+	}
+	if ((rc = aoe_fuse_hook(g, &c)) > 0) {
+		if ((rc = aoe_graph_reinfer(g)) < 0)
+			return rc;
+	} else if (rc < 0)
+		return rc;
+	if (aoe_fuse_layout(g) > 0 && (rc = aoe_graph_reinfer(g)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
+{
+	int i, rc;
+
+	if ((rc = aoe_graph_analyse(g)) < 0 || (rc = run_passes(g, o)) < 0)
+		return rc;
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		if (n->dead)
+			continue;
+		memset(&n->sched, 0, sizeof(n->sched));
+		n->sched_from_bank = 0;
+		/* Bank entries are per thread count: the one we run with. */
+		if (o->use_bank && aoe_bank_lookup(g, n, o->nthreads,
+		    &n->sched) == 1)
+			n->sched_from_bank = 1;
+		else if (n->op->default_sched)
+			n->op->default_sched(g, n, &n->sched);
+		split_override(g, n);
+		if ((rc = aoe_node_prepare(g, n)) < 0)
+			return rc;
+	}
+	if ((rc = aoe_graph_plan(g, o)) < 0 || o->plan_only)
+		return rc;
+	if (getenv("AOE_MODE") != NULL && (rc = aoe_capture_hook(g)) < 0)
+		return rc;
+	return 0;
+}

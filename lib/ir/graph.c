@@ -1,0 +1,531 @@
+/*
+ * graph.c - the graph IR: tensors, nodes, attributes, schedules, dtypes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aoe_ir.h"
+
+static const struct {
+	int dtype;
+	size_t size;
+	const char *name;
+} dtypes[] = {
+	{ AOE_F32, 4, "float32" },
+	{ AOE_U8, 1, "uint8" },
+	{ AOE_I8, 1, "int8" },
+	{ AOE_U16, 2, "uint16" },
+	{ AOE_I16, 2, "int16" },
+	{ AOE_I32, 4, "int32" },
+	{ AOE_I64, 8, "int64" },
+	{ AOE_BOOL, 1, "bool" },
+	{ AOE_F16, 2, "float16" },
+	{ AOE_F64, 8, "float64" },
+	{ AOE_U32, 4, "uint32" },
+	{ AOE_U64, 8, "uint64" },
+};
+
+size_t
+aoe_dtype_size(int dtype)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if (dtypes[i].dtype == dtype)
+			return dtypes[i].size;
+	return 0;
+}
+
+const char *
+aoe_dtype_name(int dtype)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if (dtypes[i].dtype == dtype)
+			return dtypes[i].name;
+	return "unknown";
+}
+
+int
+aoe_dtype_from_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if (strcmp(dtypes[i].name, name) == 0)
+			return dtypes[i].dtype;
+	return AOE_UNDEFINED;
+}
+
+int64_t
+aoe_tensor_numel(const aoe_tensor *t)
+{
+	int64_t n = 1;
+	int i;
+
+	if (t->ndim < 0)
+		return -1;
+	for (i = 0; i < t->ndim; i++) {
+		if (t->dims[i] < 0)
+			return -1;
+		if (t->dims[i] != 0 && n > INT64_MAX / t->dims[i])
+			return -2;
+		n *= t->dims[i];
+	}
+	return n;
+}
+
+size_t
+aoe_tensor_nbytes(const aoe_tensor *t)
+{
+	int64_t n = aoe_tensor_numel(t);
+	size_t es = aoe_dtype_size(t->dtype);
+
+	if (n > 0 && t->layout == AOE_LAYOUT_8C && t->ndim >= 2)
+		n = n / t->dims[1] * ((t->dims[1] + 7) / 8 * 8);
+	if (n < 0 || es == 0 || n > AOE_MAX_TENSOR_BYTES / (int64_t)es)
+		return 0;
+	return (size_t)n * es;
+}
+
+const char *
+aoe_shape_str(const aoe_tensor *t, char *buf, size_t n)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	if (t->ndim < 0) {
+		snprintf(buf, n, "?");
+		return buf;
+	}
+	if (t->ndim == 0) {
+		snprintf(buf, n, "scalar");
+		return buf;
+	}
+	for (i = 0; i < t->ndim && off < n; i++) {
+		if (t->dims[i] >= 0)
+			off += snprintf(buf + off, n - off, "%s%lld",
+			    i ? "x" : "", (long long)t->dims[i]);
+		else
+			off += snprintf(buf + off, n - off, "%s%s",
+			    i ? "x" : "",
+			    t->dim_param[i] ? t->dim_param[i] : "?");
+	}
+	return buf;
+}
+
+aoe_graph *
+aoe_graph_new(const char *name)
+{
+	aoe_graph *g = aoe_xcalloc(1, sizeof(*g));
+
+	g->name = aoe_xstrdup(name ? name : "graph");
+	g->opset = 13;
+	return g;
+}
+
+void
+aoe_tensor_free(aoe_tensor *t)
+{
+	int i;
+
+	if (t == NULL)
+		return;
+	free(t->name);
+	for (i = 0; i < AOE_MAXDIM; i++)
+		free(t->dim_param[i]);
+	if (t->owned)
+		free(t->data);
+	free(t->src_file);
+	free(t->src_name);
+	free(t);
+}
+
+static void
+attr_free(aoe_attr *a)
+{
+	int i;
+
+	free(a->name);
+	free(a->s);
+	free(a->ints);
+	free(a->floats);
+	if (a->strings)
+		for (i = 0; i < a->n; i++)
+			free(a->strings[i]);
+	free(a->strings);
+	aoe_tensor_free(a->t);
+}
+
+void
+aoe_node_clear_attrs(aoe_node *n)
+{
+	int j;
+
+	for (j = 0; j < n->nattr; j++)
+		attr_free(&n->attrs[j]);
+	free(n->attrs);
+	n->attrs = NULL;
+	n->nattr = 0;
+}
+
+void
+aoe_node_free(aoe_node *n)
+{
+	free(n->name);
+	free(n->op_type);
+	free(n->domain);
+	free(n->in);
+	free(n->out);
+	aoe_node_clear_attrs(n);
+	if (n->priv_free)
+		n->priv_free(n->priv);
+}
+
+void
+aoe_graph_free(aoe_graph *g)
+{
+	int i;
+
+	if (g == NULL)
+		return;
+	for (i = 0; i < g->ntensors; i++)
+		aoe_tensor_free(g->tensors[i]);
+	free(g->tensors);
+	for (i = 0; i < g->nnodes; i++)
+		aoe_node_free(&g->nodes[i]);
+	free(g->nodes);
+	free(g->inputs);
+	free(g->outputs);
+	free(g->order);
+	free(g->arena);
+	free(g->scratch);
+	free(g->name);
+	free(g->source);
+	free(g);
+}
+
+int
+aoe_graph_find(const aoe_graph *g, const char *name)
+{
+	int i;
+
+	for (i = 0; i < g->ntensors; i++)
+		if (strcmp(g->tensors[i]->name, name) == 0)
+			return i;
+	return -1;
+}
+
+int
+aoe_graph_tensor(aoe_graph *g, const char *name)
+{
+	aoe_tensor *t;
+	int i = aoe_graph_find(g, name);
+
+	if (i >= 0)
+		return i;
+	if (g->ntensors == g->tcap) {
+		g->tcap = g->tcap ? g->tcap * 2 : 64;
+		g->tensors = aoe_xrealloc(g->tensors,
+		    (size_t)g->tcap * sizeof(*g->tensors));
+	}
+	t = aoe_xcalloc(1, sizeof(*t));
+	t->name = aoe_xstrdup(name);
+	t->ndim = -1;
+	t->producer = -1;
+	t->last_use = -1;
+	t->offset = -1;
+	t->alias = -1;
+	g->tensors[g->ntensors] = t;
+	return g->ntensors++;
+}
+
+int
+aoe_graph_add_node(aoe_graph *g, const char *name, const char *op_type,
+    int nin, const int *in, int nout, const int *out)
+{
+	aoe_node *n;
+
+	if (g->nnodes == g->ncap) {
+		g->ncap = g->ncap ? g->ncap * 2 : 64;
+		g->nodes = aoe_xrealloc(g->nodes,
+		    (size_t)g->ncap * sizeof(*g->nodes));
+	}
+	n = &g->nodes[g->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->name = aoe_xstrdup(name);
+	n->op_type = aoe_xstrdup(op_type);
+	n->nin = nin;
+	n->nout = nout;
+	n->in = aoe_xcalloc((size_t)nin + 1, sizeof(int));
+	n->out = aoe_xcalloc((size_t)nout + 1, sizeof(int));
+	if (nin)
+		memcpy(n->in, in, (size_t)nin * sizeof(int));
+	if (nout)
+		memcpy(n->out, out, (size_t)nout * sizeof(int));
+	return g->nnodes++;
+}
+
+aoe_tensor *
+aoe_in(const aoe_graph *g, const aoe_node *n, int i)
+{
+	if (i < 0 || i >= n->nin || n->in[i] < 0)
+		return NULL;
+	return g->tensors[n->in[i]];
+}
+
+aoe_tensor *
+aoe_out(const aoe_graph *g, const aoe_node *n, int i)
+{
+	if (i < 0 || i >= n->nout || n->out[i] < 0)
+		return NULL;
+	return g->tensors[n->out[i]];
+}
+
+void
+aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
+{
+	int i;
+
+	t->dtype = dtype;
+	t->ndim = ndim;
+	for (i = 0; i < ndim && i < AOE_MAXDIM; i++)
+		t->dims[i] = dims[i];
+}
+
+int
+aoe_tensor_alloc_const(aoe_tensor *t)
+{
+	size_t nb = aoe_tensor_nbytes(t);
+	int64_t numel = aoe_tensor_numel(t);
+
+	if (numel < 0 || (numel > 0 && nb == 0))
+		return aoe_err(AOE_ENOMEM, "tensor '%s' is too large",
+		    t->name);
+	if (t->owned)
+		free(t->data);
+	t->data = calloc(1, nb ? nb : 1);
+	if (t->data == NULL)
+		return aoe_err(AOE_ENOMEM, "tensor '%s': out of memory",
+		    t->name);
+	t->owned = 1;
+	t->kind = AOE_T_CONST;
+	return 0;
+}
+
+const aoe_attr *
+aoe_attr_find(const aoe_node *n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n->nattr; i++)
+		if (strcmp(n->attrs[i].name, name) == 0)
+			return &n->attrs[i];
+	return NULL;
+}
+
+int64_t
+aoe_attr_int(const aoe_node *n, const char *name, int64_t def)
+{
+	const aoe_attr *a = aoe_attr_find(n, name);
+
+	return a && a->type == AOE_A_INT ? a->i : def;
+}
+
+float
+aoe_attr_float(const aoe_node *n, const char *name, float def)
+{
+	const aoe_attr *a = aoe_attr_find(n, name);
+
+	if (a && a->type == AOE_A_FLOAT)
+		return a->f;
+	if (a && a->type == AOE_A_INT)
+		return (float)a->i;
+	return def;
+}
+
+const char *
+aoe_attr_str(const aoe_node *n, const char *name, const char *def)
+{
+	const aoe_attr *a = aoe_attr_find(n, name);
+
+	return a && a->type == AOE_A_STRING && a->s ? a->s : def;
+}
+
+const int64_t *
+aoe_attr_ints(const aoe_node *n, const char *name, int *count)
+{
+	const aoe_attr *a = aoe_attr_find(n, name);
+
+	if (a == NULL || a->type != AOE_A_INTS) {
+		*count = 0;
+		return NULL;
+	}
+	*count = a->n;
+	return a->ints;
+}
+
+const float *
+aoe_attr_floats(const aoe_node *n, const char *name, int *count)
+{
+	const aoe_attr *a = aoe_attr_find(n, name);
+
+	if (a == NULL || a->type != AOE_A_FLOATS) {
+		*count = 0;
+		return NULL;
+	}
+	*count = a->n;
+	return a->floats;
+}
+
+aoe_attr *
+aoe_node_add_attr(aoe_node *n, const char *name, aoe_atype type)
+{
+	aoe_attr *a;
+
+	n->attrs = aoe_xrealloc(n->attrs,
+	    (size_t)(n->nattr + 1) * sizeof(*n->attrs));
+	a = &n->attrs[n->nattr++];
+	memset(a, 0, sizeof(*a));
+	a->name = aoe_xstrdup(name);
+	a->type = type;
+	return a;
+}
+
+int
+aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
+    int64_t *out, int max)
+{
+	const aoe_tensor *t = aoe_in(g, n, input);
+	int64_t numel, i;
+
+	if (t == NULL)
+		return aoe_err(AOE_EDATA, "%s '%s': input %d is missing",
+		    n->op_type, n->name, input);
+	if (t->kind != AOE_T_CONST || t->data == NULL)
+		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' must be a "
+		    "constant (bind dynamic shapes with --input-shape)",
+		    n->op_type, n->name, t->name);
+	numel = aoe_tensor_numel(t);
+	if (numel < 0 || numel > max)
+		return aoe_err(AOE_EDATA, "%s '%s': input '%s' has %lld "
+		    "values, at most %d allowed", n->op_type, n->name,
+		    t->name, (long long)numel, max);
+	for (i = 0; i < numel; i++) {
+		if (t->dtype == AOE_I64)
+			out[i] = ((const int64_t *)t->data)[i];
+		else if (t->dtype == AOE_I32)
+			out[i] = ((const int32_t *)t->data)[i];
+		else
+			return aoe_err(AOE_EDATA, "%s '%s': input '%s' must "
+			    "be int64 or int32, not %s", n->op_type, n->name,
+			    t->name, aoe_dtype_name(t->dtype));
+	}
+	return (int)numel;
+}
+
+int64_t
+aoe_sched_get(const aoe_sched *s, const char *name, int64_t def)
+{
+	int i;
+
+	if (s == NULL)
+		return def;
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->k[i].name, name) == 0)
+			return s->k[i].v;
+	return def;
+}
+
+int
+aoe_sched_set(aoe_sched *s, const char *name, int64_t v)
+{
+	int i;
+
+	if (strlen(name) >= AOE_KNOB_NAME)
+		return aoe_err(AOE_EDATA, "knob name '%s' is too long", name);
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->k[i].name, name) == 0) {
+			s->k[i].v = v;
+			return 0;
+		}
+	if (s->n == AOE_SCHED_MAX)
+		return aoe_err(AOE_EUNSUP, "too many knobs in a schedule");
+	strcpy(s->k[s->n].name, name);
+	s->k[s->n].v = v;
+	s->n++;
+	return 0;
+}
+
+int
+aoe_broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
+    int *nout, int64_t *out)
+{
+	int n = na > nb ? na : nb, i;
+
+	if (n > AOE_MAXDIM)
+		return aoe_err(AOE_EUNSUP, "rank %d exceeds %d", n,
+		    AOE_MAXDIM);
+	for (i = 0; i < n; i++) {
+		int64_t da = i < n - na ? 1 : a[i - (n - na)];
+		int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
+
+		if (da == db || db == 1)
+			out[i] = da;
+		else if (da == 1)
+			out[i] = db;
+		else
+			return aoe_err(AOE_EDATA, "shapes cannot broadcast: "
+			    "dimension %d is %lld and %lld", i,
+			    (long long)da, (long long)db);
+	}
+	*nout = n;
+	return 0;
+}
+
+int
+aoe_axis(int64_t axis, int rank)
+{
+	if (axis < 0)
+		axis += rank;
+	if (axis < 0 || axis >= rank)
+		return -1;
+	return (int)axis;
+}
+
+int
+aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
+    const int64_t *dims)
+{
+	aoe_tensor *t = aoe_out(g, n, i);
+	int64_t numel;
+	int d;
+
+	if (t == NULL)
+		return 0;
+	if (ndim < 0 || ndim > AOE_MAXDIM)
+		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
+		    "%d", n->op_type, n->name, ndim, AOE_MAXDIM);
+	for (d = 0; d < ndim; d++)
+		if (dims[d] < 0)
+			return aoe_err(AOE_EDATA, "%s '%s': output '%s' has "
+			    "negative dimension %lld", n->op_type, n->name,
+			    t->name, (long long)dims[d]);
+	aoe_tensor_set(t, dtype, ndim, dims);
+	numel = aoe_tensor_numel(t);
+	if (numel == -2 || (numel > 0 && aoe_tensor_nbytes(t) == 0))
+		return aoe_err(AOE_ENOMEM, "%s '%s': output '%s' is too large "
+		    "(shape product overflows the %lld-byte limit)",
+		    n->op_type, n->name, t->name,
+		    (long long)AOE_MAX_TENSOR_BYTES);
+	return 0;
+}
+
+int
+aoe_op_internal(const char *op_type)
+{
+	return strcmp(op_type, "AoeReorder") == 0 ||
+	    strcmp(op_type, "AoeElemChain") == 0;
+}

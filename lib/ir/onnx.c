@@ -1,0 +1,739 @@
+/*
+ * onnx.c - import ONNX models and tensors through protobuf-c.
+ *
+ * The C bindings are generated at build time from the system's onnx.proto,
+ * so the schema is Debian's and never a copy of ours.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aoe_ir.h"
+#include "onnx.pb-c.h"
+
+/*
+ * Copy a TensorProto's dims, type and data into t.  External data is read
+ * from the file named relative to dir.
+ */
+static int
+tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
+    const char *dir)
+{
+	int64_t numel = 1;
+	size_t es, nb, i;
+	uint8_t *dst;
+
+	if (tp->n_dims > AOE_MAXDIM)
+		return aoe_err(AOE_EUNSUP, "tensor '%s' has rank %zu, more "
+		    "than %d", t->name, tp->n_dims, AOE_MAXDIM);
+	for (i = 0; i < tp->n_dims; i++) {
+		if (tp->dims[i] < 0)
+			return aoe_err(AOE_EDATA, "tensor '%s' has negative "
+			    "dimension %lld", t->name,
+			    (long long)tp->dims[i]);
+		if (tp->dims[i] != 0 && numel > INT64_MAX / tp->dims[i])
+			return aoe_err(AOE_ENOMEM, "tensor '%s': shape "
+			    "product overflows", t->name);
+		numel *= tp->dims[i];
+	}
+	es = aoe_dtype_size(tp->data_type);
+	if (es == 0)
+		return aoe_err(AOE_EUNSUP, "tensor '%s' has unsupported data "
+		    "type %d", t->name, tp->data_type);
+	aoe_tensor_set(t, tp->data_type, (int)tp->n_dims, tp->dims);
+	if (numel > AOE_MAX_TENSOR_BYTES / (int64_t)es)
+		return aoe_err(AOE_ENOMEM, "tensor '%s' is too large",
+		    t->name);
+	nb = (size_t)numel * es;
+	if (aoe_tensor_alloc_const(t) < 0)
+		return -AOE_ENOMEM;
+	dst = t->data;
+
+	if (tp->has_data_location &&
+	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		const char *loc = NULL;
+		int64_t off = 0, len = -1;
+		char path[4096];
+		FILE *fp;
+
+		for (i = 0; i < tp->n_external_data; i++) {
+			const Onnx__StringStringEntryProto *e =
+			    tp->external_data[i];
+			if (e->key == NULL || e->value == NULL)
+				continue;
+			if (strcmp(e->key, "location") == 0)
+				loc = e->value;
+			else if (strcmp(e->key, "offset") == 0)
+				off = strtoll(e->value, NULL, 10);
+			else if (strcmp(e->key, "length") == 0)
+				len = strtoll(e->value, NULL, 10);
+		}
+		if (loc == NULL || strstr(loc, "..") || loc[0] == '/')
+			return aoe_err(AOE_EDATA, "tensor '%s': bad external "
+			    "data location", t->name);
+		if (len >= 0 && (size_t)len != nb)
+			return aoe_err(AOE_EDATA, "tensor '%s': external "
+			    "data has %lld bytes, expected %zu", t->name,
+			    (long long)len, nb);
+		snprintf(path, sizeof(path), "%s/%s", dir, loc);
+		if ((fp = fopen(path, "rb")) == NULL)
+			return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+			    strerror(errno));
+		if (off < 0 || fseek(fp, (long)off, SEEK_SET) != 0 ||
+		    fread(dst, 1, nb, fp) != nb) {
+			fclose(fp);
+			return aoe_err(AOE_EDATA, "tensor '%s': external "
+			    "data in '%s' is truncated", t->name, path);
+		}
+		fclose(fp);
+		return 0;
+	}
+	if (tp->has_raw_data) {
+		if (tp->raw_data.len != nb)
+			return aoe_err(AOE_EDATA, "tensor '%s' has %zu bytes "
+			    "of data, expected %zu", t->name,
+			    tp->raw_data.len, nb);
+		if (nb)
+			memcpy(dst, tp->raw_data.data, nb);
+		return 0;
+	}
+
+#define TYPED(field, count, ctype) do {					\
+	if ((size_t)numel != (count))					\
+		return aoe_err(AOE_EDATA, "tensor '%s' has %zu values, "	\
+		    "expected %lld", t->name, (size_t)(count),		\
+		    (long long)numel);					\
+	for (i = 0; i < (size_t)numel; i++)				\
+		((ctype *)dst)[i] = (ctype)tp->field[i];		\
+} while (0)
+
+	if (numel == 0)
+		return 0;
+	switch (tp->data_type) {
+	case AOE_F32:
+		TYPED(float_data, tp->n_float_data, float);
+		break;
+	case AOE_F64:
+		TYPED(double_data, tp->n_double_data, double);
+		break;
+	case AOE_I64:
+		TYPED(int64_data, tp->n_int64_data, int64_t);
+		break;
+	case AOE_I32:
+		TYPED(int32_data, tp->n_int32_data, int32_t);
+		break;
+	case AOE_I16:
+		TYPED(int32_data, tp->n_int32_data, int16_t);
+		break;
+	case AOE_U16:
+	case AOE_F16:
+		TYPED(int32_data, tp->n_int32_data, uint16_t);
+		break;
+	case AOE_I8:
+		TYPED(int32_data, tp->n_int32_data, int8_t);
+		break;
+	case AOE_U8:
+	case AOE_BOOL:
+		TYPED(int32_data, tp->n_int32_data, uint8_t);
+		break;
+	case AOE_U32:
+		TYPED(uint64_data, tp->n_uint64_data, uint32_t);
+		break;
+	case AOE_U64:
+		TYPED(uint64_data, tp->n_uint64_data, uint64_t);
+		break;
+	default:
+		return aoe_err(AOE_EUNSUP, "tensor '%s' has unsupported "
+		    "data type %d", t->name, tp->data_type);
+	}
+#undef TYPED
+	return 0;
+}
+
+static int
+attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
+    const char *dir)
+{
+	aoe_attr *a;
+	size_t i;
+	int rc;
+
+	if (ap->name == NULL)
+		return aoe_err(AOE_EDATA, "node '%s' has an attribute with "
+		    "no name", n->name);
+	a = aoe_node_add_attr(n, ap->name, (aoe_atype)ap->type);
+	switch (ap->type) {
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+		a->f = ap->f;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+		a->i = ap->i;
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+		a->s = aoe_xcalloc(1, ap->s.len + 1);
+		if (ap->s.len)
+			memcpy(a->s, ap->s.data, ap->s.len);
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+		a->n = (int)ap->n_floats;
+		a->floats = aoe_xcalloc(ap->n_floats + 1, sizeof(float));
+		for (i = 0; i < ap->n_floats; i++)
+			a->floats[i] = ap->floats[i];
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+		a->n = (int)ap->n_ints;
+		a->ints = aoe_xcalloc(ap->n_ints + 1, sizeof(int64_t));
+		for (i = 0; i < ap->n_ints; i++)
+			a->ints[i] = ap->ints[i];
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+		a->n = (int)ap->n_strings;
+		a->strings = aoe_xcalloc(ap->n_strings + 1, sizeof(char *));
+		for (i = 0; i < ap->n_strings; i++) {
+			a->strings[i] = aoe_xcalloc(1, ap->strings[i].len + 1);
+			if (ap->strings[i].len)
+				memcpy(a->strings[i], ap->strings[i].data,
+				    ap->strings[i].len);
+		}
+		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+		if (ap->t == NULL)
+			return aoe_err(AOE_EDATA, "node '%s': attribute '%s' "
+			    "has no tensor", n->name, ap->name);
+		a->t = aoe_xcalloc(1, sizeof(*a->t));
+		a->t->name = aoe_xstrdup(ap->t->name ? ap->t->name : ap->name);
+		a->t->producer = a->t->last_use = -1;
+		a->t->offset = -1;
+		a->t->alias = -1;
+		if ((rc = tensor_from_proto(ap->t, a->t, dir)) < 0)
+			return rc;
+		break;
+	default:
+		/*
+		 * Graphs and sparse tensors are kept as a typed, empty
+		 * attribute: no supported operator reads them, and the
+		 * operator that would is refused as unsupported.
+		 */
+		break;
+	}
+	return 0;
+}
+
+/* Set a tensor's type and shape from a ValueInfoProto. */
+static int
+valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
+{
+	const Onnx__TypeProto__Tensor *tt;
+	size_t i;
+
+	if (vi->type == NULL || vi->type->value_case !=
+	    ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		return aoe_err(AOE_EUNSUP, "'%s' is not a tensor (sequences "
+		    "and maps are not supported)", t->name);
+	tt = vi->type->tensor_type;
+	t->dtype = tt->has_elem_type ? tt->elem_type : AOE_UNDEFINED;
+	if (tt->shape == NULL) {
+		t->ndim = -1;
+		return 0;
+	}
+	if (tt->shape->n_dim > AOE_MAXDIM)
+		return aoe_err(AOE_EUNSUP, "'%s' has rank %zu, more than %d",
+		    t->name, tt->shape->n_dim, AOE_MAXDIM);
+	t->ndim = (int)tt->shape->n_dim;
+	for (i = 0; i < tt->shape->n_dim; i++) {
+		const Onnx__TensorShapeProto__Dimension *d =
+		    tt->shape->dim[i];
+		free(t->dim_param[i]);
+		t->dim_param[i] = NULL;
+		if (d->value_case ==
+		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+		    d->dim_value >= 0) {
+			t->dims[i] = d->dim_value;
+		} else {
+			t->dims[i] = -1;
+			if (d->value_case ==
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+			    d->dim_param && *d->dim_param)
+				t->dim_param[i] = aoe_xstrdup(d->dim_param);
+		}
+	}
+	return 0;
+}
+
+static int
+graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+{
+	const Onnx__GraphProto *gp = mp->graph;
+	char *pathcopy = aoe_xstrdup(path), *dir, *abspath;
+	size_t i, j;
+	int rc = 0, ti;
+
+	dir = dirname(pathcopy);
+	/*
+	 * Constants refer to the model by its absolute path, so that an
+	 * aoe-graph written anywhere still finds them.
+	 */
+	abspath = realpath(path, NULL);
+	for (i = 0; i < mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+		if ((os->domain == NULL || *os->domain == '\0' ||
+		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
+			g->opset = (int)os->version;
+	}
+	for (i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *tp = gp->initializer[i];
+		aoe_tensor *t;
+
+		if (tp->name == NULL || *tp->name == '\0') {
+			rc = aoe_err(AOE_EDATA, "initializer %zu has no name",
+			    i);
+			goto out;
+		}
+		ti = aoe_graph_tensor(g, tp->name);
+		t = g->tensors[ti];
+		if (t->kind == AOE_T_CONST) {
+			rc = aoe_err(AOE_EDATA, "initializer '%s' is defined "
+			    "twice", tp->name);
+			goto out;
+		}
+		if ((rc = tensor_from_proto(tp, t, dir)) < 0)
+			goto out;
+		t->src_file = aoe_xstrdup(abspath ? abspath : path);
+		t->src_name = aoe_xstrdup(tp->name);
+	}
+	/* Inputs that are also initializers are constants, not inputs. */
+	g->inputs = aoe_xcalloc(gp->n_input + 1, sizeof(int));
+	for (i = 0; i < gp->n_input; i++) {
+		const Onnx__ValueInfoProto *vi = gp->input[i];
+		aoe_tensor *t;
+
+		if (vi->name == NULL || *vi->name == '\0') {
+			rc = aoe_err(AOE_EDATA, "graph input %zu has no name",
+			    i);
+			goto out;
+		}
+		ti = aoe_graph_tensor(g, vi->name);
+		t = g->tensors[ti];
+		if (t->kind == AOE_T_CONST)
+			continue;
+		if ((rc = valueinfo(vi, t)) < 0)
+			goto out;
+		if (t->ndim < 0) {
+			rc = aoe_err(AOE_EUNSUP, "input '%s' has no shape",
+			    t->name);
+			goto out;
+		}
+		t->kind = AOE_T_INPUT;
+		g->inputs[g->ninputs++] = ti;
+	}
+	g->outputs = aoe_xcalloc(gp->n_output + 1, sizeof(int));
+	for (i = 0; i < gp->n_output; i++) {
+		if (gp->output[i]->name == NULL || !*gp->output[i]->name) {
+			rc = aoe_err(AOE_EDATA, "graph output %zu has no name",
+			    i);
+			goto out;
+		}
+		g->outputs[g->noutputs++] = aoe_graph_tensor(g,
+		    gp->output[i]->name);
+	}
+	for (i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		int *in, *out, ni;
+		char namebuf[64];
+		const char *name = np->name;
+		aoe_node *n;
+
+		if (np->op_type == NULL || *np->op_type == '\0') {
+			rc = aoe_err(AOE_EDATA, "node %zu has no op_type", i);
+			goto out;
+		}
+		if (np->domain == NULL || *np->domain == '\0') {
+			if (aoe_op_internal(np->op_type)) {
+				rc = aoe_err(AOE_EDATA, "node %zu: op_type '%s' "
+				    "is internal to libaoe", i, np->op_type);
+				goto out;
+			}
+		}
+		if (name == NULL || *name == '\0') {
+			snprintf(namebuf, sizeof(namebuf), "%s_%zu",
+			    np->op_type, i);
+			name = namebuf;
+		}
+		in = aoe_xcalloc(np->n_input + 1, sizeof(int));
+		out = aoe_xcalloc(np->n_output + 1, sizeof(int));
+		for (j = 0; j < np->n_input; j++)
+			in[j] = np->input[j] && *np->input[j] ?
+			    aoe_graph_tensor(g, np->input[j]) : -1;
+		for (j = 0; j < np->n_output; j++)
+			out[j] = np->output[j] && *np->output[j] ?
+			    aoe_graph_tensor(g, np->output[j]) : -1;
+		ni = aoe_graph_add_node(g, name, np->op_type,
+		    (int)np->n_input, in, (int)np->n_output, out);
+		free(in);
+		free(out);
+		n = &g->nodes[ni];
+		if (np->domain && *np->domain &&
+		    strcmp(np->domain, "ai.onnx") != 0)
+			n->domain = aoe_xstrdup(np->domain);
+		for (j = 0; j < np->n_attribute; j++)
+			if ((rc = attr_from_proto(np->attribute[j], n,
+			    dir)) < 0)
+				goto out;
+	}
+out:
+	free(abspath);
+	free(pathcopy);
+	return rc;
+}
+
+int
+aoe_onnx_load(const char *path, aoe_graph **gp)
+{
+	uint8_t *buf;
+	size_t len;
+	Onnx__ModelProto *mp;
+	aoe_graph *g;
+	int rc;
+
+	*gp = NULL;
+	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
+		return rc;
+	mp = onnx__model_proto__unpack(NULL, len, buf);
+	free(buf);
+	if (mp == NULL)
+		return aoe_err(AOE_EDATA, "'%s' is not a valid ONNX model "
+		    "(protobuf parse failed)", path);
+	if (mp->graph == NULL) {
+		onnx__model_proto__free_unpacked(mp, NULL);
+		return aoe_err(AOE_EDATA, "'%s' is not a valid ONNX model "
+		    "(no graph)", path);
+	}
+	g = aoe_graph_new(mp->graph->name && *mp->graph->name ?
+	    mp->graph->name : "main");
+	g->source = aoe_xstrdup(path);
+	rc = graph_from_proto(mp, path, g);
+	onnx__model_proto__free_unpacked(mp, NULL);
+	if (rc < 0) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+		aoe_graph_free(g);
+		return aoe_err(-rc, "%s: %s", path, msg);
+	}
+	*gp = g;
+	return 0;
+}
+
+int
+aoe_onnx_load_tensor(const char *path, aoe_tensor *t)
+{
+	uint8_t *buf;
+	size_t len;
+	Onnx__TensorProto *tp;
+	char *pathcopy;
+	int rc;
+
+	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
+		return rc;
+	tp = onnx__tensor_proto__unpack(NULL, len, buf);
+	free(buf);
+	if (tp == NULL)
+		return aoe_err(AOE_EDATA, "'%s' is not a valid ONNX tensor",
+		    path);
+	if (t->name == NULL)
+		t->name = aoe_xstrdup(tp->name ? tp->name : path);
+	pathcopy = aoe_xstrdup(path);
+	rc = tensor_from_proto(tp, t, dirname(pathcopy));
+	free(pathcopy);
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return rc;
+}
+
+/*
+ * Fill the constants of an aoe-graph(5) graph that refer to a model file,
+ * parsing each file once.
+ */
+int
+aoe_onnx_fill(aoe_graph *g)
+{
+	int i, j, rc;
+
+	for (i = 0; i < g->ntensors; i++) {
+		aoe_tensor *t = g->tensors[i];
+		const char *file = t->src_file;
+		Onnx__ModelProto *mp;
+		uint8_t *buf;
+		size_t len, k;
+		char *pathcopy;
+
+		if (t->kind != AOE_T_CONST || t->data || file == NULL)
+			continue;
+		if ((rc = aoe_read_file(file, &buf, &len)) < 0)
+			return rc;
+		mp = onnx__model_proto__unpack(NULL, len, buf);
+		free(buf);
+		if (mp == NULL || mp->graph == NULL) {
+			if (mp)
+				onnx__model_proto__free_unpacked(mp, NULL);
+			return aoe_err(AOE_EDATA, "'%s' is not a valid ONNX "
+			    "model", file);
+		}
+		pathcopy = aoe_xstrdup(file);
+		rc = 0;
+		for (j = i; j < g->ntensors && rc == 0; j++) {
+			aoe_tensor *u = g->tensors[j];
+			aoe_tensor tmp;
+
+			if (u->kind != AOE_T_CONST || u->data ||
+			    u->src_file == NULL ||
+			    strcmp(u->src_file, file) != 0)
+				continue;
+			for (k = 0; k < mp->graph->n_initializer; k++)
+				if (mp->graph->initializer[k]->name &&
+				    strcmp(mp->graph->initializer[k]->name,
+				    u->src_name) == 0)
+					break;
+			if (k == mp->graph->n_initializer) {
+				rc = aoe_err(AOE_EDATA, "'%s' has no "
+				    "initializer '%s'", file, u->src_name);
+				break;
+			}
+			memset(&tmp, 0, sizeof(tmp));
+			tmp.name = u->name;
+			if ((rc = tensor_from_proto(mp->graph->initializer[k],
+			    &tmp, dirname(pathcopy))) < 0)
+				break;
+			if (tmp.dtype != u->dtype || tmp.ndim != u->ndim ||
+			    memcmp(tmp.dims, u->dims,
+			    (size_t)u->ndim * sizeof(int64_t)) != 0) {
+				free(tmp.data);
+				rc = aoe_err(AOE_EDATA, "constant '%s' does not "
+				    "match initializer '%s' in '%s' (the model "
+				    "changed?)", u->name, u->src_name, file);
+				break;
+			}
+			u->data = tmp.data;
+			u->owned = 1;
+		}
+		free(pathcopy);
+		onnx__model_proto__free_unpacked(mp, NULL);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Write g as an ONNX model (opset g->opset, every constant as an
+ * initializer with raw data).  Used for the bundled example and for test
+ * fixtures, so that the project makes its own models.
+ */
+int
+aoe_onnx_save(const aoe_graph *g, const char *path)
+{
+	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp = &os;
+	Onnx__TensorProto *inits;
+	Onnx__TensorProto **initp;
+	Onnx__ValueInfoProto *vis, **inp, **outp;
+	Onnx__TypeProto *types;
+	Onnx__TypeProto__Tensor *tts;
+	Onnx__TensorShapeProto *shapes;
+	Onnx__TensorShapeProto__Dimension *dims, **dimp;
+	Onnx__NodeProto *nodes, **nodep;
+	Onnx__AttributeProto *attrs, **attrp;
+	int i, j, ninit = 0, nattr = 0, nd = 0, ai = 0;
+	uint8_t *buf;
+	size_t len;
+	FILE *fp;
+	int rc = 0;
+
+	for (i = 0; i < g->nnodes; i++)
+		nattr += g->nodes[i].nattr;
+	inits = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(*inits));
+	initp = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(*initp));
+	for (i = 0; i < g->ntensors; i++) {
+		const aoe_tensor *t = g->tensors[i];
+		Onnx__TensorProto *tp = &inits[ninit];
+		if (t->kind != AOE_T_CONST || t->data == NULL)
+			continue;
+		onnx__tensor_proto__init(tp);
+		tp->name = t->name;
+		tp->n_dims = (size_t)t->ndim;
+		tp->dims = (int64_t *)t->dims;
+		tp->has_data_type = 1;
+		tp->data_type = t->dtype;
+		tp->has_raw_data = 1;
+		tp->raw_data.len = aoe_tensor_nbytes(t);
+		tp->raw_data.data = t->data;
+		initp[ninit++] = tp;
+	}
+	vis = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
+	    sizeof(*vis));
+	types = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
+	    sizeof(*types));
+	tts = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
+	    sizeof(*tts));
+	shapes = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
+	    sizeof(*shapes));
+	dims = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) * AOE_MAXDIM +
+	    1, sizeof(*dims));
+	dimp = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) * AOE_MAXDIM +
+	    1, sizeof(*dimp));
+	inp = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*inp));
+	outp = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(*outp));
+	for (i = 0; i < g->ninputs + g->noutputs; i++) {
+		const aoe_tensor *t = g->tensors[i < g->ninputs ?
+		    g->inputs[i] : g->outputs[i - g->ninputs]];
+		onnx__value_info_proto__init(&vis[i]);
+		onnx__type_proto__init(&types[i]);
+		onnx__type_proto__tensor__init(&tts[i]);
+		onnx__tensor_shape_proto__init(&shapes[i]);
+		vis[i].name = t->name;
+		vis[i].type = &types[i];
+		types[i].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+		types[i].tensor_type = &tts[i];
+		tts[i].has_elem_type = 1;
+		tts[i].elem_type = t->dtype ? t->dtype : AOE_F32;
+		if (t->ndim >= 0) {
+			tts[i].shape = &shapes[i];
+			shapes[i].n_dim = (size_t)t->ndim;
+			shapes[i].dim = &dimp[nd];
+			for (j = 0; j < t->ndim; j++, nd++) {
+				onnx__tensor_shape_proto__dimension__init(
+				    &dims[nd]);
+				dimp[nd] = &dims[nd];
+				if (t->dims[j] >= 0) {
+					dims[nd].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+					dims[nd].dim_value = t->dims[j];
+				} else {
+					dims[nd].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+					dims[nd].dim_param = t->dim_param[j] ?
+					    t->dim_param[j] : "dim";
+				}
+			}
+		}
+		if (i < g->ninputs)
+			inp[i] = &vis[i];
+		else
+			outp[i - g->ninputs] = &vis[i];
+	}
+	nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*nodes));
+	nodep = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*nodep));
+	attrs = aoe_xcalloc((size_t)nattr + 1, sizeof(*attrs));
+	attrp = aoe_xcalloc((size_t)nattr + 1, sizeof(*attrp));
+	for (i = 0; i < g->nnodes; i++) {
+		const aoe_node *n = &g->nodes[i];
+		Onnx__NodeProto *np = &nodes[i];
+		onnx__node_proto__init(np);
+		np->name = n->name;
+		np->op_type = n->op_type;
+		np->n_input = (size_t)n->nin;
+		np->input = aoe_xcalloc((size_t)n->nin + 1, sizeof(char *));
+		for (j = 0; j < n->nin; j++)
+			np->input[j] = n->in[j] >= 0 ?
+			    g->tensors[n->in[j]]->name : "";
+		np->n_output = (size_t)n->nout;
+		np->output = aoe_xcalloc((size_t)n->nout + 1, sizeof(char *));
+		for (j = 0; j < n->nout; j++)
+			np->output[j] = n->out[j] >= 0 ?
+			    g->tensors[n->out[j]]->name : "";
+		np->n_attribute = (size_t)n->nattr;
+		np->attribute = &attrp[ai];
+		for (j = 0; j < n->nattr; j++, ai++) {
+			const aoe_attr *a = &n->attrs[j];
+			Onnx__AttributeProto *ap = &attrs[ai];
+			onnx__attribute_proto__init(ap);
+			attrp[ai] = ap;
+			ap->name = a->name;
+			ap->has_type = 1;
+			ap->type = (Onnx__AttributeProto__AttributeType)a->type;
+			switch (a->type) {
+			case AOE_A_INT:
+				ap->has_i = 1;
+				ap->i = a->i;
+				break;
+			case AOE_A_FLOAT:
+				ap->has_f = 1;
+				ap->f = a->f;
+				break;
+			case AOE_A_STRING:
+				ap->has_s = 1;
+				ap->s.data = (uint8_t *)a->s;
+				ap->s.len = strlen(a->s);
+				break;
+			case AOE_A_INTS:
+				ap->n_ints = (size_t)a->n;
+				ap->ints = a->ints;
+				break;
+			case AOE_A_FLOATS:
+				ap->n_floats = (size_t)a->n;
+				ap->floats = a->floats;
+				break;
+			default:
+				rc = aoe_err(AOE_EUNSUP, "cannot write "
+				    "attribute '%s' of type %d", a->name,
+				    a->type);
+				break;
+			}
+		}
+		nodep[i] = np;
+	}
+	os.version = g->opset;
+	os.has_version = 1;
+	os.domain = "";
+	mp.has_ir_version = 1;
+	mp.ir_version = 8;
+	mp.producer_name = "aoe";
+	mp.producer_version = AOE_VERSION;
+	mp.n_opset_import = 1;
+	mp.opset_import = &osp;
+	mp.graph = &gp;
+	gp.name = g->name;
+	gp.n_node = (size_t)g->nnodes;
+	gp.node = nodep;
+	gp.n_initializer = (size_t)ninit;
+	gp.initializer = initp;
+	gp.n_input = (size_t)g->ninputs;
+	gp.input = inp;
+	gp.n_output = (size_t)g->noutputs;
+	gp.output = outp;
+	if (rc == 0) {
+		len = onnx__model_proto__get_packed_size(&mp);
+		buf = aoe_xmalloc(len);
+		onnx__model_proto__pack(&mp, buf);
+		if ((fp = fopen(path, "wb")) == NULL)
+			rc = aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+			    strerror(errno));
+		else {
+			if (fwrite(buf, 1, len, fp) != len)
+				rc = aoe_err(AOE_EIO, "cannot write '%s'",
+				    path);
+			if (fclose(fp) != 0 && rc == 0)
+				rc = aoe_err(AOE_EIO, "cannot write '%s'",
+				    path);
+		}
+		free(buf);
+	}
+	for (i = 0; i < g->nnodes; i++) {
+		free(nodes[i].input);
+		free(nodes[i].output);
+	}
+	free(nodes);
+	free(nodep);
+	free(attrs);
+	free(attrp);
+	free(inits);
+	free(initp);
+	free(vis);
+	free(types);
+	free(tts);
+	free(shapes);
+	free(dims);
+	free(dimp);
+	free(inp);
+	free(outp);
+	return rc;
+}

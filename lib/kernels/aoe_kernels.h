@@ -1,0 +1,163 @@
+/*
+ * aoe_kernels.h - the operators: the op table that each kernel family
+ * registers in (lib/kernels/registry.c), the helpers kernels share, the
+ * GEMM, and the search spaces of the kernels' schedules.
+ */
+#ifndef AOE_KERNELS_H
+#define AOE_KERNELS_H
+
+#include "aoe_ir.h"
+
+/*
+ * Operators and kernels.
+ */
+
+/* Everything a kernel sees when it runs. */
+typedef struct aoe_kctx {
+	aoe_graph *g;
+	aoe_node *n;
+	int nthreads;
+	const aoe_sched *sched;
+	void *scratch;		/* n->scratch bytes, 64-byte aligned */
+} aoe_kctx;
+
+typedef struct aoe_op {
+	const char *op_type;
+	/*
+	 * Check the node's attributes and inputs and set its outputs' dtypes
+	 * and shapes.  Inputs' shapes are known (and constants' data).  May
+	 * set n->scratch.  Returns 0 or a negative error from aoe_err().
+	 */
+	int (*infer)(aoe_graph *g, aoe_node *n);
+	/* Compute the outputs.  Returns 0 or a negative error. */
+	int (*run)(aoe_kctx *k);
+	/*
+	 * Optional: called once after infer when the schedule is fixed, to
+	 * pack weights into n->priv.  May be NULL.
+	 */
+	int (*prepare)(aoe_graph *g, aoe_node *n);
+	/* Optional: fill the default schedule for this node. */
+	void (*default_sched)(const aoe_graph *g, const aoe_node *n,
+	    aoe_sched *s);
+} aoe_op;
+
+/* The registry: the operator for a type, or NULL. */
+const aoe_op *aoe_op_find(const char *op_type);
+/* All registered operators (NULL-terminated). */
+const aoe_op *const *aoe_op_list(void);
+
+
+/*
+ * Shared helpers for kernels.
+ */
+
+/* Numpy-style broadcast of two shapes; returns 0 or -AOE_EDATA. */
+int aoe_broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
+    int *nout, int64_t *out);
+/* Normalise a possibly negative axis for rank r; -1 if out of range. */
+int aoe_axis(int64_t axis, int rank);
+/* Set an output to the given shape and dtype (checking its size). */
+int aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
+    const int64_t *dims);
+
+/*
+ * Single-precision GEMM used by Conv, Gemm and MatMul:
+ * C[m][n] = alpha * sum_k A[m][k] * B[k][n] + beta * C[m][n], with row
+ * strides lda, ldb, ldc and optional transposes, on nthreads threads with
+ * the blocking in sched.  Returns 0.
+ */
+int aoe_sgemm(int transa, int transb, int64_t m, int64_t n, int64_t k,
+    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+    float beta, float *c, int64_t ldc, int nthreads, const aoe_sched *sched);
+
+
+
+/*
+ * A knob of a search space: its legal values are either the list vals[]
+ * (nvals > 0, ascending) or lo, lo+step, ... up to hi (nvals == 0).  def
+ * is the value the default heuristic picks for this node.
+ */
+#define AOE_KNOB_MAXVALS 32
+typedef struct aoe_knob {
+	char name[AOE_KNOB_NAME];
+	int nvals;
+	int64_t vals[AOE_KNOB_MAXVALS];
+	int64_t lo, hi, step;
+	int64_t def;
+	const char *doc;	/* one line: what the knob does */
+} aoe_knob;
+
+/*
+ * The search space of one node: its knobs, a check of the constraints
+ * between them, and the default schedule.  The points are the cartesian
+ * product of the knobs' values; those the constraints reject are illegal.
+ */
+typedef struct aoe_space aoe_space;
+struct aoe_space {
+	const aoe_graph *g;
+	const aoe_node *n;
+	char op_type[64];
+	char family[16];	/* "gemm", "conv", "elem", ... */
+	int nknobs;
+	aoe_knob knobs[AOE_SCHED_MAX];
+	/* Constraints between knobs: 0 if s is legal, else -1 with why. */
+	int (*check)(const aoe_space *sp, const aoe_sched *s, char *why,
+	    size_t len);
+	const char *constraints;	/* the constraints, in words */
+	aoe_sched def;		/* the default heuristic schedule */
+	const struct aoe_op *op;	/* the node's operator */
+	/*
+	 * Optional: 1 and why filled when value v of knob is illegal for a
+	 * reason worth naming (an instruction set this CPU lacks), else 0.
+	 */
+	int (*value_why)(const char *knob, int64_t v, char *why, size_t len);
+	int64_t fact[8];	/* facts of the node the check needs */
+};
+
+/*
+ * A kernel family: its operators (ending with op_type NULL) and the
+ * function that fills a node's search space (NULL: it has none).  The
+ * families are listed in the op table, lib/kernels/registry.c.
+ */
+typedef struct aoe_family {
+	const char *name;
+	const aoe_op *ops;
+	int (*space)(aoe_space *sp);
+} aoe_family;
+
+/* The space of a prepared (or inferred) node; 0 or a negative error. */
+int aoe_space_for(const aoe_graph *g, const aoe_node *n, aoe_space *sp);
+/* Add a knob with a list of values or a range (used by the families). */
+int aoe_space_add(aoe_space *sp, const char *name, int nvals,
+    const int64_t *vals, const char *doc);
+int aoe_space_add_range(aoe_space *sp, const char *name, int64_t lo,
+    int64_t hi, int64_t step, const char *doc);
+/* Number of values of a knob, the i-th, and the index of v (-1: none). */
+int64_t aoe_knob_count(const aoe_knob *k);
+int64_t aoe_knob_value(const aoe_knob *k, int64_t i);
+int64_t aoe_knob_index(const aoe_knob *k, int64_t v);
+/* Points in the space, legal or not (saturates at UINT64_MAX). */
+uint64_t aoe_space_size(const aoe_space *sp);
+/*
+ * 0 if s is legal: every knob it sets is one of the space's, with a
+ * legal value, and the constraints hold (absent knobs take the default).
+ * Else -AOE_EDATA, with the reason in why (aoe_errmsg() is untouched).
+ */
+int aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
+    size_t len);
+/*
+ * The point of index idx (mixed radix over the knobs, the first knob
+ * fastest): 1 if it is legal, 0 if not, -AOE_EDATA past the end.
+ */
+int aoe_space_point(const aoe_space *sp, uint64_t idx, aoe_sched *s);
+/* A uniformly random legal point (seed is advanced); 0 or -AOE_EDATA. */
+int aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s);
+/* from with one knob changed to another legal value; 0 or -AOE_EDATA. */
+int aoe_space_mutate(const aoe_space *sp, uint64_t *seed,
+    const aoe_sched *from, aoe_sched *to);
+/* Print the space as one JSON object (see aoe-space(1)). */
+int aoe_space_print_json(const aoe_space *sp, FILE *fp);
+/* Validate s, make it the node's schedule and prepare the node again. */
+int aoe_space_apply(aoe_graph *g, aoe_node *n, const aoe_sched *s);
+
+#endif

@@ -1,0 +1,123 @@
+/*
+ * epi.c - the activations and the per-channel scale and shift that the
+ * fusion passes fold into a Conv, Gemm or MatMul, and the residual and
+ * bias inputs they add, as the kernels read them back (see kernel.h).
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "aoe_kernels.h"
+#include "kernel.h"
+
+void
+aoe_act_of(const aoe_node *n, aoe_act *a)
+{
+	const aoe_attr *s = aoe_attr_find(n, "_aoe_post_s");
+	const aoe_attr *t = aoe_attr_find(n, "_aoe_post_t");
+
+	a->kind = (int)aoe_attr_int(n, "_aoe_act", AOE_ACT_NONE);
+	a->lo = aoe_attr_float(n, "_aoe_act_lo", -FLT_MAX);
+	a->hi = aoe_attr_float(n, "_aoe_act_hi", FLT_MAX);
+	a->ps = s ? s->floats : NULL;
+	a->pt = t ? t->floats : NULL;
+}
+
+int
+aoe_act_epi(const aoe_act *a, aoe_epi *e)
+{
+	e->kind = AOE_EPI_CLAMP;
+	e->lo = -FLT_MAX;
+	e->hi = FLT_MAX;
+	e->ps = a->ps;
+	e->pt = a->pt;
+	e->pc = NULL;
+	switch (a->kind) {
+	case AOE_ACT_RELU:
+		e->lo = 0;
+		break;
+	case AOE_ACT_CLIP:
+		e->lo = a->lo;
+		e->hi = a->hi;
+		break;
+	case AOE_ACT_SIGMOID:
+		e->kind = AOE_EPI_SIGMOID;
+		break;
+	case AOE_ACT_HARDSWISH:
+		e->kind = AOE_EPI_HARDSWISH;
+		break;
+	default:
+		return a->ps != NULL || a->pt != NULL;
+	}
+	return 1;
+}
+
+/* Input i of n, which a fusion recorded as attribute attr, or NULL. */
+static const float *
+fused_input(const aoe_graph *g, const aoe_node *n, const char *attr, int i)
+{
+	const aoe_tensor *t;
+
+	if (n->nin <= i || aoe_attr_find(n, attr) == NULL ||
+	    (t = aoe_in(g, n, i)) == NULL)
+		return NULL;
+	return t->data;
+}
+
+const float *
+aoe_fused_add(const aoe_graph *g, const aoe_node *n)
+{
+	return fused_input(g, n, "_aoe_add", 3);
+}
+
+const float *
+aoe_fused_bias(const aoe_graph *g, const aoe_node *n)
+{
+	return fused_input(g, n, "_aoe_bias", 2);
+}
+
+struct act_ctx {
+	aoe_epi e;
+	float *y;
+	const float *add;
+	int64_t rows, cols, m, nch;
+};
+
+/* The epilogue over one piece of y's rows. */
+static void
+act_chunk(void *arg, int64_t c, int tid)
+{
+	const struct act_ctx *x = arg;
+	int64_t r, r1 = aoe_chunk_lo(x->rows, x->nch, c + 1);
+
+	(void)tid;
+	for (r = aoe_chunk_lo(x->rows, x->nch, c); r < r1; r++)
+		aoe_epi_row(&x->e, r % x->m, x->y + r * x->cols,
+		    x->add ? x->add + r * x->cols : NULL, x->cols);
+}
+
+void
+aoe_act_apply(const aoe_act *a, float *y, const float *add,
+    int64_t rows, int64_t cols, int64_t m, int nthreads)
+{
+	struct act_ctx x;
+	int64_t len = rows * cols;
+
+	memset(&x, 0, sizeof(x));
+	if ((!aoe_act_epi(a, &x.e) && add == NULL) || len <= 0 || m <= 0)
+		return;
+	x.y = y;
+	x.add = add;
+	x.rows = rows;
+	x.cols = cols;
+	x.m = m;
+	x.nch = 1;
+	/* Below these sizes a second thread costs more than it gives. */
+	if (nthreads > 1 && rows > 1 && len > (a->kind == AOE_ACT_SIGMOID ?
+	    16384 : 65536))
+		x.nch = aoe_nchunks(rows, nthreads);
+	else
+		nthreads = 1;
+	aoe_parallel(nthreads, x.nch, act_chunk, &x);
+}
+

@@ -1,0 +1,434 @@
+/*
+ * kernel.h - declarations shared by the kernel files of libaoe only.
+ * Not installed; the public interface is aoe.h.
+ */
+#ifndef AOE_KERNEL_H
+#define AOE_KERNEL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "aoe_kernels.h"
+
+/*
+ * The extended GEMM of k_gemm.c, which Conv and ConvTranspose use: a bias
+ * per row of C, a caller-supplied B packer (implicit im2col), and operands
+ * packed ahead of time.
+ */
+/*
+ * An epilogue: what lib/fuse.c folds into a kernel after its result, run
+ * on each row of it as it is finished: y = t + s * f(y + b + d), where b
+ * is a bias per column (pc[col], a MatMul's; 0 when pc is NULL), d a
+ * fused residual (optional), f a clamp to [lo, hi] (a Relu, a Clip, or
+ * none with the whole float range), a HardSwish or a Sigmoid, and s and
+ * t the row's scale and shift (ps[row], pt[row]; 1 and 0 when NULL).
+ * aoe_epi_row takes pc at the row's first column.
+ */
+enum { AOE_EPI_CLAMP, AOE_EPI_HARDSWISH, AOE_EPI_SIGMOID };
+typedef struct aoe_epi {
+	int kind;
+	float lo, hi;
+	const float *ps, *pt;
+	const float *pc;
+} aoe_epi;
+
+/* Integer helpers of the kernel files (ceildiv: b > 0, any a). */
+static inline int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline int64_t
+max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline int64_t
+ceildiv(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -(-a / b);
+}
+
+typedef struct aoe_gemm_ex aoe_gemm_ex;
+typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
+    int64_t j0, int64_t nc, int nr, float *dst);
+struct aoe_gemm_ex {
+	int transa, transb;
+	int64_t m, n, k;
+	float alpha, beta;
+	const float *a;
+	int64_t lda;
+	const float *b;		/* unused when packb is set */
+	int64_t ldb;
+	float *c;
+	int64_t ldc;
+	const float *bias;	/* bias[i] added to row i of C, or NULL */
+	aoe_packb_fn packb;	/* packs B(p0.., j0..) into nr-wide strips */
+	const void *ctx;	/* for packb */
+	const float *apack;	/* A packed by aoe_sgemm_pack, or NULL */
+	const float *bpack;	/* B packed by aoe_sgemm_pack, or NULL */
+	int64_t apack_id;	/* their aoe_sgemm_pack_id() */
+	int64_t bpack_id;
+	/*
+	 * The epilogue e, when epi is set, on each tile of C once it is
+	 * final (still in cache), with add (laid out as C, ldc apart, or
+	 * NULL) its residual and C's rows its rows.
+	 */
+	int epi;
+	aoe_epi e;
+	const float *add;
+};
+int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
+size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
+    const aoe_sched *s);
+void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
+    const float *src, int64_t ld, float *dst, const aoe_sched *s);
+float *aoe_sgemm_tlbuf(int which, size_t nfloats);
+int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
+/* The GEMM knobs' default (mr nr mc kc nc) for the instruction set. */
+void aoe_sgemm_default_sched(aoe_sched *s);
+
+/*
+ * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
+ * 2-D NCHW, 3x3 kernel, unit strides and dilations, any pads and groups.
+ * The weights are transformed by aoe_wino_weights into
+ * aoe_wino_wsize() floats (u), or at each run when u is NULL.
+ */
+typedef struct aoe_wino {
+	int64_t n, c, k, group;		/* images, channels in, out, groups */
+	int64_t h, w, oh, ow;		/* input and output planes */
+	int64_t pt, pl;			/* leading pads (top, left) */
+	const float *x, *wt, *bias;	/* bias may be NULL */
+	float *y;
+	const float *add;		/* a fused residual, laid out as y */
+	const aoe_node *node;		/* for its fused activation */
+} aoe_wino;
+size_t aoe_wino_wsize(int m, int64_t c, int64_t k, int64_t group);
+void aoe_wino_weights(int m, int64_t c, int64_t k, int64_t group,
+    const float *w, float *u, int nthreads);
+int aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
+    const aoe_sched *s);
+/*
+ * Its knobs wino_m, wino_tb, wino_kb, in Conv's space (live 0: held at
+ * their defaults, m the default F(m,3)).
+ */
+int aoe_space_wino(aoe_space *sp, int live, int m, int64_t k, int64_t oh,
+    int64_t ow);
+
+/*
+ * Direct 2-D convolution in NCHW8c (k_conv8c.c), Conv's algo 7.  kind:
+ * AOE_C8_DENSE for group 1 or groups of multiples of 8 channels in and
+ * out, AOE_C8_DEPTHWISE for one channel in and out a group, 0 where it
+ * cannot run.  The input (xblk) and the output and residual (yblk) are
+ * each NCHW8c or plain.  The weights are packed by aoe_c8_weights for an
+ * oc_blk (aoe_c8_ocblk of the schedule) into aoe_c8_wsize() floats, or
+ * at each run in the workspace (aoe_c8_scratch() bytes) when wp is NULL
+ * or packed for another oc_blk.
+ */
+enum { AOE_C8_DENSE = 1, AOE_C8_DEPTHWISE = 2 };
+typedef struct aoe_c8 {
+	int64_t n, c, m, group;		/* images, channels in, out, groups */
+	int64_t h, w, oh, ow;		/* input and output planes */
+	int64_t kh, kw, sh, sw, dh, dw;	/* kernel, strides, dilations */
+	int64_t pt, pl;			/* leading pads (top, left) */
+	int xblk, yblk;			/* input, output NCHW8c */
+	const float *x, *bias, *add;	/* bias and add may be NULL */
+	float *y;
+	const aoe_node *node;		/* for its fused activation */
+} aoe_c8;
+int aoe_c8_kind(int64_t c, int64_t m, int64_t group);
+int aoe_c8_ocblk(const aoe_c8 *p, const aoe_sched *s);
+size_t aoe_c8_wsize(const aoe_c8 *p);
+void aoe_c8_weights(const aoe_c8 *p, int ocblk, const float *w, float *wp);
+size_t aoe_c8_scratch(const aoe_c8 *p);
+int aoe_c8_run(const aoe_c8 *p, const float *w, const float *wp, int wp_ocb,
+    void *scratch, int nthreads, const aoe_sched *s);
+/*
+ * Its knobs ur_w, oc_blk, ic_blk, oh_blk and x8c in Conv's space (kind
+ * 0: held at their defaults), and their constraints for a schedule of
+ * algo (0 or -1 with why).
+ */
+int aoe_space_c8(aoe_space *sp, const aoe_c8 *p, int kind);
+int aoe_space_c8_check(const aoe_space *sp, const aoe_sched *s, int algo,
+    int kind, char *why, size_t len);
+/* Whether algo 7 can run Conv n (2-D, a kind above, float). */
+int aoe_conv_8c_ok(const aoe_graph *g, const aoe_node *n);
+
+/*
+ * The families' operator tables and search spaces (each beside its
+ * kernels), which the op table (registry.c) lists.  A space function
+ * fills sp's knobs, check and constraints; sp->g, sp->n, sp->op,
+ * sp->op_type and sp->def are set on entry.
+ */
+extern const aoe_op aoe_ops_gemm[];	/* k_gemm.c: Gemm, MatMul */
+extern const aoe_op aoe_ops_conv[];	/* k_conv.c: Conv, ConvTranspose */
+extern const aoe_op aoe_ops_elem[];	/* k_elem.c: unary, binary */
+extern const aoe_op aoe_ops_norm[];	/* k_norm.c: BN, LN, Softmax, Reduce */
+extern const aoe_op aoe_ops_pool[];	/* k_pool.c: pooling, Resize */
+extern const aoe_op aoe_ops_shape[];	/* k_shape.c: data movement */
+extern const aoe_op aoe_ops_layout[];	/* k_layout.c: AoeReorder */
+int aoe_space_gemm(aoe_space *sp);
+int aoe_space_conv(aoe_space *sp);
+int aoe_space_elem(aoe_space *sp);
+int aoe_space_norm(aoe_space *sp);
+int aoe_space_pool(aoe_space *sp);
+int aoe_space_shape(aoe_space *sp);
+/*
+ * Add a knob whose values are 0 (when zero) and the powers of two from lo
+ * to hi, or just its default when live is 0 (the kernel does not read
+ * it for this node).  The default is def, and always legal.
+ */
+int aoe_space_add_pow2(aoe_space *sp, const char *name, int zero,
+    int64_t lo, int64_t hi, int64_t def, int live, const char *doc);
+/* Set the default of the knob added last (when default_sched omits it). */
+#define AOE_SPACE_DEF(sp, v) ((sp)->knobs[(sp)->nknobs - 1].def = (v))
+/* The GEMM knobs (mr nr mc kc nc par packb) for an m x n x k product. */
+int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
+/* The GEMM knobs' constraints; 0 or -1 with why. */
+int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
+    char *why, size_t len);
+/*
+ * 1 with why when value v of knob is illegal only because the instruction
+ * set it needs cannot run here (AVX-512 micro-kernel shapes), else 0.
+ */
+int aoe_space_isa_why(const char *knob, int64_t v, char *why, size_t len);
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+static inline __m256 v_exp(__m256 x);
+
+/* The epilogue e over row row of a result, y[0..len) (see aoe_epi). */
+static inline void
+aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len)
+{
+	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
+	const __m256 vl = _mm256_set1_ps(e->lo), vh = _mm256_set1_ps(e->hi);
+	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
+	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
+	const __m256 sixth = _mm256_set1_ps(1.0f / 6), half = _mm256_set1_ps(.5f);
+	const int aff = e->ps || e->pt;
+	int64_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		__m256 v = _mm256_loadu_ps(y + i);
+		if (e->pc)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(e->pc + i));
+		if (d)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(d + i));
+		if (e->kind == AOE_EPI_HARDSWISH)
+			v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(
+			    zero, _mm256_fmadd_ps(v, sixth, half))));
+		else if (e->kind == AOE_EPI_SIGMOID)
+			v = _mm256_div_ps(one, _mm256_add_ps(one,
+			    v_exp(_mm256_sub_ps(zero, v))));
+		else
+			/* In this operand order a NaN stays a NaN. */
+			v = _mm256_min_ps(vh, _mm256_max_ps(vl, v));
+		if (aff)
+			v = _mm256_fmadd_ps(v, vs, vt);
+		_mm256_storeu_ps(y + i, v);
+	}
+	for (; i < len; i++) {
+		float v = y[i] + (e->pc ? e->pc[i] : 0) + (d ? d[i] : 0), h;
+		if (e->kind == AOE_EPI_HARDSWISH) {
+			h = v / 6 + .5f;
+			h = h < 0 ? 0 : h;
+			v *= h > 1 ? 1 : h;
+		} else if (e->kind == AOE_EPI_SIGMOID)
+			v = 1 / (1 + expf(-v));
+		else {
+			v = v < e->lo ? e->lo : v;
+			v = v > e->hi ? e->hi : v;
+		}
+		y[i] = aff ? v * s + t : v;
+	}
+}
+
+
+/*
+ * exp of eight floats (Cephes expf, about 1 ulp); results below FLT_MIN
+ * flush to 0, above FLT_MAX become infinity, NaN propagates.
+ */
+static inline __m256
+v_exp(__m256 x)
+{
+	__m256 fx, r, p, y, big, tiny;
+	__m256i e, e2;
+
+	big = _mm256_cmp_ps(x, _mm256_set1_ps(88.72283935546875f), _CMP_GT_OQ);
+	tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
+	x = _mm256_min_ps(_mm256_set1_ps(88.72283935546875f), x);
+	x = _mm256_max_ps(_mm256_set1_ps(-87.33654f), x);
+	fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+	    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+	p = _mm256_set1_ps(1.9875691500E-4f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+	y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+	y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+	/*
+	 * 2^n as 2^(n/2) * 2^(n - n/2): both halves stay normal for n in
+	 * [-126, 128].
+	 */
+	e = _mm256_cvtps_epi32(fx);
+	e2 = _mm256_srai_epi32(e, 1);
+	e = _mm256_sub_epi32(e, e2);
+	e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+	e2 = _mm256_slli_epi32(_mm256_add_epi32(e2, _mm256_set1_epi32(127)),
+	    23);
+	y = _mm256_mul_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)),
+	    _mm256_castsi256_ps(e2));
+	y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), big);
+	y = _mm256_andnot_ps(tiny, y);
+	return y;
+}
+
+/* Transpose 8x8 in registers: on return r[q] holds lane q of each r. */
+static inline __attribute__((always_inline)) void
+aoe_tr8(__m256 r[8])
+{
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+
+	t0 = _mm256_unpacklo_ps(r[0], r[1]);
+	t1 = _mm256_unpackhi_ps(r[0], r[1]);
+	t2 = _mm256_unpacklo_ps(r[2], r[3]);
+	t3 = _mm256_unpackhi_ps(r[2], r[3]);
+	t4 = _mm256_unpacklo_ps(r[4], r[5]);
+	t5 = _mm256_unpackhi_ps(r[4], r[5]);
+	t6 = _mm256_unpacklo_ps(r[6], r[7]);
+	t7 = _mm256_unpackhi_ps(r[6], r[7]);
+	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+	r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+	r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+	r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+	r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+	r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+	r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+	r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* A mask of the first n (0..8) lanes. */
+static inline __m256i
+aoe_lane_mask(int n)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+	    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+#endif
+
+/*
+ * The blocked layout NCHW8c (lib/k_layout.c): a tensor of logical shape
+ * [N, C, spatial...] stored as [N][ceil(C/8)][spatial][8], channel c of
+ * image i at ((i * cb + c / 8) * sp + s) * 8 + c % 8, where cb is
+ * ceil(C/8) and sp the product of the spatial dimensions.  The lanes past
+ * C in the last block are zero when a reorder writes them; kernels that
+ * write a blocked tensor keep them finite, and kernels that read one
+ * give them no weight.  Such a tensor has its layout set to
+ * AOE_LAYOUT_8C; Conv (k_conv8c.c) and the ops that do not mind the
+ * layout read and write it, and AoeReorder nodes convert at the edges.
+ */
+#define AOE_CB 8
+void aoe_to_8c(const float *x, float *y, int64_t n, int64_t c, int64_t sp,
+    int nthreads);
+void aoe_from_8c(const float *x, float *y, int64_t n, int64_t c,
+    int64_t sp, int nthreads);
+/*
+ * 1 when node n (MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool,
+ * Resize, Upsample) can run on an NCHW8c input (k_pool.c): float32,
+ * 4-D with no empty axis, no MaxPool Indices, and for Resize a mapping
+ * that leaves the batch and channel axes alone.  Its output is then
+ * NCHW8c too.
+ */
+int aoe_pool_8c_ok(const aoe_graph *g, const aoe_node *n);
+
+/*
+ * Whether node n can be a step of an AoeElemChain (k_elem.c): 1 a unary
+ * float op, with its parameters in *pa and *pb (Clip's bounds, or
+ * alpha and beta and the like); 2 a float Add, Sub, Mul, Div, Max or
+ * Min; 0 neither.
+ */
+int aoe_elem_step(const aoe_graph *g, const aoe_node *n, float *pa,
+    float *pb);
+
+/*
+ * Chunks for a loop of n items on nt threads: a few per thread, so that a
+ * thread that starts late holds up only a small piece; one on one thread.
+ */
+static inline int64_t
+aoe_nchunks(int64_t n, int nt)
+{
+	int64_t k = nt > 1 ? 4 * (int64_t)nt : 1;
+
+	return k < n ? k : n;
+}
+
+/* The first item of chunk c when n items are cut into k chunks. */
+static inline int64_t
+aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
+{
+	return (int64_t)((__int128)n * c / k);
+}
+
+/*
+ * Fused activations (lib/kernels/epi.c).  A fusion pass (lib/passes/fuse.c)
+ * records an activation folded into a Conv, Gemm or MatMul as the node's
+ * attributes _aoe_act (1 Relu, 2 Clip, 3 Sigmoid, 4 HardSwish),
+ * _aoe_act_lo and _aoe_act_hi, and a per-channel Mul or Add by a
+ * constant after it as _aoe_post_s and _aoe_post_t (floats, one a
+ * channel); the kernel applies them to its output right after computing
+ * it.  A residual Add folded into a Conv becomes the Conv's input 3 and
+ * the attribute _aoe_add; the kernel adds it before the activation.
+ */
+enum { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP, AOE_ACT_SIGMOID,
+    AOE_ACT_HARDSWISH };
+
+typedef struct aoe_act {
+	int kind;
+	float lo, hi;
+	const float *ps, *pt;	/* per-channel scale and shift after it */
+} aoe_act;
+
+/* The activation fused into n (kind AOE_ACT_NONE if none). */
+void aoe_act_of(const aoe_node *n, aoe_act *a);
+/*
+ * The epilogue that a is (see aoe_epi in kernel.h): 1, or 0 when a does
+ * nothing.
+ */
+int aoe_act_epi(const aoe_act *a, aoe_epi *e);
+/*
+ * The residual fused into Conv n: its input 3 when n has the attribute
+ * _aoe_add (the node's input count before the fusion), else NULL.
+ */
+const float *aoe_fused_add(const aoe_graph *g, const aoe_node *n);
+/*
+ * The bias per column fused into MatMul n: its input 2 when n has the
+ * attribute _aoe_bias, else NULL.
+ */
+const float *aoe_fused_bias(const aoe_graph *g, const aoe_node *n);
+/*
+ * The epilogue of a and the residual add (optional, laid out as y) over
+ * y in place, as rows of cols values whose channel is the row modulo m,
+ * on up to nthreads threads.
+ */
+void aoe_act_apply(const aoe_act *a, float *y, const float *add,
+    int64_t rows, int64_t cols, int64_t m, int nthreads);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * aoe_runtime.h - the executor: support check, execution order, shape
+ * inference and constant folding, kernel preparation, the memory plan,
+ * and running a prepared graph.
+ */
+#ifndef AOE_RUNTIME_H
+#define AOE_RUNTIME_H
+
+#include "aoe_kernels.h"
+
+/*
+ * Decisions by signature for the subgraphs of a graph (lib/passes); the
+ * runtime only carries a pointer to them for the layers above.
+ */
+typedef struct aoe_dtable aoe_dtable;
+
+/*
+ * How subgraph decisions are made when a graph is prepared
+ * (lib/engine/prepare.c): from the table and the subgraph bank, with the
+ * defaults for a chain without an entry (AOE_FUSE_BANK, the default;
+ * AOE_FUSE=all or none in the environment override it); none; the
+ * default decisions everywhere; or fuse_force everywhere.
+ */
+enum { AOE_FUSE_BANK, AOE_FUSE_OFF, AOE_FUSE_ALL, AOE_FUSE_FORCE };
+
+typedef struct aoe_run_opts {
+	int nthreads;		/* 0: the number of online CPUs */
+	int static_memory;	/* 1: no buffer reuse (GE_USE_STATIC_MEMORY) */
+	int profile;		/* 1: per-node times (PROFILING_MODE) */
+	int use_bank;		/* 0: ignore knowledge banks (--no-bank) */
+	int plan_only;		/* 1: plan memory, allocate none; cannot run */
+	/* What the layers above the runtime read when they prepare: */
+	int fuse_mode;		/* AOE_FUSE_* */
+	aoe_sched fuse_force;	/* the decisions of AOE_FUSE_FORCE */
+	aoe_dtable *decisions;	/* by signature, before the bank; or NULL */
+} aoe_run_opts;
+
+/* Defaults, with GE_USE_STATIC_MEMORY and PROFILING_MODE applied. */
+void aoe_run_opts_init(aoe_run_opts *o);
+
+/*
+ * The runtime's part of preparing a graph, which aoe_graph_prepare()
+ * (lib/engine) composes with the passes and the bank:
+ * aoe_graph_analyse() checks that every op is supported (listing all
+ * that are not) and every input has a source, orders the nodes, infers
+ * shapes, folds constants and prunes what no output needs;
+ * aoe_graph_reinfer() does the last three again after a rewrite;
+ * aoe_node_prepare() prepares a node's kernel for its schedule;
+ * aoe_graph_plan() plans memory and allocates it (with o->plan_only,
+ * only sizes it: arena_size, scratch_size), after which the graph runs.
+ */
+int aoe_graph_analyse(aoe_graph *g);
+int aoe_graph_reinfer(aoe_graph *g);
+int aoe_node_prepare(aoe_graph *g, aoe_node *n);
+int aoe_graph_plan(aoe_graph *g, const aoe_run_opts *o);
+/* Whether n may write its output over its input 0 (shapes and op). */
+int aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n);
+/* Names of ops in g that no kernel supports, as "A, B"; NULL if none. */
+char *aoe_graph_unsupported(const aoe_graph *g);
+/* Run the prepared graph once.  Inputs must have their data set. */
+int aoe_graph_run(aoe_graph *g, const aoe_run_opts *o);
+/*
+ * Threads a node runs with: its own count (a subgraph decision) or the
+ * session's, capped by its schedule's "nthreads" knob when that is set.
+ */
+int aoe_node_threads(const aoe_node *n, int session);
+/* Print the per-node profile gathered while profiling. */
+void aoe_profile_print(const aoe_graph *g, FILE *fp);
+
+#endif

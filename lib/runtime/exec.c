@@ -1,0 +1,643 @@
+/*
+ * exec.c - the executor: support check, order, shape inference, constant
+ * folding, the memory plan, and running a prepared graph.  What a run
+ * prepares on top of this (passes, bank schedules) is lib/engine's.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aoe_runtime.h"
+
+#define ALIGN 64
+
+static size_t
+align_up(size_t n)
+{
+	return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+void
+aoe_run_opts_init(aoe_run_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->nthreads < 1)
+		o->nthreads = 1;
+	o->static_memory = aoe_env_true("GE_USE_STATIC_MEMORY");
+	o->profile = aoe_env_true("PROFILING_MODE");
+	o->use_bank = 1;
+}
+
+static int
+node_supported(const aoe_node *n)
+{
+	return n->domain == NULL && aoe_op_find(n->op_type) != NULL;
+}
+
+char *
+aoe_graph_unsupported(const aoe_graph *g)
+{
+	char *list = NULL;
+	size_t len = 0;
+	int i, j, seen;
+
+	for (i = 0; i < g->nnodes; i++) {
+		const aoe_node *n = &g->nodes[i];
+		if (node_supported(n))
+			continue;
+		for (seen = 0, j = 0; j < i && !seen; j++)
+			seen = !node_supported(&g->nodes[j]) &&
+			    strcmp(g->nodes[j].op_type, n->op_type) == 0 &&
+			    (g->nodes[j].domain == NULL) ==
+			    (n->domain == NULL);
+		if (seen)
+			continue;
+		list = aoe_xrealloc(list, len + strlen(n->op_type) +
+		    (n->domain ? strlen(n->domain) + 1 : 0) + 3);
+		len += sprintf(list + len, "%s%s%s%s", len ? ", " : "",
+		    n->domain ? n->domain : "", n->domain ? "." : "",
+		    n->op_type);
+	}
+	return list;
+}
+
+/*
+ * Order the nodes so that each runs after the producers of its inputs
+ * (Kahn's algorithm), and check that every input has a source.
+ */
+static int
+topo_order(aoe_graph *g)
+{
+	int *indeg, *queue, *consumers_n, **consumers, head = 0, tail = 0;
+	int i, j, rc = 0;
+
+	for (i = 0; i < g->ntensors; i++)
+		g->tensors[i]->producer = -1;
+	for (i = 0; i < g->nnodes; i++)
+		for (j = 0; j < g->nodes[i].nout; j++) {
+			aoe_tensor *t = aoe_out(g, &g->nodes[i], j);
+			if (t == NULL)
+				continue;
+			if (t->producer >= 0 ||
+			    (t->kind != AOE_T_VALUE && !t->folded))
+				return aoe_err(AOE_EDATA, "tensor '%s' is "
+				    "written by more than one node or is also "
+				    "an input or initializer", t->name);
+			t->producer = i;
+		}
+	indeg = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	queue = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	consumers_n = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	consumers = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int *));
+	for (i = 0; i < g->nnodes; i++) {
+		aoe_node *n = &g->nodes[i];
+		for (j = 0; j < n->nin; j++) {
+			aoe_tensor *t = aoe_in(g, n, j);
+			if (t == NULL || t->kind != AOE_T_VALUE)
+				continue;
+			if (t->producer < 0) {
+				rc = aoe_err(AOE_EDATA, "input '%s' of node "
+				    "'%s' is not produced by any node, input "
+				    "or initializer", t->name, n->name);
+				goto out;
+			}
+			indeg[i]++;
+			consumers[t->producer] = aoe_xrealloc(
+			    consumers[t->producer],
+			    (size_t)(consumers_n[t->producer] + 1) *
+			    sizeof(int));
+			consumers[t->producer][consumers_n[t->producer]++] = i;
+		}
+	}
+	for (i = 0; i < g->nnodes; i++)
+		if (indeg[i] == 0)
+			queue[tail++] = i;
+	free(g->order);
+	g->order = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	g->norder = 0;
+	while (head < tail) {
+		int v = queue[head++];
+		g->order[g->norder++] = v;
+		for (j = 0; j < consumers_n[v]; j++)
+			if (--indeg[consumers[v][j]] == 0)
+				queue[tail++] = consumers[v][j];
+	}
+	if (g->norder != g->nnodes)
+		rc = aoe_err(AOE_EDATA, "the graph has a cycle");
+	for (i = 0; i < g->noutputs; i++) {
+		aoe_tensor *t = g->tensors[g->outputs[i]];
+		if (t->kind == AOE_T_VALUE && t->producer < 0)
+			rc = aoe_err(AOE_EDATA, "output '%s' is not produced "
+			    "by any node", t->name);
+	}
+out:
+	for (i = 0; i < g->nnodes; i++)
+		free(consumers[i]);
+	free(consumers);
+	free(consumers_n);
+	free(indeg);
+	free(queue);
+	return rc;
+}
+
+/* Every graph input must have a static shape by now. */
+static int
+check_inputs(const aoe_graph *g)
+{
+	char buf[256];
+	int i, d;
+
+	for (i = 0; i < g->ninputs; i++) {
+		const aoe_tensor *t = g->tensors[g->inputs[i]];
+		if (aoe_dtype_size(t->dtype) == 0)
+			return aoe_err(AOE_EUNSUP, "input '%s' has unsupported "
+			    "type %s", t->name, aoe_dtype_name(t->dtype));
+		for (d = 0; d < t->ndim; d++)
+			if (t->dims[d] < 0)
+				return aoe_err(AOE_EDATA, "input '%s' has a "
+				    "dynamic shape %s: bind it with "
+				    "--input-shape %s:d0,d1,... (%d dims)",
+				    t->name, aoe_shape_str(t, buf,
+				    sizeof(buf)), t->name, t->ndim);
+		if (aoe_tensor_numel(t) == -2 ||
+		    (aoe_tensor_numel(t) > 0 && aoe_tensor_nbytes(t) == 0))
+			return aoe_err(AOE_ENOMEM, "input '%s' is too large "
+			    "(%s)", t->name, aoe_shape_str(t, buf,
+			    sizeof(buf)));
+	}
+	return 0;
+}
+
+/*
+ * Whether a node can be computed at load time: its inputs are constants,
+ * or it reads only its input's shape, which is static once bound.
+ */
+static int
+foldable(const aoe_graph *g, const aoe_node *n)
+{
+	int j;
+
+	if (strcmp(n->op_type, "Shape") == 0 ||
+	    strcmp(n->op_type, "Size") == 0)
+		return 1;
+
+	for (j = 0; j < n->nin; j++) {
+		const aoe_tensor *t = aoe_in(g, n, j);
+		if (t && t->kind != AOE_T_CONST)
+			return 0;
+	}
+	return 1;
+}
+
+/* Run a node whose inputs are all constants now, making its outputs so. */
+static int
+fold(aoe_graph *g, aoe_node *n)
+{
+	aoe_kctx k;
+	void *scratch = NULL;
+	int j, rc;
+
+	for (j = 0; j < n->nout; j++) {
+		aoe_tensor *t = aoe_out(g, n, j);
+		if (t && (rc = aoe_tensor_alloc_const(t)) < 0)
+			return rc;
+		if (t)
+			t->folded = 1;
+	}
+	if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
+		return rc;
+	if (n->scratch && posix_memalign(&scratch, ALIGN,
+	    align_up(n->scratch)) != 0)
+		return aoe_err(AOE_ENOMEM, "out of memory");
+	memset(&k, 0, sizeof(k));
+	k.g = g;
+	k.n = n;
+	k.nthreads = 1;
+	k.sched = &n->sched;
+	k.scratch = scratch;
+	rc = n->op->run(&k);
+	free(scratch);
+	if (n->priv_free)
+		n->priv_free(n->priv);
+	n->priv = NULL;
+	n->priv_free = NULL;
+	if (rc < 0)
+		return rc;
+	n->dead = 1;
+	return 0;
+}
+
+/* Infer shapes in order, folding nodes whose inputs are all constant. */
+static int
+infer_all(aoe_graph *g)
+{
+	char msg[1024];
+	int i, j, rc;
+
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		n->op = aoe_op_find(n->op_type);
+		n->dead = 0;
+		n->scratch = 0;
+		for (j = 0; j < n->nin; j++) {
+			aoe_tensor *t = aoe_in(g, n, j);
+			if (t && t->ndim < 0)
+				return aoe_err(AOE_EINTERNAL, "%s '%s': input "
+				    "'%s' has no shape", n->op_type, n->name,
+				    t->name);
+		}
+		if ((rc = n->op->infer(g, n)) < 0)
+			return rc;
+		for (j = 0; j < n->nout; j++) {
+			aoe_tensor *t = aoe_out(g, n, j);
+			if (t && t->ndim < 0)
+				return aoe_err(AOE_EINTERNAL, "%s '%s': "
+				    "output '%s' has no shape after inference",
+				    n->op_type, n->name, t->name);
+		}
+		if (foldable(g, n)) {
+			memset(&n->sched, 0, sizeof(n->sched));
+			if (n->op->default_sched)
+				n->op->default_sched(g, n, &n->sched);
+			if ((rc = fold(g, n)) < 0) {
+				snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+				return aoe_err(-rc, "folding %s '%s': %s",
+				    n->op_type, n->name, msg);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Mark nodes that no graph output depends on as dead. */
+static void
+prune(aoe_graph *g)
+{
+	char *need = aoe_xcalloc((size_t)g->ntensors + 1, 1);
+	int i, j, k, live;
+
+	for (i = 0; i < g->noutputs; i++)
+		need[g->outputs[i]] = 1;
+	for (i = g->norder - 1; i >= 0; i--) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		if (n->dead)
+			continue;
+		for (live = 0, j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0 && need[n->out[j]])
+				live = 1;
+		if (!live) {
+			n->dead = 1;
+			continue;
+		}
+		for (k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				need[n->in[k]] = 1;
+	}
+	free(need);
+}
+
+static int
+in_list(const char *s, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+same_shape(const aoe_tensor *a, const aoe_tensor *b)
+{
+	int i;
+
+	if (a->ndim != b->ndim)
+		return 0;
+	for (i = 0; i < a->ndim; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * Whether n may write its output over its input 0: an element-wise float
+ * op whose input 0 has the output's shape, or a copy that only renames
+ * the shape.
+ */
+int
+aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n)
+{
+	static const char *const unary[] = { "Relu", "LeakyRelu", "Sigmoid",
+	    "HardSigmoid", "HardSwish", "Tanh", "Erf", "Neg", "Abs", "Elu",
+	    "Selu", "Celu", "Softplus", "Softsign", "Clip", "Sqrt", "Exp",
+	    "Log", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos" };
+	static const char *const binary[] = { "Add", "Sub", "Mul", "Div",
+	    "Max", "Min" };
+	static const char *const copies[] = { "Identity", "Reshape",
+	    "Flatten", "Squeeze", "Unsqueeze" };
+	const aoe_tensor *x = aoe_in(g, n, 0), *y = aoe_out(g, n, 0);
+
+	if (n->domain || n->nout != 1 || x == NULL || y == NULL ||
+	    x->dtype != y->dtype || x->layout != y->layout ||
+	    aoe_tensor_nbytes(x) != aoe_tensor_nbytes(y) ||
+	    aoe_tensor_nbytes(y) == 0)
+		return 0;
+	if (in_list(n->op_type, copies, sizeof(copies) / sizeof(copies[0])))
+		return 1;
+	if (x->dtype != AOE_F32 || !same_shape(x, y))
+		return 0;
+	return in_list(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) ||
+	    (n->nin == 2 && in_list(n->op_type, binary, sizeof(binary) /
+	    sizeof(binary[0])));
+}
+
+/*
+ * Give every non-constant tensor an offset in one arena.  Two tensors may
+ * share bytes only when their lifetimes (from the step that writes one to
+ * the last step that reads it) do not overlap, unless static memory is
+ * asked for.  Placement is first fit, largest first.
+ */
+static int
+plan_memory(aoe_graph *g, int static_memory, int plan_only)
+{
+	int *first, *last, *byte_order, *root, nt = 0, i, j, k, pos;
+	int64_t *sz;
+	size_t arena = 0, scratch = 0;
+	int end, rc = 0;
+
+	first = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	last = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	sz = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int64_t));
+	byte_order = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	root = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	for (i = 0; i < g->ntensors; i++) {
+		root[i] = i;
+		first[i] = last[i] = -2;
+		g->tensors[i]->offset = -1;
+	}
+	/* Compact the order to the live nodes. */
+	for (k = 0, i = 0; i < g->norder; i++)
+		if (!g->nodes[g->order[i]].dead)
+			g->order[k++] = g->order[i];
+	g->norder = k;
+	end = g->norder;
+	for (i = 0; i < g->ninputs; i++) {
+		first[g->inputs[i]] = -1;
+		last[g->inputs[i]] = end;
+	}
+	for (pos = 0; pos < g->norder; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		for (j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0 &&
+			    g->tensors[n->out[j]]->kind == AOE_T_VALUE) {
+				first[n->out[j]] = pos;
+				if (last[n->out[j]] < pos)
+					last[n->out[j]] = pos;
+			}
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] >= 0 && first[n->in[j]] != -2)
+				last[n->in[j]] = pos > last[n->in[j]] ? pos :
+				    last[n->in[j]];
+		if (n->scratch > scratch)
+			scratch = n->scratch;
+	}
+	for (i = 0; i < g->noutputs; i++)
+		if (first[g->outputs[i]] != -2)
+			last[g->outputs[i]] = end;
+	/*
+	 * A node marked _aoe_inplace (a subgraph's decision inplace=1)
+	 * writes over its input 0 when every tensor in that input's slot is
+	 * read for the last time there: the output joins the slot (root),
+	 * whose lifetime grows to cover it.
+	 */
+	for (pos = 0; pos < g->norder && !static_memory; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		int x = n->nin > 0 ? n->in[0] : -1, y, r;
+		if (x < 0 || n->nout != 1 || (y = n->out[0]) < 0 ||
+		    aoe_attr_find(n, "_aoe_inplace") == NULL ||
+		    g->tensors[x]->kind != AOE_T_VALUE || first[x] < 0 ||
+		    last[r = root[x]] != pos || first[y] != pos ||
+		    g->tensors[y]->kind != AOE_T_VALUE ||
+		    !aoe_node_inplace_ok(g, n))
+			continue;
+		root[y] = r;
+		if (last[y] > last[r])
+			last[r] = last[y];
+	}
+	for (i = 0; i < g->ntensors; i++) {
+		if (first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST ||
+		    root[i] != i)
+			continue;
+		sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
+		if (sz[i] == 0)
+			sz[i] = ALIGN;
+		byte_order[nt++] = i;
+	}
+	/* Largest first (insertion sort keeps this dependency-free). */
+	for (i = 1; i < nt; i++) {
+		int v = byte_order[i];
+		for (j = i - 1; j >= 0 && sz[byte_order[j]] < sz[v]; j--)
+			byte_order[j + 1] = byte_order[j];
+		byte_order[j + 1] = v;
+	}
+	for (i = 0; i < nt; i++) {
+		int t = byte_order[i];
+		int64_t off = 0;
+		int moved = 1;
+
+		if (static_memory) {
+			g->tensors[t]->offset = (int64_t)arena;
+			arena += (size_t)sz[t];
+			continue;
+		}
+		/* Bump past every placed, overlapping neighbour until free. */
+		while (moved) {
+			moved = 0;
+			for (j = 0; j < i; j++) {
+				int u = byte_order[j];
+				int64_t uo = g->tensors[u]->offset;
+				if (last[u] < first[t] || last[t] < first[u])
+					continue;
+				if (off < uo + sz[u] && uo < off + sz[t]) {
+					off = uo + sz[u];
+					moved = 1;
+				}
+			}
+		}
+		g->tensors[t]->offset = off;
+		if ((size_t)(off + sz[t]) > arena)
+			arena = (size_t)(off + sz[t]);
+	}
+	free(g->arena);
+	free(g->scratch);
+	g->arena = g->scratch = NULL;
+	g->arena_size = arena;
+	g->scratch_size = scratch;
+	if (plan_only) {
+		/* Sizes only (aoe-check): no tensor gets bytes. */
+		for (i = 0; i < g->ntensors; i++)
+			if (first[i] != -2 && g->tensors[i]->kind !=
+			    AOE_T_CONST && !g->tensors[i]->owned)
+				g->tensors[i]->data = NULL;
+		goto out;
+	}
+	if (arena && posix_memalign(&g->arena, ALIGN, arena) != 0) {
+		g->arena = NULL;
+		rc = aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes for "
+		    "tensors", arena);
+		goto out;
+	}
+	if (scratch && posix_memalign(&g->scratch, ALIGN,
+	    align_up(scratch)) != 0) {
+		g->scratch = NULL;
+		rc = aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes of "
+		    "workspace", scratch);
+		goto out;
+	}
+	if (arena)
+		memset(g->arena, 0, arena);
+	for (i = 0; i < nt; i++) {
+		aoe_tensor *t = g->tensors[byte_order[i]];
+		t->data = (char *)g->arena + t->offset;
+		t->owned = 0;
+	}
+	for (i = 0; i < g->ntensors; i++)
+		if (root[i] != i) {
+			aoe_tensor *t = g->tensors[i];
+			t->offset = g->tensors[root[i]]->offset;
+			t->data = (char *)g->arena + t->offset;
+			t->owned = 0;
+		}
+out:
+	free(root);
+	free(first);
+	free(last);
+	free(sz);
+	free(byte_order);
+	return rc;
+}
+
+int
+aoe_graph_analyse(aoe_graph *g)
+{
+	char *unsup;
+	int rc;
+
+	g->prepared = 0;
+	if ((unsup = aoe_graph_unsupported(g)) != NULL) {
+		rc = aoe_err(AOE_EUNSUP, "unsupported operators: %s", unsup);
+		free(unsup);
+		return rc;
+	}
+	if ((rc = check_inputs(g)) < 0)
+		return rc;
+	return aoe_graph_reinfer(g);
+}
+
+int
+aoe_graph_reinfer(aoe_graph *g)
+{
+	int rc;
+
+	g->prepared = 0;
+	if ((rc = topo_order(g)) < 0 || (rc = infer_all(g)) < 0)
+		return rc;
+	prune(g);
+	return 0;
+}
+
+int
+aoe_node_prepare(aoe_graph *g, aoe_node *n)
+{
+	/* A graph may be prepared again, e.g. with new schedules. */
+	if (n->priv_free)
+		n->priv_free(n->priv);
+	n->priv = NULL;
+	n->priv_free = NULL;
+	if (n->op->prepare)
+		return n->op->prepare(g, n);
+	return 0;
+}
+
+int
+aoe_graph_plan(aoe_graph *g, const aoe_run_opts *o)
+{
+	int rc;
+
+	if ((rc = plan_memory(g, o->static_memory, o->plan_only)) < 0)
+		return rc;
+	g->prepared = !o->plan_only;
+	return 0;
+}
+
+int
+aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
+{
+	aoe_kctx k;
+	int i, rc, nthreads = o->nthreads;
+	double t0 = 0;
+
+	if (!g->prepared)
+		return aoe_err(AOE_EINTERNAL, "graph is not prepared");
+	if (nthreads <= 0)
+		nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nthreads <= 0)
+		nthreads = 1;
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		k.g = g;
+		k.n = n;
+		k.nthreads = aoe_node_threads(n, nthreads);
+		k.sched = &n->sched;
+		k.scratch = g->scratch;
+		if (o->profile)
+			t0 = aoe_now_us();
+		if ((rc = n->op->run(&k)) < 0)
+			return rc;
+		if (o->profile) {
+			n->prof_us += aoe_now_us() - t0;
+			n->prof_runs++;
+			n->prof_threads = k.nthreads;
+		}
+	}
+	return 0;
+}
+
+int
+aoe_node_threads(const aoe_node *n, int session)
+{
+	int t = n->nthreads > 0 ? n->nthreads : session;
+	int64_t knob = aoe_sched_get(&n->sched, "nthreads", 0);
+
+	if (knob > 0 && knob < t)
+		t = (int)knob;
+	return t > 0 ? t : 1;
+}
+
+void
+aoe_profile_print(const aoe_graph *g, FILE *fp)
+{
+	char buf[128];
+	double total = 0;
+	int i;
+
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		if (n->prof_runs)
+			total += n->prof_us / n->prof_runs;
+	}
+	fprintf(fp, "%-40s %-20s %-20s %10s %6s %7s\n", "node", "op_type",
+	    "output", "time_us", "share", "threads");
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		const aoe_tensor *t = aoe_out(g, n, 0);
+		double us = n->prof_runs ? n->prof_us / n->prof_runs : 0;
+		fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%% %7d\n", n->name,
+		    n->op_type, t ? aoe_shape_str(t, buf, sizeof(buf)) : "-",
+		    us, total > 0 ? 100 * us / total : 0, n->prof_threads);
+	}
+	fprintf(fp, "%-40s %-20s %-20s %10.1f %5.1f%%\n", "total", "", "",
+	    total, 100.0);
+}

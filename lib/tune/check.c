@@ -1,0 +1,706 @@
+/*
+ * check.c - the preconditions of a tuning run, as AOE lists them, adapted
+ * to a CPU host: free disk and memory, enough host CPUs, profiling and
+ * static memory off, the process not pinned, the graph static, one
+ * device, and nobody else tuning it (the device lock).
+ *
+ * A tuning run on a busy, pinned or profiling machine measures the wrong
+ * thing and writes a bank that makes later runs slower; aoe-check and the
+ * tuners refuse to start there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aoe_tune.h"
+
+#define GB (1024.0 * 1024.0 * 1024.0)
+
+/* Parse an integer setting from aoe.ini or the environment. */
+static int
+setting(const char *name, const char *val, const char *where, long long min,
+    long long max, int *out)
+{
+	long long v;
+
+	if (aoe_strtonum(val, min, max, &v) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s' is %s (allowed %lld to "
+		    "%lld) in %s", name, val, errno == ERANGE ?
+		    "out of range" : "not a number", min, max, where);
+	*out = (int)v;
+	return 0;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+	    e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* Read KEY = value lines of aoe.ini; sections and comments are skipped. */
+static int
+read_ini(aoe_check_opts *o, const char *path)
+{
+	char line[2048], *k, *v, *eq, where[1100];
+	FILE *fp;
+	int rc = 0, lineno = 0;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	snprintf(o->ini, sizeof(o->ini), "%s", path);
+	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
+		lineno++;
+		k = trim(line);
+		if (*k == '\0' || *k == '#' || *k == ';' || *k == '[')
+			continue;
+		if ((eq = strchr(k, '=')) == NULL) {
+			rc = aoe_err(AOE_EDATA, "%s:%d: expected KEY = value",
+			    path, lineno);
+			break;
+		}
+		*eq = '\0';
+		k = trim(k);
+		v = trim(eq + 1);
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		if (strcmp(k, "WORK_PATH") == 0)
+			snprintf(o->work_path, sizeof(o->work_path), "%s", v);
+		else if (strcmp(k, "TUNING_PARALLEL_NUM") == 0)
+			rc = setting(k, v, where, 1, 64, &o->tuning_parallel);
+		else if (strcmp(k, "RUN_LOOP") == 0)
+			rc = setting(k, v, where, 1, 2048, &o->run_loop);
+		/* Other keys belong to other tools. */
+	}
+	fclose(fp);
+	return rc;
+}
+
+int
+aoe_check_opts_init(aoe_check_opts *o)
+{
+	const char *ini = getenv("AOE_INI"), *v;
+	int rc, gb = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->job_type = 2;
+	o->processes = 1;
+	o->tuning_parallel = 8;
+	o->te_parallel = 8;
+	o->run_loop = 10;
+	o->min_disk_gb = 20;
+	snprintf(o->work_path, sizeof(o->work_path), ".");
+	if (ini && *ini) {
+		if ((rc = read_ini(o, ini)) < 0)
+			return rc;
+	} else if (access("aoe.ini", F_OK) == 0 &&
+	    (rc = read_ini(o, "aoe.ini")) < 0)
+		return rc;
+	if ((v = getenv("AOE_WORK_PATH")) && *v)
+		snprintf(o->work_path, sizeof(o->work_path), "%s", v);
+	if ((v = getenv("TUNING_PARALLEL_NUM")) && *v &&
+	    (rc = setting("TUNING_PARALLEL_NUM", v, "the environment", 1, 64,
+	    &o->tuning_parallel)) < 0)
+		return rc;
+	if ((v = getenv("TE_PARALLEL_COMPILER")) && *v &&
+	    (rc = setting("TE_PARALLEL_COMPILER", v, "the environment", 1, 32,
+	    &o->te_parallel)) < 0)
+		return rc;
+	if ((v = getenv("AOE_MIN_DISK_GB")) && *v) {
+		if ((rc = setting("AOE_MIN_DISK_GB", v, "the environment", 0,
+		    1000000000, &gb)) < 0)
+			return rc;
+		o->min_disk_gb = gb;
+	}
+	return 0;
+}
+
+static aoe_check_item *
+item(aoe_check_result *r, const char *check, int status, const char *limit,
+    const char *fmt, ...)
+{
+	aoe_check_item *it = &r->item[r->n++];
+	va_list ap;
+
+	memset(it, 0, sizeof(*it));
+	snprintf(it->check, sizeof(it->check), "%s", check);
+	it->status = status;
+	snprintf(it->limit, sizeof(it->limit), "%s", limit);
+	va_start(ap, fmt);
+	vsnprintf(it->measured, sizeof(it->measured), fmt, ap);
+	va_end(ap);
+	if (status == AOE_CHECK_WARN)
+		r->nwarn++;
+	if (status == AOE_CHECK_FAIL)
+		r->nfail++;
+	return it;
+}
+
+static void
+note(aoe_check_item *it, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(it->note, sizeof(it->note), fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && *h)
+		return h;
+	if ((pw = getpwuid(getuid())) != NULL && pw->pw_dir)
+		return pw->pw_dir;
+	return "/";
+}
+
+static void
+check_disk(const aoe_check_opts *o, aoe_check_result *r)
+{
+	const char *home = home_dir();
+	struct statvfs sv;
+	aoe_check_item *it;
+	char lim[64];
+	double free_gb;
+
+	snprintf(lim, sizeof(lim), ">= %.0fG", o->min_disk_gb);
+	if (statvfs(home, &sv) < 0) {
+		it = item(r, "disk", AOE_CHECK_FAIL, lim, "unknown");
+		note(it, "cannot statvfs '%s': %s", home, strerror(errno));
+		return;
+	}
+	free_gb = (double)sv.f_bavail * (double)sv.f_frsize / GB;
+	it = item(r, "disk", free_gb >= o->min_disk_gb ? AOE_CHECK_OK :
+	    AOE_CHECK_FAIL, lim, "%.1fG", free_gb);
+	note(it, "free in $HOME (%s)%s", home, it->status ? ": tuning "
+	    "writes candidates, records and banks there" : "");
+}
+
+static double
+mem_available(void)
+{
+	char line[256];
+	FILE *fp;
+	double kb = -1;
+
+	if ((fp = fopen("/proc/meminfo", "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+			break;
+	fclose(fp);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Parse a CPU list ("0-3,8,10-11") into a set; -1 if malformed. */
+static int
+parse_cpulist(const char *s, cpu_set_t *set)
+{
+	long a, b;
+	char *end;
+
+	CPU_ZERO(set);
+	while (*s && *s != '\n') {
+		a = strtol(s, &end, 10);
+		if (end == s || a < 0)
+			return -1;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a)
+				return -1;
+			s = end;
+		}
+		for (; a <= b && a < CPU_SETSIZE; a++)
+			CPU_SET((int)a, set);
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return 0;
+}
+
+static int
+read_cpulist(const char *path, cpu_set_t *set)
+{
+	char buf[4096];
+	FILE *fp;
+	int rc = -1;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), fp) && buf[0] != '\n' && buf[0])
+		rc = parse_cpulist(buf, set);
+	fclose(fp);
+	return rc;
+}
+
+static const char *
+cpulist_str(const cpu_set_t *set, char *buf, size_t n)
+{
+	size_t len = 0;
+	int i, j;
+
+	buf[0] = '\0';
+	for (i = 0; i < CPU_SETSIZE && len + 24 < n; i = j) {
+		if (!CPU_ISSET(i, set)) {
+			j = i + 1;
+			continue;
+		}
+		for (j = i + 1; j < CPU_SETSIZE && CPU_ISSET(j, set); j++)
+			;
+		len += (size_t)snprintf(buf + len, n - len,
+		    j - 1 > i ? "%s%d-%d" : "%s%d", len ? "," : "", i, j - 1);
+	}
+	return buf;
+}
+
+/*
+ * The CPUs this process may be given: the cgroup's cpuset (v2, then v1)
+ * within the online CPUs.  A container limited to some CPUs is not
+ * "pinned"; a process narrowed below its cgroup is.
+ */
+static int
+allowed_cpus(cpu_set_t *set)
+{
+	cpu_set_t online, cg;
+
+	if (read_cpulist("/sys/devices/system/cpu/online", &online) < 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		CPU_ZERO(&online);
+		for (long i = 0; i < n && i < CPU_SETSIZE; i++)
+			CPU_SET((int)i, &online);
+	}
+	if (read_cpulist("/sys/fs/cgroup/cpuset.cpus.effective", &cg) == 0 ||
+	    read_cpulist("/sys/fs/cgroup/cpuset/cpuset.effective_cpus",
+	    &cg) == 0 ||
+	    read_cpulist("/sys/fs/cgroup/cpuset/cpuset.cpus", &cg) == 0)
+		CPU_AND(set, &online, &cg);
+	else
+		*set = online;
+	if (CPU_COUNT(set) == 0)
+		*set = online;
+	return CPU_COUNT(set);
+}
+
+static void
+check_cpus(const aoe_check_opts *o, aoe_check_result *r, int cores)
+{
+	aoe_check_item *it;
+	char lim[64];
+	long need;
+
+	if (o->job_type == 1)
+		need = (long)o->processes * (2L * o->tuning_parallel +
+		    o->te_parallel);
+	else
+		need = (long)o->processes * (o->te_parallel +
+		    o->tuning_parallel + (cores / 2 < 8 ? cores / 2 : 8) + 50);
+	snprintf(lim, sizeof(lim), ">= %ld", need);
+	it = item(r, "cpus", cores >= need ? AOE_CHECK_OK : AOE_CHECK_WARN,
+	    lim, "%d", cores);
+	if (o->job_type == 1)
+		note(it, "subgraph tuning: processes %d x (2 x "
+		    "TUNING_PARALLEL_NUM %d + TE_PARALLEL_COMPILER %d)%s",
+		    o->processes, o->tuning_parallel, o->te_parallel,
+		    it->status ? "; fewer CPUs only make tuning slower" : "");
+	else
+		note(it, "operator tuning: processes %d x "
+		    "(TE_PARALLEL_COMPILER %d + TUNING_PARALLEL_NUM %d + "
+		    "min(cores/2, 8) %d + 50)%s", o->processes,
+		    o->te_parallel, o->tuning_parallel,
+		    cores / 2 < 8 ? cores / 2 : 8,
+		    it->status ? "; fewer CPUs only make tuning slower" : "");
+}
+
+static void
+check_affinity(aoe_check_result *r, const cpu_set_t *allowed)
+{
+	cpu_set_t mine, both;
+	aoe_check_item *it;
+	char a[256], b[256];
+
+	if (sched_getaffinity(0, sizeof(mine), &mine) < 0) {
+		it = item(r, "affinity", AOE_CHECK_WARN, "-", "unknown");
+		note(it, "sched_getaffinity: %s", strerror(errno));
+		return;
+	}
+	CPU_AND(&both, &mine, allowed);
+	cpulist_str(&mine, a, sizeof(a));
+	cpulist_str(allowed, b, sizeof(b));
+	if (CPU_COUNT(&both) < CPU_COUNT(allowed)) {
+		it = item(r, "affinity", AOE_CHECK_FAIL, b, "%s", a);
+		note(it, "the process is pinned to CPUs %s of %s (taskset, "
+		    "numactl or a parent's affinity): run without pinning",
+		    a, b);
+	} else {
+		it = item(r, "affinity", AOE_CHECK_OK, b, "%s", a);
+		note(it, "not pinned");
+	}
+}
+
+static void
+check_env_off(aoe_check_result *r, const char *check, const char *var,
+    const char *why)
+{
+	const char *v = getenv(var);
+	aoe_check_item *it;
+	char lim[64];
+
+	snprintf(lim, sizeof(lim), "off");
+	if (aoe_env_true(var)) {
+		it = item(r, check, AOE_CHECK_FAIL, lim, "%s", v);
+		note(it, "%s=%s: %s; unset it while tuning", var, v, why);
+	} else {
+		it = item(r, check, AOE_CHECK_OK, lim, "%s", v ? v : "unset");
+		note(it, "%s %s", var, v ? "is off" : "is unset");
+	}
+}
+
+/*
+ * One device: the device is this host's CPU, but a workload launched as
+ * several ranks (RANK_SIZE, as Ascend's distributed training sets it, or
+ * WORLD_SIZE) would tune in every rank at once, and AOE does not tune
+ * multi-device runs.
+ */
+static void
+check_device(aoe_check_result *r)
+{
+	static const char *const vars[] = { "RANK_SIZE", "WORLD_SIZE" };
+	aoe_check_item *it;
+	long long n;
+	size_t i;
+	const char *v;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		if ((v = getenv(vars[i])) == NULL || *v == '\0')
+			continue;
+		if (aoe_strtonum(v, 1, 1000000, &n) < 0) {
+			it = item(r, "device", AOE_CHECK_WARN, "1", "%s", v);
+			note(it, "%s='%s' is not a device count", vars[i], v);
+			return;
+		}
+		if (n > 1) {
+			it = item(r, "device", AOE_CHECK_FAIL, "1", "%lld", n);
+			note(it, "%s=%lld: a multi-device run, which AOE does "
+			    "not tune; tune it as one process (%s=1)",
+			    vars[i], n, vars[i]);
+			return;
+		}
+	}
+	it = item(r, "device", AOE_CHECK_OK, "1", "1");
+	note(it, "one device: this host's CPU");
+}
+
+static const char *
+human(double bytes, char *buf, size_t n)
+{
+	if (bytes >= GB)
+		snprintf(buf, n, "%.1fG", bytes / GB);
+	else
+		snprintf(buf, n, "%.1fM", bytes / (1024 * 1024));
+	return buf;
+}
+
+/*
+ * Load the graph and prepare it, without handing it to the tools (that
+ * is what AOE_MODE would do): the graph check and the memory check need
+ * its shapes and its memory plan.
+ */
+static int
+check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
+{
+	aoe_run_opts ro;
+	aoe_graph *g = NULL;
+	aoe_check_item *it;
+	char *mode = NULL, lim[64], msg[512], h1[32], h2[32];
+	double avail = mem_available(), planned = 0, need;
+	int rc, i;
+
+	if (o->graph == NULL) {
+		it = item(r, "graph", AOE_CHECK_OK, "static", "-");
+		note(it, "no --graph given");
+		it = item(r, "memory", AOE_CHECK_OK, "-", "%s available",
+		    human(avail, h2, sizeof(h2)));
+		note(it, "no --graph given: the model's memory is not known");
+		return 0;
+	}
+	if ((rc = aoe_model_load(o->graph, &g)) < 0)
+		return rc;
+	if (o->shape && *o->shape && (rc = aoe_bind_shapes(g, o->shape)) < 0) {
+		aoe_graph_free(g);
+		return rc;
+	}
+	if (getenv("AOE_MODE")) {
+		mode = aoe_xstrdup(getenv("AOE_MODE"));
+		unsetenv("AOE_MODE");
+	}
+	aoe_run_opts_init(&ro);
+	ro.static_memory = 0;
+	ro.profile = 0;
+	ro.use_bank = 0;
+	ro.plan_only = 1;	/* its size is measured, not allocated */
+	rc = aoe_graph_prepare(g, &ro);
+	if (mode) {
+		setenv("AOE_MODE", mode, 1);
+		free(mode);
+	}
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+		it = item(r, "graph", AOE_CHECK_FAIL, "static", "%s",
+		    rc == -AOE_EDATA && strstr(msg, "dynamic shape") ?
+		    "dynamic" : "does not prepare");
+		note(it, "%s: %s%s", o->graph, msg, strstr(msg,
+		    "dynamic shape") ? " (aoe-capture writes a static graph)" :
+		    "");
+		it = item(r, "memory", AOE_CHECK_OK, "-", "%s available",
+		    human(avail, h2, sizeof(h2)));
+		note(it, "not measured: the graph does not prepare");
+		aoe_graph_free(g);
+		return 0;
+	}
+	it = item(r, "graph", AOE_CHECK_OK, "static", "static");
+	note(it, "%s: %d nodes, every shape known", o->graph, g->norder);
+	planned = (double)g->arena_size + (double)g->scratch_size;
+	for (i = 0; i < g->ntensors; i++)
+		if (g->tensors[i]->kind == AOE_T_CONST)
+			planned += (double)aoe_tensor_nbytes(g->tensors[i]);
+	need = planned * o->tuning_parallel;
+	snprintf(lim, sizeof(lim), ">= %s", human(need, h1, sizeof(h1)));
+	it = item(r, "memory", avail < 0 ? AOE_CHECK_WARN : avail >= need ?
+	    AOE_CHECK_OK : AOE_CHECK_FAIL, lim, "%s available",
+	    human(avail, h2, sizeof(h2)));
+	note(it, "model memory %s x TUNING_PARALLEL_NUM %d",
+	    human(planned, h1, sizeof(h1)), o->tuning_parallel);
+	aoe_graph_free(g);
+	(void)cores;
+	return 0;
+}
+
+const char *
+aoe_device_lock_path(void)
+{
+	const char *p = getenv("AOE_DEVICE_LOCK");
+
+	return p && *p ? p : "/tmp/aoe-device.lock";
+}
+
+/* The owner written in a lock file, or "an unknown process". */
+static void
+lock_owner(int fd, char *buf, size_t n)
+{
+	ssize_t k;
+
+	k = pread(fd, buf, n - 1, 0);
+	if (k <= 0) {
+		snprintf(buf, n, "an unknown process");
+		return;
+	}
+	buf[k] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (buf[0] == '\0')
+		snprintf(buf, n, "an unknown process");
+}
+
+/* The descriptor of the device lock this process holds, or -1. */
+static int held_fd = -1;
+
+pid_t
+aoe_fork_child(void)
+{
+	pid_t parent = getpid(), pid;
+
+	if ((pid = fork()) != 0)
+		return pid;
+	if (held_fd >= 0) {
+		close(held_fd);
+		held_fd = -1;
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	return 0;
+}
+
+int
+aoe_device_lock(const char *path)
+{
+	char owner[256], line[256], when[32];
+	struct passwd *pw;
+	time_t now = time(NULL);
+	int fd, n;
+
+	if (path == NULL)
+		path = aoe_device_lock_path();
+	/*
+	 * Open an existing file without O_CREAT: in a sticky /tmp another
+	 * user's file cannot be opened with it (protected_regular).
+	 */
+	while ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+		if (errno != ENOENT)
+			return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+			    strerror(errno));
+		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0666)) >= 0) {
+			(void)fchmod(fd, 0666);
+			break;
+		}
+		if (errno != EEXIST)
+			return aoe_err(AOE_EIO, "cannot create '%s': %s",
+			    path, strerror(errno));
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		lock_owner(fd, owner, sizeof(owner));
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return aoe_err(AOE_EIO, "the device is being tuned by "
+			    "%s (lock '%s')", owner, path);
+		return aoe_err(AOE_EIO, "cannot lock '%s': %s", path,
+		    strerror(e));
+	}
+	pw = getpwuid(getuid());
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", localtime(&now));
+	n = snprintf(line, sizeof(line), "user=%s pid=%ld since=%s\n",
+	    pw ? pw->pw_name : "?", (long)getpid(), when);
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, (size_t)n, 0) != n) {
+		int e = errno;
+		close(fd);
+		return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
+		    strerror(e));
+	}
+	held_fd = fd;
+	return fd;
+}
+
+void
+aoe_device_unlock(int fd)
+{
+	if (fd < 0)
+		return;
+	if (fd == held_fd)
+		held_fd = -1;
+	(void)ftruncate(fd, 0);
+	flock(fd, LOCK_UN);
+	close(fd);
+}
+
+static void
+check_lock(const aoe_check_opts *o, aoe_check_result *r)
+{
+	const char *path = o->lock_path ? o->lock_path :
+	    aoe_device_lock_path();
+	aoe_check_item *it;
+	char owner[256];
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		it = item(r, "lock", errno == ENOENT ? AOE_CHECK_OK :
+		    AOE_CHECK_WARN, "free", errno == ENOENT ? "free" :
+		    "unknown");
+		note(it, errno == ENOENT ? "nobody is tuning this device "
+		    "(%s)" : "cannot open '%s'", path);
+		return;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		lock_owner(fd, owner, sizeof(owner));
+		it = item(r, "lock", AOE_CHECK_FAIL, "free", "held");
+		note(it, "the device is being tuned by %s (lock '%s'): one "
+		    "tuning run per device at a time", owner, path);
+	} else {
+		flock(fd, LOCK_UN);
+		it = item(r, "lock", AOE_CHECK_OK, "free", "free");
+		note(it, "nobody is tuning this device (%s)", path);
+	}
+	close(fd);
+}
+
+static void
+check_bank(aoe_check_result *r)
+{
+	const char *p = getenv("TUNE_BANK_PATH");
+	aoe_check_item *it;
+	struct stat st;
+
+	if (p == NULL || *p == '\0') {
+		it = item(r, "bank", AOE_CHECK_OK, "writable dir", "default");
+		note(it, "TUNE_BANK_PATH unset: the default bank under $HOME");
+		return;
+	}
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    access(p, W_OK) < 0) {
+		it = item(r, "bank", AOE_CHECK_FAIL, "writable dir", "%s",
+		    "not usable");
+		note(it, "TUNE_BANK_PATH '%s' is not an existing writable "
+		    "directory", p);
+		return;
+	}
+	it = item(r, "bank", AOE_CHECK_OK, "writable dir", "writable");
+	note(it, "TUNE_BANK_PATH %s", p);
+}
+
+int
+aoe_check_run(const aoe_check_opts *o, aoe_check_result *r)
+{
+	cpu_set_t allowed;
+	int cores, rc;
+
+	memset(r, 0, sizeof(*r));
+	if (o->job_type != 1 && o->job_type != 2)
+		return aoe_err(AOE_EUNSUP, "job type %d is not supported: "
+		    "1 (subgraph) or 2 (operator tuning)", o->job_type);
+	cores = allowed_cpus(&allowed);
+	check_disk(o, r);
+	if ((rc = check_graph(o, r, cores)) < 0)
+		return rc;
+	check_cpus(o, r, cores);
+	check_affinity(r, &allowed);
+	check_env_off(r, "profiling", "PROFILING_MODE",
+	    "per-node timing slows every measured run");
+	check_env_off(r, "static-mem", "GE_USE_STATIC_MEMORY",
+	    "no buffer reuse changes what is measured");
+	check_device(r);
+	check_lock(o, r);
+	check_bank(r);
+	return 0;
+}
+
+int
+aoe_check_ready(const aoe_check_opts *co)
+{
+	aoe_check_result cr;
+	int i, rc;
+
+	if ((rc = aoe_check_run(co, &cr)) < 0)
+		return rc;
+	for (i = 0; i < cr.n; i++)
+		if (cr.item[i].status == AOE_CHECK_FAIL)
+			aoe_warnx("not ready: %s %s (limit %s): %s",
+			    cr.item[i].check, cr.item[i].measured,
+			    cr.item[i].limit, cr.item[i].note);
+	return cr.nfail ? 1 : 0;
+}

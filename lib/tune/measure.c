@@ -1,0 +1,666 @@
+/*
+ * measure.c - measure candidate schedules of one node safely.
+ *
+ * The parent keeps the whole graph prepared with the default schedules
+ * and never runs a kernel itself, so that every measurement starts from
+ * the same state (cold thread pool, no warm caches of the parent's).
+ * For each candidate it forks a
+ * child, which fills the node's non-constant inputs with fresh random
+ * data, runs the default schedule to get the reference, applies the
+ * candidate (re-preparing the node, e.g. repacking weights), runs it and
+ * compares (a NaN, an Inf or a difference beyond the tolerance is
+ * "wrong"), and only then takes the host's measure lock exclusively and
+ * times RUN_LOOP repeats.  Preparation and checking hold the lock shared,
+ * so they run in parallel with each other but never during a timed run;
+ * a gate file gives a waiting timer priority over new shared holders.  A
+ * child that crashes, aborts or outlives its time limit (not counting
+ * waiting for the lock) is killed and marks only its candidate.
+ *
+ * With names in the options, the child instead times the candidate in
+ * the model: every node of those names inside whole runs of the graph
+ * (model_child), which is how aoe-opat confirms its winners.
+ *
+ * AOE_INJECT_FAULT=kind[:op_type] (kind: crash, hang, wrong, nan, abort)
+ * makes every measuring child misbehave that way, for the tests; the
+ * reference run (the default schedule, before the fault) never is.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "opat.h"
+
+#define RTOL 1e-4		/* relative L2 error allowed */
+#define EL_TOL 1e-3		/* per element, relative to max |ref| */
+#define ATOL 1e-5
+#define MIN_REP_US 200.0	/* a timed repeat runs the node this long */
+
+static const char *const status_names[] = { "ok", "wrong", "crash",
+	"timeout", "abort", "invalid" };
+
+const char *
+opat_status_name(int st)
+{
+	return st >= 0 && st < OPAT_NSTATUS ? status_names[st] : "invalid";
+}
+
+int
+opat_status_from_name(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < OPAT_NSTATUS; i++)
+		if (strcmp(s, status_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+opat_lock_path(void)
+{
+	const char *p = getenv("AOE_MEASURE_LOCK");
+
+	return p && *p ? p : "/tmp/aoe-measure.lock";
+}
+
+static uint64_t
+xrnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+static void
+fill_random(aoe_tensor *t, uint64_t seed)
+{
+	int64_t i, n = aoe_tensor_numel(t);
+	uint64_t s = seed | 1;
+
+	if (t->data == NULL || n <= 0)
+		return;
+	if (t->dtype == AOE_F32) {
+		float *p = t->data;
+		for (i = 0; i < n; i++)
+			p[i] = (float)((double)(xrnd(&s) >> 11) /
+			    9007199254740992.0 * 2.0 - 1.0);
+	} else if (t->dtype == AOE_F64) {
+		double *p = t->data;
+		for (i = 0; i < n; i++)
+			p[i] = (double)(xrnd(&s) >> 11) /
+			    9007199254740992.0 * 2.0 - 1.0;
+	} else if (t->dtype == AOE_BOOL || t->dtype == AOE_U8) {
+		uint8_t *p = t->data;
+		for (i = 0; i < n; i++)
+			p[i] = (uint8_t)(xrnd(&s) >> 63);
+	} else
+		/* Integers index things: 0 is valid everywhere. */
+		memset(t->data, 0, aoe_tensor_nbytes(t));
+}
+
+static int
+node_run(aoe_graph *g, aoe_node *n, int nthreads)
+{
+	aoe_kctx k;
+
+	memset(&k, 0, sizeof(k));
+	k.g = g;
+	k.n = n;
+	k.nthreads = aoe_node_threads(n, nthreads);
+	k.sched = &n->sched;
+	k.scratch = g->scratch;
+	return n->op->run(&k);
+}
+
+/* The fault to inject for this node, or NULL. */
+static const char *
+fault_for(const aoe_node *n)
+{
+	static char kind[32];
+	const char *v = getenv("AOE_INJECT_FAULT"), *c;
+
+	if (v == NULL || *v == '\0')
+		return NULL;
+	c = strchr(v, ':');
+	if (c && strcmp(c + 1, n->op_type) != 0)
+		return NULL;
+	snprintf(kind, sizeof(kind), "%.*s", c ? (int)(c - v) : (int)strlen(v),
+	    v);
+	return kind;
+}
+
+int
+opat_verify(const aoe_tensor *t, const void *ref, char *why, size_t len)
+{
+	int64_t j, cnt = aoe_tensor_numel(t), at = 0;
+	double num = 0, den = 0, maxref = 0, worst = 0;
+
+	if (t->dtype != AOE_F32) {
+		if (memcmp(t->data, ref, aoe_tensor_nbytes(t)) != 0) {
+			snprintf(why, len, "output '%s' differs from the "
+			    "reference", t->name);
+			return -1;
+		}
+		return 0;
+	}
+	for (j = 0; j < cnt; j++) {
+		double r = ((const float *)ref)[j];
+		if (fabs(r) > maxref)
+			maxref = fabs(r);
+	}
+	for (j = 0; j < cnt; j++) {
+		double a = ((const float *)t->data)[j];
+		double r = ((const float *)ref)[j];
+		double d = fabs(a - r);
+		if (!isfinite(a) && isfinite(r)) {
+			snprintf(why, len, "output '%s'[%lld] is %g, the "
+			    "reference %g", t->name, (long long)j, a, r);
+			return -1;
+		}
+		if (!isfinite(r))
+			continue;
+		if (d > worst) {
+			worst = d;
+			at = j;
+		}
+		num += d * d;
+		den += r * r;
+	}
+	if (worst > EL_TOL * maxref + ATOL ||
+	    sqrt(num) > RTOL * sqrt(den) + ATOL) {
+		snprintf(why, len, "output '%s'[%lld] is %g, the reference %g "
+		    "(relative L2 error %.3g)", t->name, (long long)at,
+		    ((const float *)t->data)[at], ((const float *)ref)[at],
+		    den > 0 ? sqrt(num / den) : sqrt(num));
+		return -1;
+	}
+	return 0;
+}
+
+/* Compare the node's outputs with the reference; 0 or -1 with why. */
+static int
+compare(aoe_graph *g, aoe_node *n, void **ref, char *why, size_t len)
+{
+	int i;
+
+	for (i = 0; i < n->nout; i++) {
+		aoe_tensor *t = aoe_out(g, n, i);
+		if (t != NULL && ref[i] != NULL &&
+		    opat_verify(t, ref[i], why, len) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+opat_say(int fd, const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * Say the result of n timed repeats rep[] (each a mean over inner runs)
+ * and end the child.  The spread is the interquartile range relative to
+ * the median: another process's burst on a shared host moves one
+ * repeat, not the quartiles.
+ */
+void
+opat_child_report(double *rep, int n, int inner, int fd)
+{
+	char line[256];
+	double sum = 0, med, iqr;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += rep[i];
+	qsort(rep, (size_t)n, sizeof(double), cmp_double);
+	med = n % 2 ? rep[n / 2] : (rep[n / 2 - 1] + rep[n / 2]) / 2;
+	iqr = rep[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1] - rep[n / 4];
+	snprintf(line, sizeof(line), "ok %.6g %.6g %.6g %.6g %d %d\n",
+	    med, sum / n, rep[0], med > 0 ? iqr / med : 0, n, inner);
+	opat_say(fd, line);
+	_exit(0);
+}
+
+/*
+ * Take the measure lock: shared while preparing and checking, exclusive
+ * for timed runs (the gate gives a waiting timer priority over new
+ * shared holders).  Returns the lock's descriptor; the gate's in *gate.
+ */
+int
+opat_child_lock(const char *path, int *gate, int fd)
+{
+	char gate_path[4096], line[4400];
+	int lk;
+
+	snprintf(gate_path, sizeof(gate_path), "%s.gate", path);
+	if ((lk = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0 ||
+	    (*gate = open(gate_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+		snprintf(line, sizeof(line), "invalid cannot open lock '%s': "
+		    "%s\n", path, strerror(errno));
+		opat_say(fd, line);
+		_exit(0);
+	}
+	opat_say(fd, "waiting\n");
+	flock(*gate, LOCK_EX);
+	flock(lk, LOCK_SH);
+	flock(*gate, LOCK_UN);
+	opat_say(fd, "running\n");
+	return lk;
+}
+
+void
+opat_child_exclusive(int lk, int gate, int fd)
+{
+	flock(lk, LOCK_UN);
+	opat_say(fd, "waiting\n");
+	flock(gate, LOCK_EX);
+	flock(lk, LOCK_EX);
+	opat_say(fd, "locked\n");
+}
+
+/* The child: check the candidate, then time it.  Never returns. */
+static void
+child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
+    void **ref, const opat_meas_opts *o, int fd)
+{
+	char why[512], line[768];
+	const char *fault = fault_for(n);
+	double *rep, t0, t1;
+	int lk, gate, i, j, inner;
+
+	signal(SIGPIPE, SIG_DFL);
+	lk = opat_child_lock(o->lock_path, &gate, fd);
+	/*
+	 * The reference: fresh inputs, the default schedule.  It is computed
+	 * here, not in the parent, which never runs a kernel.
+	 */
+	for (i = 0; i < n->nin; i++) {
+		aoe_tensor *it = aoe_in(g, n, i);
+		if (it && it->kind != AOE_T_CONST)
+			fill_random(it, seed + 977 * (uint64_t)i);
+	}
+	if (node_run(g, n, o->nthreads) < 0) {
+		snprintf(line, sizeof(line), "invalid the default schedule "
+		    "fails: %s\n", aoe_errmsg());
+		opat_say(fd, line);
+		_exit(0);
+	}
+	for (i = 0; i < n->nout; i++)
+		if (ref[i])
+			memcpy(ref[i], aoe_out(g, n, i)->data,
+			    aoe_tensor_nbytes(aoe_out(g, n, i)));
+	if (aoe_space_apply(g, n, s) < 0) {
+		snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
+		opat_say(fd, line);
+		_exit(0);
+	}
+	if (fault && strcmp(fault, "crash") == 0) {
+		volatile int *volatile bad = NULL;
+		*bad = 1;
+	}
+	if (fault && strcmp(fault, "abort") == 0)
+		abort();
+	if (fault && strcmp(fault, "hang") == 0)
+		for (;;)
+			pause();
+	if (node_run(g, n, o->nthreads) < 0) {
+		snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
+		opat_say(fd, line);
+		_exit(0);
+	}
+	if (fault && n->nout > 0 && aoe_out(g, n, 0) &&
+	    aoe_out(g, n, 0)->dtype == AOE_F32 &&
+	    aoe_tensor_numel(aoe_out(g, n, 0)) > 0) {
+		float *p = aoe_out(g, n, 0)->data;
+		if (strcmp(fault, "wrong") == 0)
+			p[0] += 1.0f + fabsf(p[0]);
+		else if (strcmp(fault, "nan") == 0)
+			p[0] = NAN;
+	}
+	if (compare(g, n, ref, why, sizeof(why)) < 0) {
+		snprintf(line, sizeof(line), "wrong %s\n", why);
+		opat_say(fd, line);
+		_exit(0);
+	}
+	/* Timed runs are exclusive on the host. */
+	opat_child_exclusive(lk, gate, fd);
+	t0 = aoe_now_us();
+	node_run(g, n, o->nthreads);
+	t1 = aoe_now_us() - t0;
+	inner = t1 >= MIN_REP_US ? 1 : (int)(MIN_REP_US / (t1 > 1 ? t1 : 1));
+	if (inner > 1000)
+		inner = 1000;
+	if (inner < 1)
+		inner = 1;
+	rep = aoe_xcalloc((size_t)o->run_loop, sizeof(double));
+	for (i = 0; i < o->run_loop; i++) {
+		t0 = aoe_now_us();
+		for (j = 0; j < inner; j++)
+			node_run(g, n, o->nthreads);
+		rep[i] = (aoe_now_us() - t0) / inner;
+	}
+	flock(lk, LOCK_UN);
+	flock(gate, LOCK_UN);
+	opat_child_report(rep, o->run_loop, inner, fd);
+}
+
+/*
+ * The in-model child (o->names set): the whole graph, prepared as
+ * aoe-run prepares it (the default fusion decisions, no bank), with s on
+ * every node named in o->names.  Its outputs are checked against those
+ * of the default schedules on the same fresh inputs; then RUN_LOOP timed
+ * runs of the graph, each repeat the mean time of those nodes in it.
+ * Never returns.
+ */
+static void
+model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
+    const opat_meas_opts *o, int fd)
+{
+	aoe_run_opts ro;
+	char why[512], line[768];
+	void **ref;
+	double *rep;
+	int *idx, lk, gate, i, j, nn = 0;
+
+	signal(SIGPIPE, SIG_DFL);
+	lk = opat_child_lock(o->lock_path, &gate, fd);
+	aoe_run_opts_init(&ro);
+	ro.nthreads = o->nthreads;
+	ro.use_bank = 0;
+	ro.static_memory = 0;
+	ro.profile = 0;
+	ro.fuse_mode = AOE_FUSE_ALL;
+	if (aoe_graph_prepare(g, &ro) < 0)
+		goto invalid;
+	for (i = 0; i < g->ninputs; i++)
+		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	if (aoe_graph_run(g, &ro) < 0)
+		goto invalid;
+	ref = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(void *));
+	for (i = 0; i < g->noutputs; i++) {
+		aoe_tensor *t = g->tensors[g->outputs[i]];
+		ref[i] = aoe_xmalloc(aoe_tensor_nbytes(t) + 1);
+		memcpy(ref[i], t->data, aoe_tensor_nbytes(t));
+	}
+	idx = aoe_xcalloc((size_t)g->norder + 1, sizeof(int));
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		for (j = 0; j < o->nnames; j++)
+			if (strcmp(n->name, o->names[j]) == 0)
+				break;
+		if (j == o->nnames)
+			continue;
+		if (aoe_space_apply(g, n, s) < 0)
+			goto invalid;
+		idx[nn++] = g->order[i];
+	}
+	if (nn == 0) {
+		/* Fused into another node: nothing of it runs alone. */
+		opat_say(fd, "invalid absent: no node of the case runs in the "
+		    "model\n");
+		_exit(0);
+	}
+	for (i = 0; i < g->ninputs; i++)
+		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	if (aoe_graph_run(g, &ro) < 0)
+		goto invalid;
+	for (i = 0; i < g->noutputs; i++)
+		if (opat_verify(g->tensors[g->outputs[i]], ref[i], why,
+		    sizeof(why)) < 0) {
+			snprintf(line, sizeof(line), "wrong %s\n", why);
+			opat_say(fd, line);
+			_exit(0);
+		}
+	opat_child_exclusive(lk, gate, fd);
+	ro.profile = 1;
+	aoe_graph_run(g, &ro);
+	rep = aoe_xcalloc((size_t)o->run_loop, sizeof(double));
+	for (i = 0; i < o->run_loop; i++) {
+		for (j = 0; j < nn; j++)
+			g->nodes[idx[j]].prof_us = 0;
+		aoe_graph_run(g, &ro);
+		for (j = 0; j < nn; j++)
+			rep[i] += g->nodes[idx[j]].prof_us / nn;
+	}
+	flock(lk, LOCK_UN);
+	flock(gate, LOCK_UN);
+	opat_child_report(rep, o->run_loop, 1, fd);
+invalid:
+	snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
+	opat_say(fd, line);
+	_exit(0);
+}
+
+typedef struct slot {
+	pid_t pid;
+	int fd, idx;
+	double deadline, start;
+	int waiting;
+	char buf[1024];
+	size_t len;
+} slot;
+
+static int
+ends_with(const char *s, const char *t)
+{
+	size_t a = strlen(s), b = strlen(t);
+
+	return a >= b && strcmp(s + a - b, t) == 0;
+}
+
+/* Turn what a finished child said and how it ended into a timing. */
+static void
+finish(slot *c, int wst, int killed, opat_timing *t)
+{
+	char *line = c->buf, *nl, *last = NULL;
+
+	c->buf[c->len] = '\0';
+	while ((nl = strchr(line, '\n')) != NULL) {
+		*nl = '\0';
+		if (strcmp(line, "locked") != 0 &&
+		    strcmp(line, "waiting") != 0 &&
+		    strcmp(line, "running") != 0)
+			last = line;
+		line = nl + 1;
+	}
+	memset(t, 0, sizeof(*t));
+	t->cost_s = (aoe_now_us() - c->start) / 1e6;
+	if (killed) {
+		t->status = OPAT_TIMEOUT;
+		snprintf(t->reason, sizeof(t->reason), "killed after the time "
+		    "limit");
+	} else if (WIFSIGNALED(wst)) {
+		int sig = WTERMSIG(wst);
+		t->status = sig == SIGABRT ? OPAT_ABORT : OPAT_CRASH;
+		snprintf(t->reason, sizeof(t->reason), "killed by signal %d "
+		    "(%s)", sig, strsignal(sig));
+	} else if (last == NULL) {
+		t->status = OPAT_CRASH;
+		snprintf(t->reason, sizeof(t->reason), "exited with status %d "
+		    "without a result", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+	} else if (strncmp(last, "ok ", 3) == 0) {
+		if (sscanf(last + 3, "%lf %lf %lf %lf %d %d", &t->us,
+		    &t->mean_us, &t->min_us, &t->spread, &t->runs,
+		    &t->inner) != 6) {
+			t->status = OPAT_CRASH;
+			snprintf(t->reason, sizeof(t->reason), "garbled "
+			    "result");
+		} else
+			t->status = OPAT_OK;
+	} else if (strncmp(last, "wrong ", 6) == 0) {
+		t->status = OPAT_WRONG;
+		snprintf(t->reason, sizeof(t->reason), "%s", last + 6);
+	} else {
+		t->status = OPAT_INVALID;
+		snprintf(t->reason, sizeof(t->reason), "%s",
+		    strncmp(last, "invalid ", 8) == 0 ? last + 8 : last);
+	}
+}
+
+int
+opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
+    int n, const opat_meas_opts *o, opat_timing *t)
+{
+	aoe_node *nd = &g->nodes[ni];
+	slot *sl;
+	struct pollfd *pf;
+	void *ref[16];
+	int nslot = o->parallel > 0 ? o->parallel : 1, running = 0, next = 0;
+	int lk, i, rc = 0;
+
+	if (nd->nout > 16)
+		return aoe_err(AOE_EUNSUP, "%s '%s': too many outputs",
+		    nd->op_type, nd->name);
+	if ((lk = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", o->lock_path,
+		    strerror(errno));
+	memset(ref, 0, sizeof(ref));
+	for (i = 0; i < nd->nout; i++) {
+		aoe_tensor *ot = aoe_out(g, nd, i);
+		if (ot && ot->data)
+			ref[i] = aoe_xmalloc(aoe_tensor_nbytes(ot) + 1);
+	}
+	sl = aoe_xcalloc((size_t)nslot, sizeof(*sl));
+	pf = aoe_xcalloc((size_t)nslot, sizeof(*pf));
+	for (i = 0; i < nslot; i++)
+		sl[i].pid = -1;
+	fflush(NULL);
+	while (next < n || running > 0) {
+		double now, wait_ms;
+
+		/* Start children while there are free slots. */
+		for (i = 0; i < nslot && next < n; i++) {
+			int p[2];
+			if (sl[i].pid >= 0)
+				continue;
+			if (pipe2(p, O_CLOEXEC) < 0) {
+				rc = aoe_err(AOE_EIO, "pipe: %s",
+				    strerror(errno));
+				goto out;
+			}
+			sl[i].start = aoe_now_us();
+			if ((sl[i].pid = aoe_fork_child()) < 0) {
+				close(p[0]);
+				close(p[1]);
+				sl[i].pid = -1;
+				rc = aoe_err(AOE_EIO, "fork: %s",
+				    strerror(errno));
+				goto out;
+			}
+			if (sl[i].pid == 0) {
+				close(p[0]);
+				close(lk);
+				if (o->names)
+					model_child(g, &s[next], seeds[next],
+					    o, p[1]);
+				child(g, nd, &s[next], seeds[next], ref, o, p[1]);
+			}
+			close(p[1]);
+			sl[i].fd = p[0];
+			sl[i].idx = next++;
+			sl[i].len = 0;
+			sl[i].waiting = 0;
+			sl[i].deadline = sl[i].start + o->timeout_s * 1e6;
+			running++;
+		}
+		/* Wait for output, an exit or the nearest deadline. */
+		now = aoe_now_us();
+		wait_ms = 1e9;
+		for (i = 0; i < nslot; i++) {
+			pf[i].fd = sl[i].pid >= 0 ? sl[i].fd : -1;
+			pf[i].events = POLLIN;
+			pf[i].revents = 0;
+			if (sl[i].pid >= 0 && (sl[i].deadline - now) / 1000 <
+			    wait_ms)
+				wait_ms = (sl[i].deadline - now) / 1000;
+		}
+		if (wait_ms < 0)
+			wait_ms = 0;
+		if (poll(pf, (nfds_t)nslot, (int)wait_ms + 1) < 0 &&
+		    errno != EINTR) {
+			rc = aoe_err(AOE_EIO, "poll: %s", strerror(errno));
+			goto out;
+		}
+		now = aoe_now_us();
+		for (i = 0; i < nslot; i++) {
+			int wst = 0, eof = 0, killed = 0;
+			if (sl[i].pid < 0)
+				continue;
+			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t r = read(sl[i].fd, sl[i].buf +
+				    sl[i].len, sizeof(sl[i].buf) - 1 -
+				    sl[i].len);
+				if (r <= 0)
+					eof = 1;
+				else {
+					sl[i].len += (size_t)r;
+					sl[i].buf[sl[i].len] = '\0';
+					/*
+					 * Waiting for the lock is not hanging:
+					 * the clock runs only while it works.
+					 */
+					sl[i].waiting = ends_with(sl[i].buf,
+					    "waiting\n");
+					sl[i].deadline = now +
+					    o->timeout_s * 1e6;
+				}
+				if (sl[i].len >= sizeof(sl[i].buf) - 1)
+					eof = 1;
+			}
+			if (!eof && !sl[i].waiting && now >= sl[i].deadline) {
+				kill(sl[i].pid, SIGKILL);
+				killed = 1;
+				eof = 1;
+			}
+			if (!eof)
+				continue;
+			while (waitpid(sl[i].pid, &wst, 0) < 0 &&
+			    errno == EINTR)
+				;
+			close(sl[i].fd);
+			finish(&sl[i], wst, killed, &t[sl[i].idx]);
+			sl[i].pid = -1;
+			running--;
+		}
+	}
+out:
+	for (i = 0; i < nslot; i++)
+		if (sl[i].pid > 0) {
+			kill(sl[i].pid, SIGKILL);
+			waitpid(sl[i].pid, NULL, 0);
+			close(sl[i].fd);
+		}
+	for (i = 0; i < 16; i++)
+		free(ref[i]);
+	free(sl);
+	free(pf);
+	close(lk);
+	return rc;
+}

@@ -1,0 +1,1705 @@
+/*
+ * opat.c - operator tuning (AOE's OPAT) on libaoe's tunable kernels.
+ *
+ * Graphs are loaded and prepared with the default schedules; their live
+ * nodes are grouped into cases by the key of their canonical signature
+ * (aoe-bank(5)), and each case is tuned once for all the names that share
+ * it.  Every case's baseline (the default schedule, or the bank's entry
+ * on a hit) is measured first, so that a whole-run budget can be shared
+ * in proportion to each case's share of the model's time; then the cases
+ * are tuned, largest first, by the search strategies of search.c, over
+ * measurements taken by measure.c (or looked up in a replay set), and a
+ * tuning record is written for each.
+ *
+ * Every measurement and every record is appended to the journal (when
+ * there is one) before it is used, so a run killed at any point and
+ * started again with the same arguments replays the journal instead of
+ * measuring again and ends with the same records.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "opat.h"
+
+#define SIGMAX 65536
+#define CONFIRM 3		/* rounds measuring the baseline and winner again */
+#define TOPK 5			/* candidates confirmed beside the baseline */
+
+static const char *const strategy_names[] = { "auto", "exhaustive",
+	"random", "evolution" };
+
+const char *
+opat_strategy_name(int s)
+{
+	return s >= 0 && s <= OPAT_EVOLUTION ? strategy_names[s] : "?";
+}
+
+int
+opat_strategy_from_name(const char *s)
+{
+	int i;
+
+	for (i = 0; i <= OPAT_EVOLUTION; i++)
+		if (strcmp(s, strategy_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void
+opat_opts_init(opat_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->threads < 1)
+		o->threads = 1;
+	o->run_loop = 10;
+	o->te_parallel = 2;
+	o->tuning_parallel = 8;
+	o->budget_trials = 64;
+	o->budget_seconds = 60;
+	o->total_seconds = 600;
+	o->timeout_s = 20;
+	o->seed = 1;
+	o->noise_floor = 0.02;
+	o->min_gain_us = 1.0;
+	o->in_model = 1;
+	o->strategy = OPAT_AUTO;
+	o->min_trials = 4;
+}
+
+/*
+ * A small string map (chained hash), for the journal and replay sets.
+ */
+typedef struct mnode {
+	char *k;
+	void *v;
+	struct mnode *next;
+} mnode;
+struct opat_map {
+	mnode *b[4096];
+};
+
+static opat_map *
+map_new(void)
+{
+	return aoe_xcalloc(1, sizeof(opat_map));
+}
+
+static void *
+map_get(const opat_map *m, const char *k)
+{
+	const mnode *n;
+
+	if (m == NULL)
+		return NULL;
+	for (n = m->b[opat_hash(0, k) % 4096]; n; n = n->next)
+		if (strcmp(n->k, k) == 0)
+			return n->v;
+	return NULL;
+}
+
+static void
+map_put(opat_map *m, const char *k, void *v)
+{
+	mnode *n;
+	uint64_t h = opat_hash(0, k) % 4096;
+
+	for (n = m->b[h]; n; n = n->next)
+		if (strcmp(n->k, k) == 0) {
+			free(n->v);
+			n->v = v;
+			return;
+		}
+	n = aoe_xcalloc(1, sizeof(*n));
+	n->k = aoe_xstrdup(k);
+	n->v = v;
+	n->next = m->b[h];
+	m->b[h] = n;
+}
+
+static void
+map_free(opat_map *m, void (*fr)(void *))
+{
+	mnode *n, *nx;
+	int i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < 4096; i++)
+		for (n = m->b[i]; n; n = nx) {
+			nx = n->next;
+			free(n->k);
+			if (fr)
+				fr(n->v);
+			else
+				free(n->v);
+			free(n);
+		}
+	free(m);
+}
+
+static void
+json_free(void *p)
+{
+	cJSON_Delete(p);
+}
+
+static const char *
+jstr(const cJSON *o, const char *name)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static double
+jnum(const cJSON *o, const char *name, double def)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsNumber(x) ? x->valuedouble : def;
+}
+
+/*
+ * Graphs.
+ */
+static int
+load_graph(opat_run *r, const char *path, const char *shape, int *gi)
+{
+	opat_graph *og;
+	aoe_run_opts ro;
+	char *abs;
+	int i, rc;
+
+	abs = strcmp(path, "-") ? realpath(path, NULL) : NULL;
+	for (i = 0; i < r->ngraphs; i++)
+		if (strcmp(r->graphs[i].path, abs ? abs : path) == 0 &&
+		    strcmp(r->graphs[i].shape, shape ? shape : "") == 0) {
+			*gi = i;
+			free(abs);
+			return 0;
+		}
+	r->graphs = aoe_xrealloc(r->graphs, (r->ngraphs + 1) *
+	    sizeof(*r->graphs));
+	og = &r->graphs[r->ngraphs];
+	memset(og, 0, sizeof(*og));
+	og->path = abs ? abs : aoe_xstrdup(path);
+	og->shape = aoe_xstrdup(shape ? shape : "");
+	if ((rc = aoe_model_load(path, &og->g)) < 0)
+		goto fail;
+	if (shape && *shape && (rc = aoe_bind_shapes(og->g, shape)) < 0)
+		goto fail;
+	aoe_run_opts_init(&ro);
+	ro.nthreads = r->o.threads;
+	ro.use_bank = 0;	/* measure against the default heuristic */
+	ro.static_memory = 0;
+	ro.profile = 0;
+	/* Operators are tuned as the model has them, before any fusion. */
+	ro.fuse_mode = AOE_FUSE_OFF;
+	rc = aoe_graph_prepare(og->g, &ro);
+	if (rc < 0)
+		goto fail;
+	*gi = r->ngraphs++;
+	return 0;
+fail:
+	aoe_graph_free(og->g);
+	free(og->path);
+	free(og->shape);
+	return rc;
+}
+
+static int
+in_list(char **l, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(l[i], s) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether --tune-ops-file (or a task list) selects this node. */
+static int
+selected(const opat_run *r, const aoe_node *n, char **only, int nonly)
+{
+	if (only && !in_list(only, nonly, n->name))
+		return 0;
+	if (r->o.nops_names == 0 && r->o.nops_types == 0)
+		return 1;
+	return in_list(r->o.ops_names, r->o.nops_names, n->name) ||
+	    in_list(r->o.ops_types, r->o.nops_types, n->op_type);
+}
+
+/* Add the tunable nodes of a graph to the cases, grouped by key. */
+int
+opat_add_graph(opat_run *r, const char *path, const char *shape,
+    char **only, int nonly)
+{
+	char *sig = aoe_xmalloc(SIGMAX);
+	aoe_graph *g;
+	aoe_space sp;
+	int gi, i, j, rc;
+
+	if ((rc = load_graph(r, path, shape, &gi)) < 0) {
+		free(sig);
+		return rc;
+	}
+	g = r->graphs[gi].g;
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		opat_case *c = NULL;
+		uint64_t key;
+
+		if (n->dead || !selected(r, n, only, nonly))
+			continue;
+		if (aoe_space_for(g, n, &sp) < 0 || aoe_space_size(&sp) < 2 ||
+		    opat_space_legal(&sp, 2) < 2)
+			continue;	/* nothing to tune */
+		if ((rc = aoe_op_signature(g, n, r->o.threads, sig,
+		    SIGMAX)) < 0) {
+			aoe_warnx("%s: %s", path, aoe_errmsg());
+			continue;
+		}
+		key = aoe_op_key(sig);
+		for (j = 0; j < r->ncases; j++)
+			if (r->cases[j].key == key) {
+				c = &r->cases[j];
+				break;
+			}
+		if (c && strcmp(c->sig, sig) != 0) {
+			aoe_warnx("%s '%s': key %llu collides with a different "
+			    "signature; tuned separately", n->op_type,
+			    n->name, (unsigned long long)key);
+			c = NULL;
+		}
+		if (c == NULL) {
+			r->cases = aoe_xrealloc(r->cases, (r->ncases + 1) *
+			    sizeof(*r->cases));
+			c = &r->cases[r->ncases++];
+			memset(c, 0, sizeof(*c));
+			c->key = key;
+			snprintf(c->keystr, sizeof(c->keystr), "%llu",
+			    (unsigned long long)key);
+			c->sig = aoe_xstrdup(sig);
+			snprintf(c->op_type, sizeof(c->op_type), "%s",
+			    n->op_type);
+			c->gi = gi;
+			c->node = g->order[i];
+			c->seq = r->ncases - 1;
+		}
+		if (in_list(c->names, c->nnames, n->name))
+			continue;
+		c->names = aoe_xrealloc(c->names, (c->nnames + 1) *
+		    sizeof(char *));
+		c->names[c->nnames++] = aoe_xstrdup(n->name);
+	}
+	free(sig);
+	return 0;
+}
+
+static aoe_node *
+case_node(const opat_run *r, const opat_case *c)
+{
+	return &r->graphs[c->gi].g->nodes[c->node];
+}
+
+static int
+case_space(const opat_run *r, const opat_case *c, aoe_space *sp)
+{
+	return aoe_space_for(r->graphs[c->gi].g, case_node(r, c), sp);
+}
+
+/*
+ * The space a search goes over.  On one thread the knobs that only
+ * share work between threads (the thread count, the split axis or grain
+ * "par", "batch_par") change nothing, yet multiply the space up to 18
+ * times: they are held at their defaults.  Not in a replay, whose
+ * recorded points may hold any value of them.
+ */
+static int
+search_space(const opat_run *r, const opat_case *c, aoe_space *sp)
+{
+	static const char *const serial[] = { "nthreads", "par",
+	    "batch_par" };
+	int rc, i, j;
+
+	if ((rc = case_space(r, c, sp)) < 0 || r->o.threads != 1 ||
+	    r->o.replay != NULL)
+		return rc;
+	for (i = 0; i < sp->nknobs; i++)
+		for (j = 0; j < 3; j++)
+			if (strcmp(sp->knobs[i].name, serial[j]) == 0) {
+				sp->knobs[i].nvals = 1;
+				sp->knobs[i].vals[0] = sp->knobs[i].def;
+			}
+	return 0;
+}
+
+/*
+ * Op tasks, candidates and timings as JSON.
+ */
+static cJSON *
+task_json(const opat_run *r, const opat_case *c)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	int i;
+
+	cJSON_AddStringToObject(o, "key", c->keystr);
+	cJSON_AddStringToObject(o, "op_type", c->op_type);
+	a = cJSON_AddArrayToObject(o, "names");
+	for (i = 0; i < c->nnames; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(c->names[i]));
+	cJSON_AddStringToObject(o, "signature", c->sig);
+	cJSON_AddNumberToObject(o, "threads", r->o.threads);
+	cJSON_AddStringToObject(o, "soc_version", aoe_soc_version());
+	cJSON_AddStringToObject(o, "graph", r->graphs[c->gi].path);
+	if (r->graphs[c->gi].shape[0])
+		cJSON_AddStringToObject(o, "input_shape",
+		    r->graphs[c->gi].shape);
+	cJSON_AddStringToObject(o, "node", case_node(r, c)->name);
+	return o;
+}
+
+static void
+put_line(FILE *fp, cJSON *o)
+{
+	char *s = cJSON_PrintUnformatted(o);
+
+	fputs(s, fp);
+	putc('\n', fp);
+	fflush(fp);
+	free(s);
+}
+
+/*
+ * A journal line.  AOE_OPAT_KILL_AT=n (for the tests) kills the process
+ * with SIGKILL right after the n-th line this process writes.
+ */
+static void
+journal_line(opat_run *r, cJSON *o)
+{
+	static long n;
+	const char *k = getenv("AOE_OPAT_KILL_AT");
+
+	put_line(r->jfp, o);
+	if (k && *k && ++n == atol(k))
+		raise(SIGKILL);
+}
+
+static void
+timing_fields(cJSON *o, const opat_timing *t)
+{
+	cJSON_AddStringToObject(o, "status", opat_status_name(t->status));
+	if (t->status == OPAT_OK) {
+		cJSON_AddNumberToObject(o, "us", t->us);
+		cJSON_AddNumberToObject(o, "mean_us", t->mean_us);
+		cJSON_AddNumberToObject(o, "min_us", t->min_us);
+		cJSON_AddNumberToObject(o, "spread", t->spread);
+		cJSON_AddNumberToObject(o, "runs", t->runs);
+		cJSON_AddNumberToObject(o, "inner", t->inner);
+	}
+	cJSON_AddNumberToObject(o, "cost_s", t->cost_s);
+	if (t->reason[0])
+		cJSON_AddStringToObject(o, "reason", t->reason);
+}
+
+static void
+timing_from_json(const cJSON *o, opat_timing *t)
+{
+	const char *reason = jstr(o, "reason");
+
+	memset(t, 0, sizeof(*t));
+	t->status = opat_status_from_name(jstr(o, "status"));
+	if (t->status < 0)
+		t->status = OPAT_INVALID;
+	t->us = jnum(o, "us", 0);
+	t->mean_us = jnum(o, "mean_us", t->us);
+	t->min_us = jnum(o, "min_us", t->us);
+	t->spread = jnum(o, "spread", 0);
+	t->runs = (int)jnum(o, "runs", 0);
+	t->inner = (int)jnum(o, "inner", 0);
+	t->cost_s = jnum(o, "cost_s", 0);
+	if (reason)
+		snprintf(t->reason, sizeof(t->reason), "%s", reason);
+	if (t->status == OPAT_OK && !(t->us > 0)) {
+		t->status = OPAT_INVALID;
+		snprintf(t->reason, sizeof(t->reason), "no time");
+	}
+}
+
+/*
+ * The journal.
+ */
+static int
+journal_open(opat_run *r, const char *path)
+{
+	FILE *fp;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	off_t good = 0;
+	int lineno = 0;
+
+	r->jtim = map_new();
+	r->jrec = map_new();
+	if ((fp = fopen(path, "r")) != NULL) {
+		while ((len = getline(&line, &cap, fp)) > 0) {
+			cJSON *o;
+			const char *j, *k;
+			lineno++;
+			if (line[len - 1] != '\n')
+				break;	/* the run was killed writing it */
+			if ((o = cJSON_Parse(line)) == NULL ||
+			    (j = jstr(o, "j")) == NULL) {
+				cJSON_Delete(o);
+				break;
+			}
+			good += len;
+			k = jstr(o, "key");
+			if (strcmp(j, "run") == 0) {
+				snprintf(r->jid, sizeof(r->jid), "%s",
+				    jstr(o, "id") ? jstr(o, "id") : "");
+			} else if (strcmp(j, "timing") == 0 && k &&
+			    jstr(o, "tag") && jstr(o, "canon")) {
+				opat_timing *t = aoe_xmalloc(sizeof(*t));
+				char mk[2048];
+				timing_from_json(o, t);
+				snprintf(mk, sizeof(mk), "%s|%s|%s", k,
+				    jstr(o, "tag"), jstr(o, "canon"));
+				map_put(r->jtim, mk, t);
+			} else if (strcmp(j, "record") == 0 && k) {
+				cJSON *rec = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o,
+				    "record"), 1);
+				if (rec)
+					map_put(r->jrec, k, rec);
+			} else if (strcmp(j, "committed") == 0 && k) {
+				char mk[64];
+				snprintf(mk, sizeof(mk), "c|%s", k);
+				map_put(r->jrec, mk,
+				    cJSON_CreateTrue());
+			}
+			cJSON_Delete(o);
+		}
+		free(line);
+		fclose(fp);
+		/* Drop a half-written last line. */
+		if (truncate(path, good) < 0)
+			return aoe_err(AOE_EIO, "cannot truncate '%s': %s",
+			    path, strerror(errno));
+	} else if (errno != ENOENT)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	if ((r->jfp = fopen(path, "a")) == NULL)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	return 0;
+}
+
+static void
+journal_sync(opat_run *r)
+{
+	fflush(r->jfp);
+	fsync(fileno(r->jfp));
+}
+
+/* The run's identity: what must not change for a journal to apply. */
+static void
+run_id(opat_run *r, char *buf, size_t len)
+{
+	char tmp[512];
+	uint64_t h = 0;
+	int i;
+
+	snprintf(tmp, sizeof(tmp), "%d|%d|%lld|%.3f|%.3f|%lld|%llu|%d|%s|%s",
+	    r->o.strategy, r->o.threads, (long long)r->o.budget_trials,
+	    r->o.budget_seconds, r->o.total_seconds,
+	    (long long)r->o.total_trials, (unsigned long long)r->o.seed,
+	    r->o.run_loop, r->o.replay ? r->o.replay : "",
+	    r->o.repeat_tune ? "repeat" : "");
+	h = opat_hash(h, tmp);
+	for (i = 0; i < r->ncases; i++)
+		h = opat_hash(h, r->cases[i].keystr);
+	snprintf(buf, len, "%016llx", (unsigned long long)h);
+}
+
+/*
+ * The replay set: timings recorded by --measure, --timings or a journal.
+ */
+int
+opat_load_replay(opat_run *r, const char *path)
+{
+	FILE *fp;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0, n = 0;
+
+	if ((fp = strcmp(path, "-") ? fopen(path, "r") : stdin) == NULL)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	r->replay = map_new();
+	while ((len = getline(&line, &cap, fp)) > 0) {
+		cJSON *o;
+		const char *k;
+		aoe_sched s;
+		lineno++;
+		if (line[strspn(line, " \t\r\n")] == '\0')
+			continue;
+		if ((o = cJSON_Parse(line)) == NULL) {
+			free(line);
+			if (fp != stdin)
+				fclose(fp);
+			return aoe_err(AOE_EDATA, "%s:%ld: malformed JSON",
+			    path, lineno);
+		}
+		if (jstr(o, "j") && strcmp(jstr(o, "j"), "timing") != 0) {
+			cJSON_Delete(o);
+			continue;
+		}
+		if ((k = jstr(o, "key")) == NULL || opat_sched_from_json(
+		    cJSON_GetObjectItemCaseSensitive(o, "schedule"), &s) < 0 ||
+		    jstr(o, "status") == NULL) {
+			cJSON_Delete(o);
+			free(line);
+			if (fp != stdin)
+				fclose(fp);
+			return aoe_err(AOE_EDATA, "%s:%ld: not a timing (needs "
+			    "key, schedule and status)", path, lineno);
+		}
+		/* Keep the object: canon needs the space, known later. */
+		{
+			char mk[64];
+			cJSON *arr;
+			snprintf(mk, sizeof(mk), "%s", k);
+			if ((arr = map_get(r->replay, mk)) == NULL) {
+				arr = cJSON_CreateArray();
+				map_put(r->replay, mk, arr);
+			}
+			cJSON_AddItemToArray(arr, o);
+			n++;
+		}
+	}
+	free(line);
+	if (fp != stdin)
+		fclose(fp);
+	if (n == 0)
+		return aoe_err(AOE_EDATA, "%s: no timings", path);
+	return 0;
+}
+
+/* The replay timing of s in case c, or NULL. */
+static int
+replay_find(opat_run *r, opat_case *c, const aoe_space *sp,
+    const char *canon, opat_timing *t)
+{
+	cJSON *arr = map_get(r->replay, c->keystr), *o;
+	char buf[1024];
+	aoe_sched s;
+
+	if (c->rmap == NULL && arr) {
+		/* Index this case's timings by canonical schedule. */
+		c->rmap = map_new();
+		cJSON_ArrayForEach(o, arr) {
+			opat_timing *x = aoe_xmalloc(sizeof(*x));
+			opat_sched_from_json(cJSON_GetObjectItemCaseSensitive(o,
+			    "schedule"), &s);
+			opat_canon(sp, &s, buf, sizeof(buf));
+			timing_from_json(o, x);
+			if (map_get(c->rmap, buf) == NULL)
+				map_put(c->rmap, buf, x);
+			else
+				free(x);
+		}
+	}
+	if (c->rmap && (o = map_get(c->rmap, canon)) != NULL) {
+		*t = *(opat_timing *)o;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Get the timings of n schedules of case c: from the journal, the replay
+ * set, or by measuring them.  tag tells baselines ("d", "b"), search
+ * trials ("t") and confirmations ("c0", "c1") apart.
+ */
+static int
+obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
+    const aoe_sched *s, int n, opat_timing *t, int *missing)
+{
+	char (*canon)[1024] = aoe_xcalloc((size_t)n, 1024);
+	int *todo = aoe_xcalloc((size_t)n + 1, sizeof(int)), ntodo = 0, i, rc = 0;
+	aoe_sched *ms = aoe_xcalloc((size_t)n + 1, sizeof(*ms));
+	uint64_t *seeds = aoe_xcalloc((size_t)n + 1, sizeof(uint64_t));
+	opat_timing *mt = aoe_xcalloc((size_t)n + 1, sizeof(*mt));
+	char mk[2048];
+
+	for (i = 0; i < n; i++) {
+		opat_timing *jt;
+		missing[i] = 0;
+		opat_canon(sp, &s[i], canon[i], 1024);
+		snprintf(mk, sizeof(mk), "%s|%s|%s", c->keystr, tag, canon[i]);
+		if ((jt = map_get(r->jtim, mk)) != NULL) {
+			t[i] = *jt;
+			continue;
+		}
+		if (r->replay) {
+			if (!replay_find(r, c, sp, canon[i], &t[i])) {
+				memset(&t[i], 0, sizeof(t[i]));
+				t[i].status = OPAT_INVALID;
+				snprintf(t[i].reason, sizeof(t[i].reason),
+				    "not in the replay set");
+				missing[i] = 1;
+				continue;
+			}
+		} else {
+			todo[ntodo] = i;
+			ms[ntodo] = s[i];
+			seeds[ntodo++] = opat_hash(r->o.seed * 0x9E3779B97F4A7C15ULL
+			    + 1, mk);
+			continue;
+		}
+		if (r->jfp || r->tfp) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "j", "timing");
+			cJSON_AddStringToObject(o, "key", c->keystr);
+			cJSON_AddStringToObject(o, "op_type", c->op_type);
+			cJSON_AddStringToObject(o, "tag", tag);
+			cJSON_AddStringToObject(o, "canon", canon[i]);
+			cJSON_AddItemToObject(o, "schedule",
+			    opat_sched_json(&s[i]));
+			timing_fields(o, &t[i]);
+			if (r->jfp)
+				journal_line(r, o);
+			if (r->tfp) {
+				cJSON_DeleteItemFromObject(o, "j");
+				put_line(r->tfp, o);
+			}
+			cJSON_Delete(o);
+		}
+	}
+	if (ntodo > 0) {
+		opat_meas_opts mo;
+		double t0 = aoe_now_us();
+		memset(&mo, 0, sizeof(mo));
+		mo.nthreads = r->o.threads;
+		mo.run_loop = r->o.run_loop;
+		mo.parallel = r->o.te_parallel;
+		mo.timeout_s = r->o.timeout_s;
+		mo.lock_path = opat_lock_path();
+		/* Tags "m...": in the model (see tune_case). */
+		if (tag[0] == 'm') {
+			mo.names = c->names;
+			mo.nnames = c->nnames;
+		}
+		if ((rc = opat_measure(r->graphs[c->gi].g, c->node, ms, seeds,
+		    ntodo, &mo, mt)) < 0)
+			goto out;
+		for (i = 0; i < ntodo; i++) {
+			int k = todo[i];
+			cJSON *o;
+			t[k] = mt[i];
+			/* Charge each its share of the batch's wall time. */
+			t[k].cost_s = (aoe_now_us() - t0) / 1e6 / ntodo;
+			if (r->jfp == NULL && r->tfp == NULL)
+				continue;
+			o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "j", "timing");
+			cJSON_AddStringToObject(o, "key", c->keystr);
+			cJSON_AddStringToObject(o, "op_type", c->op_type);
+			cJSON_AddStringToObject(o, "tag", tag);
+			cJSON_AddStringToObject(o, "canon", canon[k]);
+			cJSON_AddItemToObject(o, "schedule",
+			    opat_sched_json(&s[k]));
+			timing_fields(o, &t[k]);
+			if (r->jfp)
+				journal_line(r, o);
+			if (r->tfp) {
+				cJSON_DeleteItemFromObject(o, "j");
+				put_line(r->tfp, o);
+			}
+			cJSON_Delete(o);
+		}
+	}
+out:
+	free(canon);
+	free(todo);
+	free(ms);
+	free(seeds);
+	free(mt);
+	return rc;
+}
+
+/*
+ * Progress on stderr.
+ */
+static void
+progress(opat_run *r, const opat_case *c, int trials, double gain)
+{
+	double el = (aoe_now_us() - r->t0) / 1e6, eta;
+	int done = r->ndone;
+
+	if (!r->o.progress)
+		return;
+	if (gain > r->best_gain)
+		r->best_gain = gain;
+	eta = done > 0 ? el / done * (r->ncases - done) : 0;
+	fprintf(stderr, "\r\033[K[%d/%d] %s %.40s trials %d best gain %.1f%% "
+	    "ETA %dm%02ds", done, r->ncases, c->op_type, c->names[0], trials,
+	    100 * r->best_gain, (int)eta / 60, (int)eta % 60);
+	fflush(stderr);
+}
+
+/*
+ * The record of a case, and the bank.
+ */
+static cJSON *
+new_record(const opat_run *r, const opat_case *c)
+{
+	cJSON *o = cJSON_CreateObject(), *a;
+	int i;
+
+	cJSON_AddStringToObject(o, "kind", "opat");
+	cJSON_AddStringToObject(o, "key", c->keystr);
+	cJSON_AddStringToObject(o, "op_type", c->op_type);
+	a = cJSON_AddArrayToObject(o, "names");
+	for (i = 0; i < c->nnames; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(c->names[i]));
+	cJSON_AddStringToObject(o, "signature", c->sig);
+	cJSON_AddStringToObject(o, "soc_version", aoe_soc_version());
+	cJSON_AddNumberToObject(o, "threads", r->o.threads);
+	return o;
+}
+
+/* Commit one record to the bank through aoe-bank's library code. */
+static int
+commit_record(opat_run *r, const cJSON *rec)
+{
+	char tmpl[] = "/tmp/aoe-opat-commit.XXXXXX", *av[1];
+	aoe_bank_opts bo;
+	FILE *fp;
+	int fd, rc;
+
+	if ((fd = mkstemp(tmpl)) < 0 || (fp = fdopen(fd, "w")) == NULL)
+		return aoe_err(AOE_EIO, "cannot create '%s': %s", tmpl,
+		    strerror(errno));
+	put_line(fp, (cJSON *)rec);
+	if (fclose(fp) != 0) {
+		unlink(tmpl);
+		return aoe_err(AOE_EIO, "cannot write '%s': %s", tmpl,
+		    strerror(errno));
+	}
+	aoe_bank_opts_init(&bo);
+	bo.quiet = 1;
+	av[0] = tmpl;
+	rc = aoe_bank_commit(&bo, 1, av);
+	unlink(tmpl);
+	return rc;
+}
+
+/* Emit a finished record: journal, output, bank. */
+static int
+finish_case(opat_run *r, opat_case *c, cJSON *rec, int from_journal)
+{
+	const char *out = jstr(rec, "outcome");
+	char mk[64];
+	int rc;
+
+	if (!from_journal && r->jfp) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "j", "record");
+		cJSON_AddStringToObject(j, "key", c->keystr);
+		cJSON_AddItemToObject(j, "record", cJSON_Duplicate(rec, 1));
+		journal_line(r, j);
+		cJSON_Delete(j);
+		journal_sync(r);
+	}
+	snprintf(mk, sizeof(mk), "c|%s", c->keystr);
+	if (r->o.commit && out && (strcmp(out, "add") == 0 ||
+	    strcmp(out, "update") == 0) && map_get(r->jrec, mk) == NULL) {
+		if ((rc = commit_record(r, rec)) < 0)
+			return rc;
+		if (r->jfp) {
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "j", "committed");
+			cJSON_AddStringToObject(j, "key", c->keystr);
+			journal_line(r, j);
+			cJSON_Delete(j);
+			journal_sync(r);
+		}
+	}
+	if (out && strcmp(out, "failed") == 0)
+		r->nfailed++;
+	put_line(r->out, rec);
+	return 0;
+}
+
+static void
+add_history(cJSON *h, int trial, double best)
+{
+	cJSON *p = cJSON_CreateArray();
+
+	cJSON_AddItemToArray(p, cJSON_CreateNumber(trial));
+	cJSON_AddItemToArray(p, cJSON_CreateNumber(best));
+	cJSON_AddItemToArray(h, p);
+}
+
+static double
+round6(double x)
+{
+	char b[64];
+
+	snprintf(b, sizeof(b), "%.6g", x);
+	return strtod(b, NULL);
+}
+/* The margin a winner must beat: the noise floor or the measured spread. */
+static double
+margin(const opat_opts *o, double spread_before, double spread_after)
+{
+	double m = o->noise_floor;
+
+	if (spread_before > m)
+		m = spread_before;
+	if (spread_after > m)
+		m = spread_after;
+	return m;
+}
+
+/*
+ * Admission (DESIGN.md): the winner beats the baseline by more than the
+ * margin, and saves at least min_gain_us, so that an op of a few
+ * nanoseconds is never "tuned" by timer noise.
+ */
+static int
+admits(const opat_opts *o, double before, double after, double margin)
+{
+	return after < before * (1 - margin) &&
+	    before - after >= o->min_gain_us;
+}
+
+
+/*
+ * The TOPK fastest candidates so far, fastest first (the search never
+ * proposes a point twice): the confirmation measures them again beside
+ * the baseline.
+ */
+static void
+top_insert(aoe_sched *ts, double *tu, int *nt, const aoe_sched *s, double us)
+{
+	int i, j;
+
+	for (i = 0; i < *nt && tu[i] <= us; i++)
+		;
+	if (i >= TOPK)
+		return;
+	j = *nt < TOPK ? (*nt)++ : TOPK - 1;
+	for (; j > i; j--) {
+		ts[j] = ts[j - 1];
+		tu[j] = tu[j - 1];
+	}
+	ts[i] = *s;
+	tu[i] = us;
+}
+
+/* Tune one case within its budget; returns its record. */
+static int
+tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
+    cJSON **recp)
+{
+	aoe_space sp;
+	opat_search se;
+	aoe_sched *batch, best_s, top_s[TOPK];
+	double top_us[TOPK];
+	int ntop = 0;
+	opat_timing *bt, base = c->base, best;
+	int *miss, strategy = r->o.strategy, trials = 1, k, i;
+	long long proposed = 0;
+	int nfail[OPAT_NSTATUS] = { 0 };
+	double spent = c->base.cost_s, noise, before, after, sb, sa;
+	char first_reason[256] = "";
+	cJSON *rec = new_record(r, c), *hist, *fails;
+	const char *outcome;
+	int rc = 0;
+
+	*recp = rec;
+	if ((rc = search_space(r, c, &sp)) < 0)
+		return rc;
+	if (c->hit && !r->o.repeat_tune) {
+		cJSON_AddNumberToObject(rec, "before_us", round6(base.us));
+		cJSON_AddNumberToObject(rec, "after_us", round6(base.us));
+		cJSON_AddNumberToObject(rec, "spread", round6(base.spread));
+		cJSON_AddItemToObject(rec, "schedule",
+		    opat_sched_json(&c->base_s));
+		cJSON_AddNumberToObject(rec, "trials", 0);
+		cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
+		cJSON_AddStringToObject(rec, "outcome", base.status ==
+		    OPAT_OK ? "reserved" : "failed");
+		cJSON_AddStringToObject(rec, "bank", c->hit_from);
+		if (base.status != OPAT_OK) {
+			fails = cJSON_AddObjectToObject(rec, "failed");
+			cJSON_AddNumberToObject(fails,
+			    opat_status_name(base.status), 1);
+			cJSON_AddStringToObject(rec, "reason", base.reason);
+		}
+		return 0;
+	}
+	if (base.status != OPAT_OK) {
+		cJSON_AddNumberToObject(rec, "trials", 1);
+		cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
+		cJSON_AddStringToObject(rec, "outcome", "failed");
+		fails = cJSON_AddObjectToObject(rec, "failed");
+		cJSON_AddNumberToObject(fails, opat_status_name(base.status), 1);
+		cJSON_AddStringToObject(rec, "reason", base.reason);
+		return 0;
+	}
+	if (strategy == OPAT_AUTO)
+		strategy = (long long)opat_space_legal(&sp, max_trials + 1) <=
+		    max_trials ? OPAT_EXHAUSTIVE : OPAT_EVOLUTION;
+	opat_search_init(&se, strategy, &sp, r->o.seed ^ c->key);
+	opat_search_add(&se, &c->base_s, base.us);
+	best = base;
+	best_s = c->base_s;
+	hist = cJSON_CreateArray();
+	add_history(hist, 1, round6(base.us));
+	batch = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(*batch));
+	bt = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(*bt));
+	miss = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(int));
+	/* Candidates missing from a replay set are not trials: cap them. */
+	while (trials < max_trials && spent < max_s &&
+	    proposed < 8 * max_trials + 64) {
+		long long want = max_trials - trials;
+		if (want > r->o.tuning_parallel)
+			want = r->o.tuning_parallel;
+		if ((k = opat_search_next(&se, (int)want, batch)) == 0)
+			break;
+		proposed += k;
+		if ((rc = obtain(r, c, &sp, "t", batch, k, bt, miss)) < 0)
+			break;
+		for (i = 0; i < k; i++) {
+			if (miss[i]) {
+				opat_search_feed(&se, &batch[i], NAN);
+				continue;
+			}
+			trials++;
+			spent += bt[i].cost_s;
+			if (bt[i].status != OPAT_OK) {
+				nfail[bt[i].status]++;
+				if (!first_reason[0])
+					snprintf(first_reason,
+					    sizeof(first_reason), "%s: %s",
+					    opat_status_name(bt[i].status),
+					    bt[i].reason);
+				opat_search_feed(&se, &batch[i], HUGE_VAL);
+				continue;
+			}
+			opat_search_feed(&se, &batch[i], bt[i].us);
+			top_insert(top_s, top_us, &ntop, &batch[i], bt[i].us);
+			if (bt[i].us < best.us) {
+				best = bt[i];
+				best_s = batch[i];
+				add_history(hist, trials, round6(best.us));
+			}
+		}
+		progress(r, c, trials, (base.us - best.us) / base.us);
+	}
+	free(batch);
+	free(bt);
+	free(miss);
+	opat_search_free(&se);
+	if (rc < 0) {
+		cJSON_Delete(hist);
+		return rc;
+	}
+	before = base.us;
+	after = best.us;
+	sb = base.spread;
+	sa = best.spread;
+	/*
+	 * The best of many noisy measurements is biased low: measure the
+	 * baseline and the winner again, one after the other, and decide on
+	 * those (not in replay, whose numbers are all there is).
+	 */
+	if (r->replay == NULL && after < before) {
+		aoe_sched pair[1 + TOPK];
+		opat_timing pt[1 + TOPK];
+		double bu[1 + TOPK], bs[1 + TOPK];
+		int pm[1 + TOPK], round, bad = 0, np = 1, j;
+		int model = r->o.in_model;
+		char tag[8];
+		/*
+		 * CONFIRM rounds, each measuring the baseline and the best
+		 * few candidates, in the model as aoe-run runs it (where the
+		 * caches hold what the ops around leave, not the op's own
+		 * data); the best of each is kept, since a busy host only
+		 * ever adds time.  An op that fusion folds into another runs
+		 * in no model of its own: it is confirmed alone.
+		 */
+		pair[0] = c->base_s;
+		for (j = 0; j < ntop && top_us[j] < before; j++)
+			pair[np++] = top_s[j];
+		for (j = 0; j < np; j++)
+			bu[j] = bs[j] = HUGE_VAL;
+		for (round = 0; round < CONFIRM && !bad; round++) {
+			snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c',
+			    round);
+			if ((rc = obtain(r, c, &sp, tag, pair, np, pt,
+			    pm)) < 0) {
+				cJSON_Delete(hist);
+				return rc;
+			}
+			for (j = 0; j < np; j++)
+				spent += pt[j].cost_s;
+			if (model && pt[0].status == OPAT_INVALID &&
+			    strncmp(pt[0].reason, "absent", 6) == 0) {
+				model = 0;
+				round = -1;
+				continue;
+			}
+			for (j = 0; j < np; j++) {
+				if (pt[j].status != OPAT_OK) {
+					/* A candidate that fails once is out. */
+					nfail[pt[j].status]++;
+					if (j == 0)
+						bad = 1;
+					bu[j] = -1;
+					continue;
+				}
+				if (bu[j] >= 0 && pt[j].us < bu[j]) {
+					bu[j] = pt[j].us;
+					bs[j] = pt[j].spread;
+				}
+			}
+		}
+		before = bu[0];
+		sb = bs[0];
+		after = HUGE_VAL;
+		for (j = 1; j < np && !bad; j++)
+			if (bu[j] >= 0 && bu[j] < after) {
+				after = bu[j];
+				sa = bs[j];
+				best_s = pair[j];
+			}
+		if (bad || after == HUGE_VAL) {
+			/* No winner stands. */
+			if (bad)
+				before = base.us;
+			after = before;
+			best_s = c->base_s;
+		}
+		cJSON_AddStringToObject(rec, "confirmed", model ? "model" :
+		    "alone");
+	}
+	noise = margin(&r->o, sb, sa);
+	if (admits(&r->o, before, after, noise))
+		outcome = c->hit ? "update" : "add";
+	else
+		outcome = c->hit ? "reserved" : "unsatisfied";
+	cJSON_AddNumberToObject(rec, "before_us", round6(before));
+	cJSON_AddNumberToObject(rec, "after_us", round6(after));
+	cJSON_AddNumberToObject(rec, "spread", round6(noise));
+	cJSON_AddNumberToObject(rec, "spread_us", round6(after * sa));
+	cJSON_AddItemToObject(rec, "schedule", opat_sched_json(
+	    strcmp(outcome, "add") == 0 || strcmp(outcome, "update") == 0 ?
+	    &best_s : &c->base_s));
+	cJSON_AddNumberToObject(rec, "trials", trials);
+	cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
+	cJSON_AddStringToObject(rec, "strategy", opat_strategy_name(strategy));
+	cJSON_AddStringToObject(rec, "outcome", outcome);
+	if (c->hit)
+		cJSON_AddStringToObject(rec, "bank", c->hit_from);
+	cJSON_AddItemToObject(rec, "history", hist);
+	for (i = 1; i < OPAT_NSTATUS; i++)
+		if (nfail[i])
+			break;
+	if (i < OPAT_NSTATUS) {
+		fails = cJSON_AddObjectToObject(rec, "failed");
+		for (i = 1; i < OPAT_NSTATUS; i++)
+			if (nfail[i])
+				cJSON_AddNumberToObject(fails,
+				    opat_status_name(i), nfail[i]);
+		if (first_reason[0])
+			cJSON_AddStringToObject(rec, "reason", first_reason);
+	}
+	c->spent = spent;
+	return 0;
+}
+
+static int
+by_share(const void *a, const void *b)
+{
+	const opat_case *x = a, *y = b;
+
+	if (x->share != y->share)
+		return x->share > y->share ? -1 : 1;
+	return x->seq - y->seq;
+}
+
+/* Measure every case's baseline: the default, or the bank's entry. */
+static int
+baselines(opat_run *r)
+{
+	int i, rc, miss;
+
+	for (i = 0; i < r->ncases; i++) {
+		opat_case *c = &r->cases[i];
+		aoe_space sp;
+		aoe_sched s;
+		const char *from = NULL;
+
+		if ((rc = case_space(r, c, &sp)) < 0)
+			return rc;
+		c->base_s = sp.def;
+		memset(&s, 0, sizeof(s));
+		if (r->o.use_bank && aoe_bank_find(r->graphs[c->gi].g,
+		    case_node(r, c), r->o.threads, &s, &from) == 1) {
+			if (aoe_space_validate(&sp, &s, NULL, 0) == 0) {
+				c->hit = 1;
+				c->base_s = s;
+				snprintf(c->hit_from, sizeof(c->hit_from),
+				    "%s", from ? from : "custom");
+			} else
+				aoe_warnx("%s '%s': the bank's schedule is not "
+				    "legal any more; tuning from the default",
+				    c->op_type, c->names[0]);
+		}
+		/* Twice, keeping the better: a busy host only adds time. */
+		if ((rc = obtain(r, c, &sp, c->hit ? "b" : "d", &c->base_s, 1,
+		    &c->base, &miss)) < 0)
+			return rc;
+		if (r->replay == NULL) {
+			opat_timing t2;
+			if ((rc = obtain(r, c, &sp, c->hit ? "b2" : "d2",
+			    &c->base_s, 1, &t2, &miss)) < 0)
+				return rc;
+			t2.cost_s += c->base.cost_s;
+			if (t2.status == OPAT_OK && (c->base.status != OPAT_OK ||
+			    t2.us < c->base.us))
+				c->base = t2;
+			else
+				c->base.cost_s = t2.cost_s;
+		}
+		c->share = (c->base.status == OPAT_OK ? c->base.us : 0) *
+		    c->nnames;
+		r->total_share += c->share;
+	}
+	return 0;
+}
+
+int
+opat_tune(opat_run *r)
+{
+	char id[32], mk[64];
+	double left_s, left_share;
+	long long left_trials;
+	int i, rc;
+
+	r->t0 = aoe_now_us();
+	if (r->o.journal) {
+		if ((rc = journal_open(r, r->o.journal)) < 0)
+			return rc;
+		run_id(r, id, sizeof(id));
+		if (r->jid[0] && strcmp(r->jid, id) != 0)
+			return aoe_err(AOE_EDATA, "journal '%s' belongs to a "
+			    "run with other arguments or graphs (run %s, this "
+			    "is %s): remove it or use another", r->o.journal,
+			    r->jid, id);
+		if (!r->jid[0]) {
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "j", "run");
+			cJSON_AddStringToObject(j, "id", id);
+			cJSON_AddStringToObject(j, "version", AOE_VERSION);
+			journal_line(r, j);
+			cJSON_Delete(j);
+			journal_sync(r);
+		}
+	} else
+		r->jtim = r->jrec = NULL;
+	if ((rc = baselines(r)) < 0)
+		return rc;
+	if (r->ncases > 1)
+		qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
+	left_s = r->o.total_seconds > 0 ? r->o.total_seconds : HUGE_VAL;
+	left_trials = r->o.total_trials > 0 ? r->o.total_trials : -1;
+	left_share = r->total_share;
+	for (i = 0; i < r->ncases; i++) {
+		opat_case *c = &r->cases[i];
+		cJSON *rec, *jr;
+		long long mt = r->o.budget_trials;
+		double ms = r->o.budget_seconds, frac;
+
+		frac = left_share > 0 ? c->share / left_share : 1.0 /
+		    (r->ncases - i);
+		if (left_s < HUGE_VAL && left_s * frac < ms)
+			ms = left_s * frac;
+		if (left_trials >= 0 && (long long)(left_trials * frac) < mt)
+			mt = (long long)(left_trials * frac);
+		if (mt < r->o.min_trials && r->o.budget_trials >=
+		    r->o.min_trials)
+			mt = r->o.min_trials;
+		if (ms < 0.5)
+			ms = 0.5;
+		c->spent = c->base.cost_s;
+		if ((jr = map_get(r->jrec, c->keystr)) != NULL) {
+			rec = cJSON_Duplicate(jr, 1);
+			rc = finish_case(r, c, rec, 1);
+			c->spent = jnum(rec, "tuning_time_s", 0);
+		} else {
+			if ((rc = tune_case(r, c, mt, ms, &rec)) == 0)
+				rc = finish_case(r, c, rec, 0);
+		}
+		snprintf(mk, sizeof(mk), "%s", jstr(rec, "outcome") ?
+		    jstr(rec, "outcome") : "?");
+		if (rc == 0 && jstr(rec, "outcome") && r->o.progress) {
+			double b = jnum(rec, "before_us", 0), a = jnum(rec,
+			    "after_us", 0);
+			r->ndone = i + 1;
+			progress(r, c, (int)jnum(rec, "trials", 0), b > 0 &&
+			    (strcmp(mk, "add") == 0 || strcmp(mk, "update") ==
+			    0) ? (b - a) / b : 0);
+		}
+		r->ndone = i + 1;
+		left_s -= c->spent;
+		if (left_s < 0)
+			left_s = 0;
+		if (left_trials >= 0) {
+			left_trials -= (long long)jnum(rec, "trials", 0);
+			if (left_trials < 0)
+				left_trials = 0;
+		}
+		left_share -= c->share;
+		cJSON_Delete(rec);
+		if (rc < 0)
+			return rc;
+	}
+	if (r->o.progress)
+		fprintf(stderr, "\r\033[K%d cases tuned in %.1f s\n",
+		    r->ncases, (aoe_now_us() - r->t0) / 1e6);
+	return 0;
+}
+
+/*
+ * Stages.
+ */
+
+/* Op tasks: one line per case. */
+int
+opat_list(opat_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->ncases; i++) {
+		cJSON *o = task_json(r, &r->cases[i]);
+		put_line(r->out, o);
+		cJSON_Delete(o);
+	}
+	return 0;
+}
+
+/* Candidate sets: the default (id 0) and up to budget-trials more. */
+int
+opat_generate(opat_run *r)
+{
+	aoe_sched *b;
+	int i, k, j, strategy, id;
+
+	b = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(*b));
+	for (i = 0; i < r->ncases; i++) {
+		opat_case *c = &r->cases[i];
+		aoe_space sp;
+		opat_search se;
+		cJSON *o;
+
+		if (search_space(r, c, &sp) < 0)
+			continue;
+		strategy = r->o.strategy;
+		if (strategy == OPAT_AUTO || strategy == OPAT_EVOLUTION)
+			strategy = (long long)opat_space_legal(&sp,
+			    r->o.budget_trials + 1) <= r->o.budget_trials ?
+			    OPAT_EXHAUSTIVE : OPAT_RANDOM;
+		opat_search_init(&se, strategy, &sp, r->o.seed ^ c->key);
+		opat_search_add(&se, &sp.def, -1);
+		for (id = 0; id < r->o.budget_trials; ) {
+			if (id == 0) {
+				b[0] = sp.def;
+				k = 1;
+			} else {
+				long long want = r->o.budget_trials - id;
+				if (want > r->o.tuning_parallel)
+					want = r->o.tuning_parallel;
+				if ((k = opat_search_next(&se, (int)want,
+				    b)) == 0)
+					break;
+			}
+			for (j = 0; j < k; j++, id++) {
+				o = task_json(r, c);
+				cJSON_AddNumberToObject(o, "id", id);
+				cJSON_AddItemToObject(o, "schedule",
+				    opat_sched_json(&b[j]));
+				put_line(r->out, o);
+				cJSON_Delete(o);
+			}
+		}
+		opat_search_free(&se);
+	}
+	free(b);
+	return 0;
+}
+
+/* Find (loading if needed) the graph and node a line names. */
+static int
+line_node(opat_run *r, const cJSON *o, int *gi, int *ni)
+{
+	const char *graph = jstr(o, "graph"), *node = jstr(o, "node");
+	aoe_graph *g;
+	int i, rc;
+
+	if (graph == NULL || node == NULL)
+		return aoe_err(AOE_EDATA, "no \"graph\" or \"node\"");
+	if ((rc = load_graph(r, graph, jstr(o, "input_shape"), gi)) < 0)
+		return rc;
+	g = r->graphs[*gi].g;
+	for (i = 0; i < g->norder; i++)
+		if (strcmp(g->nodes[g->order[i]].name, node) == 0) {
+			*ni = g->order[i];
+			return 0;
+		}
+	return aoe_err(AOE_EDATA, "graph '%s' has no live node '%s'", graph,
+	    node);
+}
+
+/* Read a JSON Lines stream, calling fn for each object. */
+static int
+each_line(const char *path, int (*fn)(opat_run *, cJSON *, const char *,
+    long), opat_run *r)
+{
+	FILE *fp;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0;
+	int rc = 0, worst = 0;
+
+	if ((fp = strcmp(path, "-") ? fopen(path, "r") : stdin) == NULL) {
+		rc = aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+		aoe_warnx("%s", aoe_errmsg());
+		return rc;
+	}
+	while ((len = getline(&line, &cap, fp)) > 0) {
+		cJSON *o;
+		lineno++;
+		if (line[strspn(line, " \t\r\n")] == '\0')
+			continue;
+		if ((o = cJSON_Parse(line)) == NULL || !cJSON_IsObject(o)) {
+			cJSON_Delete(o);
+			aoe_err(AOE_EDATA, "%s:%ld: malformed JSON", path,
+			    lineno);
+			aoe_warnx("%s", aoe_errmsg());
+			worst = -AOE_EDATA;
+			continue;
+		}
+		if ((rc = fn(r, o, path, lineno)) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			if (rc < worst)
+				worst = rc;
+		}
+		cJSON_Delete(o);
+	}
+	free(line);
+	if (fp != stdin)
+		fclose(fp);
+	return worst;
+}
+
+static int
+measure_line(opat_run *r, cJSON *o, const char *path, long lineno)
+{
+	opat_meas_opts mo;
+	opat_timing t;
+	aoe_space sp;
+	aoe_sched s;
+	char why[256], mk[1200], canon[1024];
+	uint64_t seed;
+	int gi, ni, rc;
+	double t0;
+
+	if ((rc = line_node(r, o, &gi, &ni)) < 0)
+		return aoe_err(-rc, "%s:%ld: %s", path, lineno, aoe_errmsg());
+	if (opat_sched_from_json(cJSON_GetObjectItemCaseSensitive(o,
+	    "schedule"), &s) < 0)
+		return aoe_err(AOE_EDATA, "%s:%ld: \"schedule\" is not a flat "
+		    "object of integer knobs", path, lineno);
+	if ((rc = aoe_space_for(r->graphs[gi].g, &r->graphs[gi].g->nodes[ni],
+	    &sp)) < 0)
+		return rc;
+	memset(&t, 0, sizeof(t));
+	opat_canon(&sp, &s, canon, sizeof(canon));
+	if (aoe_space_validate(&sp, &s, why, sizeof(why)) < 0) {
+		t.status = OPAT_INVALID;
+		snprintf(t.reason, sizeof(t.reason), "%s", why);
+	} else {
+		memset(&mo, 0, sizeof(mo));
+		mo.nthreads = r->o.threads;
+		mo.run_loop = r->o.run_loop;
+		mo.parallel = 1;
+		mo.timeout_s = r->o.timeout_s;
+		mo.lock_path = opat_lock_path();
+		snprintf(mk, sizeof(mk), "%s|%s", jstr(o, "key") ?
+		    jstr(o, "key") : "", canon);
+		seed = opat_hash(r->o.seed * 0x9E3779B97F4A7C15ULL + 1, mk);
+		t0 = aoe_now_us();
+		if ((rc = opat_measure(r->graphs[gi].g, ni, &s, &seed, 1, &mo,
+		    &t)) < 0)
+			return rc;
+		t.cost_s = (aoe_now_us() - t0) / 1e6;
+	}
+	cJSON_DeleteItemFromObject(o, "status");
+	cJSON_AddStringToObject(o, "canon", canon);
+	timing_fields(o, &t);
+	put_line(r->out, o);
+	return 0;
+}
+
+int
+opat_measure_stream(opat_run *r, int argc, char **argv)
+{
+	int i, rc, worst = 0;
+
+	for (i = 0; i < (argc ? argc : 1); i++)
+		if ((rc = each_line(argc ? argv[i] : "-", measure_line, r)) <
+		    worst)
+			worst = rc;
+	return worst;
+}
+
+/* --select: group timings by key, keep the order they came in. */
+typedef struct selcase {
+	char key[32];
+	cJSON *first;		/* a line of the case, for its fields */
+	int has_base, nok, trials;
+	opat_timing base, best;
+	cJSON *base_s, *best_s;
+	int nfail[OPAT_NSTATUS];
+	cJSON *hist;
+} selcase;
+
+static int
+select_line(opat_run *r, cJSON *o, const char *path, long lineno)
+{
+	const char *k = jstr(o, "key");
+	selcase *sc = NULL;
+	opat_timing t;
+	int i;
+
+	if (k == NULL || jstr(o, "status") == NULL ||
+	    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "schedule")))
+		return aoe_err(AOE_EDATA, "%s:%ld: not a timing (needs key, "
+		    "schedule and status)", path, lineno);
+	for (i = 0; i < r->nsel; i++)
+		if (strcmp(r->sel[i].key, k) == 0)
+			sc = &r->sel[i];
+	if (sc == NULL) {
+		r->sel = aoe_xrealloc(r->sel, (r->nsel + 1) * sizeof(*r->sel));
+		sc = &r->sel[r->nsel++];
+		memset(sc, 0, sizeof(*sc));
+		snprintf(sc->key, sizeof(sc->key), "%s", k);
+		sc->first = cJSON_Duplicate(o, 1);
+		sc->hist = cJSON_CreateArray();
+	}
+	timing_from_json(o, &t);
+	sc->trials++;
+	if (jnum(o, "id", -1) == 0 && !sc->has_base) {
+		sc->has_base = 1;
+		sc->base = t;
+		sc->base_s = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o,
+		    "schedule"), 1);
+	}
+	if (t.status != OPAT_OK) {
+		sc->nfail[t.status]++;
+		return 0;
+	}
+	if (sc->nok++ == 0 || t.us < sc->best.us) {
+		sc->best = t;
+		cJSON_Delete(sc->best_s);
+		sc->best_s = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o,
+		    "schedule"), 1);
+		add_history(sc->hist, sc->trials, round6(t.us));
+	}
+	return 0;
+}
+
+int
+opat_select_stream(opat_run *r, int argc, char **argv)
+{
+	int i, j, rc, worst = 0;
+
+	for (i = 0; i < (argc ? argc : 1); i++)
+		if ((rc = each_line(argc ? argv[i] : "-", select_line, r)) <
+		    worst)
+			worst = rc;
+	for (i = 0; i < r->nsel; i++) {
+		selcase *sc = &r->sel[i];
+		opat_case c;
+		cJSON *rec = cJSON_CreateObject(), *a, *names;
+		const char *outcome, *from = NULL;
+		double noise, before, after;
+		aoe_sched bs, es;
+		int gi, ni, hit = 0;
+
+		memset(&c, 0, sizeof(c));
+		snprintf(c.keystr, sizeof(c.keystr), "%s", sc->key);
+		cJSON_AddStringToObject(rec, "kind", "opat");
+		cJSON_AddStringToObject(rec, "key", sc->key);
+		cJSON_AddStringToObject(rec, "op_type", jstr(sc->first,
+		    "op_type") ? jstr(sc->first, "op_type") : "?");
+		names = cJSON_GetObjectItemCaseSensitive(sc->first, "names");
+		cJSON_AddItemToObject(rec, "names", names ?
+		    cJSON_Duplicate(names, 1) : cJSON_CreateArray());
+		cJSON_AddStringToObject(rec, "signature", jstr(sc->first,
+		    "signature") ? jstr(sc->first, "signature") : "");
+		cJSON_AddStringToObject(rec, "soc_version", jstr(sc->first,
+		    "soc_version") ? jstr(sc->first, "soc_version") :
+		    aoe_soc_version());
+		cJSON_AddNumberToObject(rec, "threads", jnum(sc->first,
+		    "threads", r->o.threads));
+		/* A bank hit is reserved unless REPEAT_TUNE. */
+		if (r->o.use_bank && line_node(r, sc->first, &gi, &ni) == 0 &&
+		    aoe_bank_find(r->graphs[gi].g, &r->graphs[gi].g->nodes[ni],
+		    (int)jnum(sc->first, "threads", r->o.threads), &es,
+		    &from) == 1)
+			hit = 1;
+		if (!sc->has_base || sc->base.status != OPAT_OK ||
+		    sc->nok == 0) {
+			outcome = "failed";
+			cJSON_AddNumberToObject(rec, "trials", sc->trials);
+		} else {
+			before = sc->base.us;
+			after = sc->best.us;
+			noise = margin(&r->o, sc->base.spread,
+			    sc->best.spread);
+			if (hit && !r->o.repeat_tune)
+				outcome = "reserved";
+			else if (admits(&r->o, before, after, noise))
+				outcome = hit ? "update" : "add";
+			else
+				outcome = hit ? "reserved" : "unsatisfied";
+			cJSON_AddNumberToObject(rec, "before_us",
+			    round6(before));
+			cJSON_AddNumberToObject(rec, "after_us", round6(after));
+			cJSON_AddNumberToObject(rec, "spread", round6(noise));
+			cJSON_AddItemToObject(rec, "schedule", cJSON_Duplicate(
+			    strcmp(outcome, "add") == 0 ||
+			    strcmp(outcome, "update") == 0 ? sc->best_s :
+			    sc->base_s, 1));
+			cJSON_AddNumberToObject(rec, "trials", sc->trials);
+			cJSON_AddItemToObject(rec, "history", sc->hist);
+			sc->hist = NULL;
+		}
+		(void)bs;
+		cJSON_AddStringToObject(rec, "outcome", outcome);
+		for (j = 1; j < OPAT_NSTATUS; j++)
+			if (sc->nfail[j])
+				break;
+		if (j < OPAT_NSTATUS) {
+			a = cJSON_AddObjectToObject(rec, "failed");
+			for (j = 1; j < OPAT_NSTATUS; j++)
+				if (sc->nfail[j])
+					cJSON_AddNumberToObject(a,
+					    opat_status_name(j), sc->nfail[j]);
+		}
+		r->jrec = r->jrec ? r->jrec : map_new();
+		if ((rc = finish_case(r, &c, rec, 1)) < 0 && rc < worst)
+			worst = rc;
+		cJSON_Delete(rec);
+		cJSON_Delete(sc->first);
+		cJSON_Delete(sc->base_s);
+		cJSON_Delete(sc->best_s);
+		cJSON_Delete(sc->hist);
+	}
+	return worst;
+}
+
+/* Op tasks as input: load each task's graph, keeping its node. */
+static int
+task_line(opat_run *r, cJSON *o, const char *path, long lineno)
+{
+	char *only[1];
+	int rc;
+
+	if (jstr(o, "graph") == NULL || jstr(o, "node") == NULL)
+		return aoe_err(AOE_EDATA, "%s:%ld: not an op task (needs graph "
+		    "and node)", path, lineno);
+	only[0] = (char *)jstr(o, "node");
+	if ((rc = opat_add_graph(r, jstr(o, "graph"), jstr(o, "input_shape"),
+	    only, 1)) < 0)
+		return aoe_err(-rc, "%s:%ld: %s", path, lineno, aoe_errmsg());
+	return 0;
+}
+
+int
+opat_add_tasks(opat_run *r, const char *path)
+{
+	return each_line(path, task_line, r);
+}
+
+/* Whether a file holds op tasks (JSON Lines with graph and node). */
+int
+opat_is_tasks(const char *path)
+{
+	FILE *fp;
+	char buf[65536];
+	cJSON *o;
+	int yes = 0;
+
+	if (strcmp(path, "-") == 0 || (fp = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof(buf), fp) != NULL && (o = cJSON_Parse(buf))) {
+		yes = jstr(o, "graph") != NULL && jstr(o, "node") != NULL &&
+		    jstr(o, "key") != NULL;
+		cJSON_Delete(o);
+	}
+	fclose(fp);
+	return yes;
+}
+
+void
+opat_run_free(opat_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->ncases; i++) {
+		int j;
+		for (j = 0; j < r->cases[i].nnames; j++)
+			free(r->cases[i].names[j]);
+		free(r->cases[i].names);
+		free(r->cases[i].sig);
+		map_free(r->cases[i].rmap, NULL);
+	}
+	free(r->cases);
+	for (i = 0; i < r->ngraphs; i++) {
+		aoe_graph_free(r->graphs[i].g);
+		free(r->graphs[i].path);
+		free(r->graphs[i].shape);
+	}
+	free(r->graphs);
+	map_free(r->jtim, NULL);
+	map_free(r->jrec, json_free);
+	map_free(r->replay, json_free);
+	free(r->sel);
+	if (r->jfp)
+		fclose(r->jfp);
+	for (i = 0; i < r->o.nops_names; i++)
+		free(r->o.ops_names[i]);
+	free(r->o.ops_names);
+	for (i = 0; i < r->o.nops_types; i++)
+		free(r->o.ops_types[i]);
+	free(r->o.ops_types);
+}
