@@ -10,7 +10,6 @@
 #include "aoe_ir.h"
 #include "aoe_kernels.h"
 #include "aoe_runtime.h"
-#include "aoe_passes.h"
 #include "aoe_bank.h"
 #include "aoe_engine.h"
 #include "aoe_tune.h"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "aoe.h"
+#include "bank.h"
 
 static int nt;
 

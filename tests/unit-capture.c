@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "aoe.h"
+#include "engine.h"
 #include "tap.h"
 
 

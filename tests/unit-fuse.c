@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "aoe.h"
+#include "bank.h"
 
 static int nt, nfail;
 

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "aoe.h"
+#include "kernel.h"
 #include "tap.h"
 #include "onenode.h"
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "aoe.h"
+#include "kernel.h"
 #include "tap.h"
 
 

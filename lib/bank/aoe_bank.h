@@ -5,16 +5,8 @@
 #ifndef AOE_BANK_H
 #define AOE_BANK_H
 
-#include "aoe_passes.h"
+#include "aoe_runtime.h"
 
-/*
- * The lookup aoe_graph_prepare() makes for each node: an entry for the
- * node's canonical signature on this soc_version, at the node's own
- * thread count or else nthreads, fills s and returns 1, else 0; see
- * aoe_bank_find() below.
- */
-int aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, int nthreads,
-    aoe_sched *s);
 
 /*
  * The custom bank directory: operators $TUNE_BANK_PATH/<soc> (graphs:
@@ -34,8 +26,6 @@ int aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
     aoe_sched *s, const char **from);
 /* Use these bank files instead of the defaults (NULL, NULL: defaults). */
 void aoe_bank_use(const char *custom_file, const char *builtin_file);
-/* Entries indexed for lookup (loads the banks). */
-size_t aoe_bank_loaded_entries(void);
 
 enum { AOE_MERGE_FASTEST, AOE_MERGE_NEWEST, AOE_MERGE_OURS,
 	AOE_MERGE_THEIRS };
@@ -73,15 +63,5 @@ int aoe_bank_stats(const aoe_bank_opts *o, int argc, char **argv);
 /* The bank file a command works on (see aoe-bank(1)'s --bank). */
 int aoe_bank_target(const aoe_bank_opts *o, char *dir, char *file);
 
-/*
- * The subgraph bank ($TUNE_BANK_PATH/graphs.jsonl, entries of this
- * soc_version), read once per process or again after
- * aoe_bank_graph_use(), which reads that file instead (NULL: the
- * default).  aoe_bank_graph_find() gives the decisions for a chain
- * signature (1 and d, else 0); aoe_bank_graph_entries() their count.
- */
-void aoe_bank_graph_use(const char *file);
-int aoe_bank_graph_find(const char *sig, aoe_sched *d);
-int aoe_bank_graph_entries(void);
 
 #endif

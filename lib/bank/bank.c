@@ -28,7 +28,7 @@
 #include <archive_entry.h>
 #include <cjson/cJSON.h>
 
-#include "aoe_bank.h"
+#include "bank.h"
 
 #ifndef AOE_SHAREDIR
 #define AOE_SHAREDIR "/usr/local/share/aoe"

@@ -121,40 +121,7 @@ int aoe_each_operand(int argc, char **argv, int (*fn)(const char *, void *),
 const char *aoe_soc_version(void);
 /* 1 if s is a safe soc_version (a file name of [A-Za-z0-9._-]). */
 int aoe_soc_valid(const char *s);
-/*
- * Whether the AVX-512 micro-kernels may run: the CPU has AVX-512F and
- * AOE_MAX_ISA=avx2 does not cap libaoe (read once).
- */
-int aoe_cpu_avx512(void);
 
-/* 64-bit FNV-1a of n bytes, continuing from h (start: AOE_FNV_INIT). */
-#define AOE_FNV_INIT 0xcbf29ce484222325ULL
-uint64_t aoe_fnv1a(uint64_t h, const void *p, size_t n);
 
-/* SHA-256, for the checksums of bank archives. */
-typedef struct aoe_sha256 {
-	uint32_t h[8];
-	uint64_t len;
-	uint8_t buf[64];
-	size_t nbuf;
-} aoe_sha256;
-void aoe_sha256_init(aoe_sha256 *c);
-void aoe_sha256_update(aoe_sha256 *c, const void *data, size_t n);
-/* Finish and write the digest as 64 hex digits and a NUL. */
-void aoe_sha256_hex(aoe_sha256 *c, char out[65]);
-
-/*
- * The thread pool (lib/pool.c), on which every parallel loop runs.
- * aoe_parallel() calls fn(ctx, chunk, tid) once for each chunk in
- * [0, nchunks), on up to nthreads threads; the caller is tid 0, and every
- * tid is below nthreads and used by one thread at a time, so per-thread
- * scratch may be indexed by it.  Chunks run in no particular order.  The
- * caller takes chunks itself and waits only for those a worker started.
- * With nthreads < 2, one chunk, or from inside a chunk, the chunks run in
- * order on the calling thread.
- */
-typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
-void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
-    void *ctx);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "aoe_base.h"
+#include "base.h"
 
 /*
  * Whether the AVX-512 kernels may run: the CPU has AVX-512F (and the

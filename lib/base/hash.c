@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "aoe_base.h"
+#include "base.h"
 
 uint64_t
 aoe_fnv1a(uint64_t h, const void *p, size_t n)

@@ -35,7 +35,7 @@
 #include <unistd.h>
 #include <immintrin.h>
 
-#include "aoe_base.h"
+#include "base.h"
 
 #define POOL_MAX	64		/* threads, the caller included */
 #define CHUNK_MAX	0x7fffffffLL	/* chunks a job can have */

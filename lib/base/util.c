@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aoe_base.h"
+#include "base.h"
 
 static __thread char errbuf[1024];
 static const char *prog = "aoe";

@@ -30,11 +30,5 @@ int aoe_graph_hash(const aoe_graph *g, uint64_t *h);
 /* Write g as aoe-graph(5) to path atomically (temp file, fsync, rename). */
 int aoe_graph_write(const aoe_graph *g, const char *path);
 
-/*
- * Called by aoe_graph_prepare() when AOE_MODE is set: writes the graph
- * to $AOE_CAPTURE_DIR, or tunes it inline with aoe-opat or aoe-sgat
- * (see aoe-capture(1)).  Refuses AOE_MODE=4.
- */
-int aoe_capture_hook(aoe_graph *g);
 
 #endif

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "aoe_engine.h"
+#include "engine.h"
 
 /*
  * The hash: 64-bit words mixed by multiplication, finished with

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aoe_engine.h"
+#include "engine.h"
 
 /*
  * The mode in effect: the options', which AOE_FUSE overrides in the

@@ -184,9 +184,6 @@ typedef struct aoe_graph {
 
 aoe_graph *aoe_graph_new(const char *name);
 void aoe_graph_free(aoe_graph *g);
-/* Free what node n holds (not n itself), or only its attributes. */
-void aoe_node_free(aoe_node *n);
-void aoe_node_clear_attrs(aoe_node *n);
 /* Index of the tensor with this name, or -1. */
 int aoe_graph_find(const aoe_graph *g, const char *name);
 /* Index of the tensor with this name, adding an empty one if missing. */
@@ -216,12 +213,6 @@ const float *aoe_attr_floats(const aoe_node *n, const char *name,
 /* Add an attribute (used by importers and rewrites); returns it. */
 aoe_attr *aoe_node_add_attr(aoe_node *n, const char *name, aoe_atype type);
 
-/*
- * Read a tensor of integers (int64 or int32 constant) into out[0..max);
- * returns the count, or a negative error when it is not a constant.
- */
-int aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
-    int64_t *out, int max);
 
 /*
  * Import and export.
@@ -233,8 +224,6 @@ int aoe_onnx_load(const char *path, aoe_graph **gp);
 int aoe_onnx_load_tensor(const char *path, aoe_tensor *t);
 /* Write g as an ONNX model (constants as raw-data initializers). */
 int aoe_onnx_save(const aoe_graph *g, const char *path);
-/* Fill constants of g that refer to a model file (see aoe-graph(5)). */
-int aoe_onnx_fill(aoe_graph *g);
 /* Load an aoe-graph(5) file ("-" for stdin). */
 int aoe_json_load(const char *path, aoe_graph **gp);
 /* Write g as aoe-graph(5). */
@@ -251,11 +240,6 @@ int aoe_bind_shapes(aoe_graph *g, const char *spec);
 void aoe_shape_spec_add(char **spec, const char *item);
 
 
-/*
- * Whether op_type is one that libaoe makes itself when it rewrites a
- * graph (AoeReorder, AoeElemChain): model files may not hold them.
- */
-int aoe_op_internal(const char *op_type);
 
 /*
  * The canonical signature of an operator case at a thread count (see

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aoe_ir.h"
+#include "ir.h"
 
 /* Bind one "name:d0,d1,..." item. */
 static int

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aoe_ir.h"
+#include "ir.h"
 
 static const struct {
 	int dtype;

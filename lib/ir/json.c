@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "aoe_ir.h"
+#include "ir.h"
 
 static const char b64chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

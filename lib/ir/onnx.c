@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aoe_ir.h"
+#include "ir.h"
 #include "onnx.pb-c.h"
 
 /*

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aoe_ir.h"
+#include "ir.h"
 
 /* FNV-1a 64: the key of a signature. */
 uint64_t

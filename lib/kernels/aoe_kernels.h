@@ -8,38 +8,13 @@
 
 #include "aoe_ir.h"
 
+/* An operator: its kernel (see lib/kernels/kernel.h). */
+typedef struct aoe_op aoe_op;
+
 /*
  * Operators and kernels.
  */
 
-/* Everything a kernel sees when it runs. */
-typedef struct aoe_kctx {
-	aoe_graph *g;
-	aoe_node *n;
-	int nthreads;
-	const aoe_sched *sched;
-	void *scratch;		/* n->scratch bytes, 64-byte aligned */
-} aoe_kctx;
-
-typedef struct aoe_op {
-	const char *op_type;
-	/*
-	 * Check the node's attributes and inputs and set its outputs' dtypes
-	 * and shapes.  Inputs' shapes are known (and constants' data).  May
-	 * set n->scratch.  Returns 0 or a negative error from aoe_err().
-	 */
-	int (*infer)(aoe_graph *g, aoe_node *n);
-	/* Compute the outputs.  Returns 0 or a negative error. */
-	int (*run)(aoe_kctx *k);
-	/*
-	 * Optional: called once after infer when the schedule is fixed, to
-	 * pack weights into n->priv.  May be NULL.
-	 */
-	int (*prepare)(aoe_graph *g, aoe_node *n);
-	/* Optional: fill the default schedule for this node. */
-	void (*default_sched)(const aoe_graph *g, const aoe_node *n,
-	    aoe_sched *s);
-} aoe_op;
 
 /* The registry: the operator for a type, or NULL. */
 const aoe_op *aoe_op_find(const char *op_type);
@@ -47,28 +22,6 @@ const aoe_op *aoe_op_find(const char *op_type);
 const aoe_op *const *aoe_op_list(void);
 
 
-/*
- * Shared helpers for kernels.
- */
-
-/* Numpy-style broadcast of two shapes; returns 0 or -AOE_EDATA. */
-int aoe_broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
-    int *nout, int64_t *out);
-/* Normalise a possibly negative axis for rank r; -1 if out of range. */
-int aoe_axis(int64_t axis, int rank);
-/* Set an output to the given shape and dtype (checking its size). */
-int aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
-    const int64_t *dims);
-
-/*
- * Single-precision GEMM used by Conv, Gemm and MatMul:
- * C[m][n] = alpha * sum_k A[m][k] * B[k][n] + beta * C[m][n], with row
- * strides lda, ldb, ldc and optional transposes, on nthreads threads with
- * the blocking in sched.  Returns 0.
- */
-int aoe_sgemm(int transa, int transb, int64_t m, int64_t n, int64_t k,
-    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-    float beta, float *c, int64_t ldc, int nthreads, const aoe_sched *sched);
 
 
 
@@ -114,24 +67,9 @@ struct aoe_space {
 	int64_t fact[8];	/* facts of the node the check needs */
 };
 
-/*
- * A kernel family: its operators (ending with op_type NULL) and the
- * function that fills a node's search space (NULL: it has none).  The
- * families are listed in the op table, lib/kernels/registry.c.
- */
-typedef struct aoe_family {
-	const char *name;
-	const aoe_op *ops;
-	int (*space)(aoe_space *sp);
-} aoe_family;
 
 /* The space of a prepared (or inferred) node; 0 or a negative error. */
 int aoe_space_for(const aoe_graph *g, const aoe_node *n, aoe_space *sp);
-/* Add a knob with a list of values or a range (used by the families). */
-int aoe_space_add(aoe_space *sp, const char *name, int nvals,
-    const int64_t *vals, const char *doc);
-int aoe_space_add_range(aoe_space *sp, const char *name, int64_t lo,
-    int64_t hi, int64_t step, const char *doc);
 /* Number of values of a knob, the i-th, and the index of v (-1: none). */
 int64_t aoe_knob_count(const aoe_knob *k);
 int64_t aoe_knob_value(const aoe_knob *k, int64_t i);

@@ -1,6 +1,8 @@
 /*
- * kernel.h - declarations shared by the kernel files of libaoe only.
- * Not installed; the public interface is aoe.h.
+ * kernel.h - the kernels layer's declarations for libaoe's own files:
+ * the operator and kernel-context types, the helpers kernels share, the
+ * GEMM, the families' tables and spaces, the epilogues.  Not installed;
+ * the public interface is aoe.h.
  */
 #ifndef AOE_KERNEL_H
 #define AOE_KERNEL_H
@@ -9,6 +11,73 @@
 #include <stdint.h>
 
 #include "aoe_kernels.h"
+#include "ir.h"
+
+/* Everything a kernel sees when it runs. */
+typedef struct aoe_kctx {
+	aoe_graph *g;
+	aoe_node *n;
+	int nthreads;
+	const aoe_sched *sched;
+	void *scratch;		/* n->scratch bytes, 64-byte aligned */
+} aoe_kctx;
+
+struct aoe_op {
+	const char *op_type;
+	/*
+	 * Check the node's attributes and inputs and set its outputs' dtypes
+	 * and shapes.  Inputs' shapes are known (and constants' data).  May
+	 * set n->scratch.  Returns 0 or a negative error from aoe_err().
+	 */
+	int (*infer)(aoe_graph *g, aoe_node *n);
+	/* Compute the outputs.  Returns 0 or a negative error. */
+	int (*run)(aoe_kctx *k);
+	/*
+	 * Optional: called once after infer when the schedule is fixed, to
+	 * pack weights into n->priv.  May be NULL.
+	 */
+	int (*prepare)(aoe_graph *g, aoe_node *n);
+	/* Optional: fill the default schedule for this node. */
+	void (*default_sched)(const aoe_graph *g, const aoe_node *n,
+	    aoe_sched *s);
+};
+/*
+ * Shared helpers for kernels.
+ */
+
+/* Numpy-style broadcast of two shapes; returns 0 or -AOE_EDATA. */
+int aoe_broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
+    int *nout, int64_t *out);
+/* Normalise a possibly negative axis for rank r; -1 if out of range. */
+int aoe_axis(int64_t axis, int rank);
+/* Set an output to the given shape and dtype (checking its size). */
+int aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
+    const int64_t *dims);
+
+/*
+ * Single-precision GEMM used by Conv, Gemm and MatMul:
+ * C[m][n] = alpha * sum_k A[m][k] * B[k][n] + beta * C[m][n], with row
+ * strides lda, ldb, ldc and optional transposes, on nthreads threads with
+ * the blocking in sched.  Returns 0.
+ */
+int aoe_sgemm(int transa, int transb, int64_t m, int64_t n, int64_t k,
+    float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+    float beta, float *c, int64_t ldc, int nthreads, const aoe_sched *sched);
+/*
+ * A kernel family: its operators (ending with op_type NULL) and the
+ * function that fills a node's search space (NULL: it has none).  The
+ * families are listed in the op table, lib/kernels/registry.c.
+ */
+typedef struct aoe_family {
+	const char *name;
+	const aoe_op *ops;
+	int (*space)(aoe_space *sp);
+} aoe_family;
+/* Add a knob with a list of values or a range (used by the families). */
+int aoe_space_add(aoe_space *sp, const char *name, int nvals,
+    const int64_t *vals, const char *doc);
+int aoe_space_add_range(aoe_space *sp, const char *name, int64_t lo,
+    int64_t hi, int64_t step, const char *doc);
 
 /*
  * The extended GEMM of k_gemm.c, which Conv and ConvTranspose use: a bias

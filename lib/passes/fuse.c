@@ -57,7 +57,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "aoe_passes.h"
+#include "passes.h"
 #include "kernel.h"
 
 #define MAX_CHAIN 16

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aoe_runtime.h"
+#include "runtime.h"
 
 #define ALIGN 64
 

@@ -49,8 +49,6 @@ int aoe_check_run(const aoe_check_opts *o, aoe_check_result *r);
  * not, or an error.
  */
 int aoe_check_ready(const aoe_check_opts *o);
-/* The device lock's path: $AOE_DEVICE_LOCK, else /tmp/aoe-device.lock. */
-const char *aoe_device_lock_path(void);
 /*
  * Take the device lock (flock) and write the owner ("user=U pid=P") in
  * it; returns the descriptor to keep open, or -AOE_EIO naming the
@@ -59,11 +57,5 @@ const char *aoe_device_lock_path(void);
 int aoe_device_lock(const char *path);
 /* Release a lock taken by aoe_device_lock(). */
 void aoe_device_unlock(int fd);
-/*
- * fork() for a measuring child: the child does not keep the device lock
- * open and is killed when its parent dies, so that a tuning run killed
- * with kill -9 leaves no child behind holding the device.
- */
-pid_t aoe_fork_child(void);
 
 #endif

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aoe_tune.h"
+#include "tune.h"
 
 #define GB (1024.0 * 1024.0 * 1024.0)
 

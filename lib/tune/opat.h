@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
-#include "aoe.h"
+#include "tune.h"
 
 /* Search strategies. */
 enum { OPAT_AUTO, OPAT_EXHAUSTIVE, OPAT_RANDOM, OPAT_EVOLUTION };

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "aoe.h"
+#include "tune.h"
 
 typedef struct sgat_opts {
 	int threads;		/* --threads; 0: online CPUs */

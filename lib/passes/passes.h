@@ -1,12 +1,17 @@
 /*
- * aoe_passes.h - graph rewrites: the subgraph chains that SGAT tunes,
- * fusion (BN folding, activations, residual adds, element-wise
- * chains), the blocked layout and in-place decisions.
+ * passes.h - graph rewrites, for libaoe's own files: the subgraph
+ * chains that SGAT tunes, fusion (BN folding, activations, residual
+ * adds, element-wise chains), the blocked layout and in-place decisions,
+ * and tables of decisions by signature.  The passes have no public
+ * interface: a program chooses their mode through aoe_run_opts.  Not
+ * installed.
  */
 #ifndef AOE_PASSES_H
 #define AOE_PASSES_H
 
 #include "aoe_runtime.h"
+#include "runtime.h"
+
 
 /*
  * Subgraphs are chains between branch points of a prepared graph.  part
