@@ -1,6 +1,6 @@
 /*
  * unit-conv8c - TAP property tests of Conv's blocked algorithm (algo 7,
- * lib/k_conv8c.c): on awkward shapes (1, 3, 8, 9, 17 and prime channel
+ * lib/kernels/k_conv8c.c): on awkward shapes (1, 3, 8, 9, 17 and prime channel
  * counts, planes of 1, 7 and 13, strides 1 to 3, asymmetric pads up to
  * 3, dilation 2, 1x1 to 7x7 kernels, batches, groups, depthwise) with
  * every epilogue (bias, Relu, Clip, Sigmoid, HardSwish, per-channel scale

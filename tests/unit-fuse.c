@@ -1,5 +1,5 @@
 /*
- * unit-fuse.c - subgraph decisions (lib/fuse.c): fused graphs compute
+ * unit-fuse.c - subgraph decisions (lib/passes/fuse.c): fused graphs compute
  * what unfused ones do, on random Conv/BN/activation/Gemm chains and on
  * the models given as arguments; subgraph bank entries apply only when
  * their signature matches.

@@ -1,5 +1,5 @@
 /*
- * unit-layout.c - the blocked layout NCHW8c (lib/k_layout.c): reorders
+ * unit-layout.c - the blocked layout NCHW8c (lib/kernels/k_layout.c): reorders
  * put every value where kernel.h says, zero the padding lanes, and come
  * back to the same tensor, on awkward channel and pixel counts.
  */

@@ -1,5 +1,5 @@
 /*
- * unit-pool.c - the thread pool (lib/pool.c): every chunk runs exactly
+ * unit-pool.c - the thread pool (lib/base/pool.c): every chunk runs exactly
  * once, thread numbers stay below the thread count and are never shared
  * by two chunks at once, nested loops run inline, thousands of jobs in a
  * row hand over cleanly, two host threads may call it at once, and a

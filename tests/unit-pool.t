@@ -1,3 +1,3 @@
 #!/bin/sh
-# The thread pool (lib/pool.c).
+# The thread pool (lib/base/pool.c).
 cd "$(dirname "$0")/.." && exec tests/unit-pool

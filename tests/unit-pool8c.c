@@ -1,6 +1,6 @@
 /*
  * unit-pool8c.c - pooling and resampling in the blocked layout NCHW8c
- * (lib/k_pool.c): each op runs once on a plain input and once on its
+ * (lib/kernels/k_pool.c): each op runs once on a plain input and once on its
  * NCHW8c reorder, on awkward shapes (channel counts that fill no block,
  * 1-pixel and odd planes, asymmetric pads, ceil_mode, dilations, every
  * Resize mode), on 1 and 2 threads; the blocked result, reordered back,

@@ -1,6 +1,6 @@
 /*
  * unit-winograd - TAP property tests of Conv's Winograd algorithm (algo
- * 5, lib/k_winograd.c): on awkward shapes (planes of 1, 2, 3, 5 and
+ * 5, lib/kernels/k_winograd.c): on awkward shapes (planes of 1, 2, 3, 5 and
  * primes, odd channel counts, asymmetric pads, batches, groups, with and
  * without bias, constant and variable weights, fused activations) the
  * default schedule and sampled legal Winograd schedules match a naive
@@ -290,7 +290,7 @@ test_shape(const char *name, cspec p, int nsamples)
 /*
  * Resnet-like magnitudes (inputs after a Relu, He-initialised weights):
  * the relative L2 error of each F(m,3) against the double reference,
- * well inside the verifier's 1e-4 (lib/measure.c).
+ * well inside the verifier's 1e-4 (lib/tune/measure.c).
  */
 static void
 test_accuracy(int64_t c, int64_t hw)

@@ -1,3 +1,3 @@
 #!/bin/sh
-# Property tests of Conv's Winograd algorithm (lib/k_winograd.c).
+# Property tests of Conv's Winograd algorithm (lib/kernels/k_winograd.c).
 cd "$(dirname "$0")/.." && exec tests/unit-winograd

@@ -29,7 +29,7 @@ void aoe_sha256_update(aoe_sha256 *c, const void *data, size_t n);
 /* Finish and write the digest as 64 hex digits and a NUL. */
 void aoe_sha256_hex(aoe_sha256 *c, char out[65]);
 /*
- * The thread pool (lib/pool.c), on which every parallel loop runs.
+ * The thread pool (lib/base/pool.c), on which every parallel loop runs.
  * aoe_parallel() calls fn(ctx, chunk, tid) once for each chunk in
  * [0, nchunks), on up to nthreads threads; the caller is tid 0, and every
  * tid is below nthreads and used by one thread at a time, so per-thread

@@ -25,7 +25,7 @@
  *	   channels in and out; knobs "ur_w", "oc_blk", "ic_blk", "oh_blk"
  *	   and "x8c" (see there).  It is the only algorithm that reads or
  *	   writes NCHW8c tensors, so a Conv whose input or output tensor
- *	   has that layout (lib/fuse.c decides, after aoe_conv_8c_ok())
+ *	   has that layout (lib/passes/fuse.c decides, after aoe_conv_8c_ok())
  *	   runs it whatever the schedule says; with plain tensors it
  *	   reorders in its workspace as it needs, so that OPAT can tune it
  *	   per op, the reorders included
@@ -1097,7 +1097,7 @@ conv_infer(aoe_graph *g, aoe_node *n)
 	const aoe_tensor *r, *y;
 	int i;
 
-	/* A fourth input is a residual that lib/fuse.c folded in. */
+	/* A fourth input is a residual that lib/passes/fuse.c folded in. */
 	if (n->nin < 2 || n->nin > (aoe_attr_find(n, "_aoe_add") ? 4 : 3) ||
 	    n->nout != 1)
 		return aoe_err(AOE_EDATA, "%s '%s': expects 2 or 3 inputs and "

@@ -1,6 +1,6 @@
 /*
  * k_conv8c.c - direct 2-D convolution in the blocked layout NCHW8c
- * (kernel.h), Conv's algo 7 ("blocked"); lib/k_conv.c parses the node
+ * (kernel.h), Conv's algo 7 ("blocked"); lib/kernels/k_conv.c parses the node
  * and calls in here.
  *
  * Dense convolution (group 1, or groups whose input and output channel

@@ -1449,7 +1449,7 @@ gemm_run(aoe_kctx *k)
 	x.ldc = nn;
 	x.bpack = q ? q->bpack : NULL;
 	x.bpack_id = q ? q->id : 0;
-	/* An activation fused by subgraph tuning (lib/fuse.c). */
+	/* An activation fused by subgraph tuning (lib/passes/fuse.c). */
 	aoe_act_of(n, &act);
 	x.epi = aoe_act_epi(&act, &x.e);
 	return aoe_sgemm_ex(&x, k->nthreads, k->sched);
@@ -1552,7 +1552,7 @@ matmul_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM + 2];
 	int ndim, rc;
 
-	/* A third input is a bias lib/fuse.c folded in (_aoe_bias). */
+	/* A third input is a bias lib/passes/fuse.c folded in (_aoe_bias). */
 	if (n->nin != 2 + (aoe_fused_bias(g, n) != NULL) || n->nout != 1)
 		return aoe_err(AOE_EDATA, "%s '%s': expects 2 inputs and 1 "
 		    "output", n->op_type, n->name);
@@ -1637,7 +1637,7 @@ matmul_run(aoe_kctx *kc)
 	if (s.nbatch == 0 || s.m == 0 || s.n == 0)
 		return 0;
 	memset(&x, 0, sizeof(x));
-	/* A bias and an activation fused by subgraph tuning (lib/fuse.c). */
+	/* A bias and an activation fused by subgraph tuning (lib/passes/fuse.c). */
 	aoe_act_of(n, &act);
 	x.epi = aoe_act_epi(&act, &x.e);
 	if ((x.e.pc = aoe_fused_bias(g, n)) != NULL)

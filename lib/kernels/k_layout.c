@@ -1,7 +1,7 @@
 /*
  * k_layout.c - the blocked layout NCHW8c (see kernel.h): reorders to and
  * from it, and AoeReorder, the node that a subgraph's layout decision
- * (lib/fuse.c) puts where a blocked region meets plain tensors.
+ * (lib/passes/fuse.c) puts where a blocked region meets plain tensors.
  *
  * AoeReorder has one input and one output of the same logical shape
  * [N, C, spatial...] and the attribute "to": 8 makes the output NCHW8c

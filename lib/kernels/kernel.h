@@ -85,7 +85,7 @@ int aoe_space_add_range(aoe_space *sp, const char *name, int64_t lo,
  * packed ahead of time.
  */
 /*
- * An epilogue: what lib/fuse.c folds into a kernel after its result, run
+ * An epilogue: what lib/passes/fuse.c folds into a kernel after its result, run
  * on each row of it as it is finished: y = t + s * f(y + b + d), where b
  * is a bias per column (pc[col], a MatMul's; 0 when pc is NULL), d a
  * fused residual (optional), f a clamp to [lo, hi] (a Relu, a Clip, or
@@ -404,7 +404,7 @@ aoe_lane_mask(int n)
 #endif
 
 /*
- * The blocked layout NCHW8c (lib/k_layout.c): a tensor of logical shape
+ * The blocked layout NCHW8c (lib/kernels/k_layout.c): a tensor of logical shape
  * [N, C, spatial...] stored as [N][ceil(C/8)][spatial][8], channel c of
  * image i at ((i * cb + c / 8) * sp + s) * 8 + c % 8, where cb is
  * ceil(C/8) and sp the product of the spatial dimensions.  The lanes past

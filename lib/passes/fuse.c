@@ -31,7 +31,7 @@
  *	layout    8: run the nodes that can on NCHW8c tensors, kept blocked
  *		  from one such node to the next (aoe_fuse_layout)
  *	inplace   1: an element-wise node or a shape-only copy writes over
- *		  its input 0 where that input dies (lib/exec.c's planner)
+ *		  its input 0 where that input dies (lib/runtime/exec.c's planner)
  *
  * A residual Add (two non-constant float operands of one shape) joins
  * the chain of the later of its operands' producers, so that a residual
@@ -928,7 +928,7 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 			aoe_node_add_attr(nd, "_aoe_split", AOE_A_INT)->i =
 			    sp;
 	}
-	/* The memory planner (lib/exec.c) honours this. */
+	/* The memory planner (lib/runtime/exec.c) honours this. */
 	if (!dry && inpl)
 		for (k = 0; k < n; k++)
 			if (!kill[nodes[k]] && aoe_attr_find(&g->nodes[nodes[k]],
