@@ -528,15 +528,13 @@ aoe_onnx_fill(aoe_graph *g)
  * initializer with raw data).  Used for the bundled example and for test
  * fixtures, so that the project makes its own models.
  */
-int
-aoe_onnx_save(const aoe_graph *g, const char *path)
-{
-	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-	Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
-	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
-	Onnx__OperatorSetIdProto *osp = &os;
-	Onnx__TensorProto *inits;
-	Onnx__TensorProto **initp;
+/*
+ * What a graph becomes for protobuf-c's packer: the messages point into
+ * these arrays and into the graph itself, so nothing is copied.
+ */
+typedef struct onnx_out {
+	Onnx__TensorProto *inits, **initp;
+	int ninit;
 	Onnx__ValueInfoProto *vis, **inp, **outp;
 	Onnx__TypeProto *types;
 	Onnx__TypeProto__Tensor *tts;
@@ -544,19 +542,20 @@ aoe_onnx_save(const aoe_graph *g, const char *path)
 	Onnx__TensorShapeProto__Dimension *dims, **dimp;
 	Onnx__NodeProto *nodes, **nodep;
 	Onnx__AttributeProto *attrs, **attrp;
-	int i, j, ninit = 0, nattr = 0, nd = 0, ai = 0;
-	uint8_t *buf;
-	size_t len;
-	FILE *fp;
-	int rc = 0;
+	int nnodes;
+} onnx_out;
 
-	for (i = 0; i < g->nnodes; i++)
-		nattr += g->nodes[i].nattr;
-	inits = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(*inits));
-	initp = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(*initp));
+/* Every constant with data, as a raw-data initializer. */
+static void
+out_inits(onnx_out *w, const aoe_graph *g)
+{
+	int i;
+
+	w->inits = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(*w->inits));
+	w->initp = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(*w->initp));
 	for (i = 0; i < g->ntensors; i++) {
 		const aoe_tensor *t = g->tensors[i];
-		Onnx__TensorProto *tp = &inits[ninit];
+		Onnx__TensorProto *tp = &w->inits[w->ninit];
 		if (t->kind != AOE_T_CONST || t->data == NULL)
 			continue;
 		onnx__tensor_proto__init(tp);
@@ -568,65 +567,125 @@ aoe_onnx_save(const aoe_graph *g, const char *path)
 		tp->has_raw_data = 1;
 		tp->raw_data.len = aoe_tensor_nbytes(t);
 		tp->raw_data.data = t->data;
-		initp[ninit++] = tp;
+		w->initp[w->ninit++] = tp;
 	}
-	vis = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
-	    sizeof(*vis));
-	types = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
-	    sizeof(*types));
-	tts = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
-	    sizeof(*tts));
-	shapes = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) + 1,
-	    sizeof(*shapes));
-	dims = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) * AOE_MAXDIM +
-	    1, sizeof(*dims));
-	dimp = aoe_xcalloc((size_t)(g->ninputs + g->noutputs) * AOE_MAXDIM +
-	    1, sizeof(*dimp));
-	inp = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*inp));
-	outp = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(*outp));
-	for (i = 0; i < g->ninputs + g->noutputs; i++) {
-		const aoe_tensor *t = g->tensors[i < g->ninputs ?
-		    g->inputs[i] : g->outputs[i - g->ninputs]];
-		onnx__value_info_proto__init(&vis[i]);
-		onnx__type_proto__init(&types[i]);
-		onnx__type_proto__tensor__init(&tts[i]);
-		onnx__tensor_shape_proto__init(&shapes[i]);
-		vis[i].name = t->name;
-		vis[i].type = &types[i];
-		types[i].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-		types[i].tensor_type = &tts[i];
-		tts[i].has_elem_type = 1;
-		tts[i].elem_type = t->dtype ? t->dtype : AOE_F32;
-		if (t->ndim >= 0) {
-			tts[i].shape = &shapes[i];
-			shapes[i].n_dim = (size_t)t->ndim;
-			shapes[i].dim = &dimp[nd];
-			for (j = 0; j < t->ndim; j++, nd++) {
-				onnx__tensor_shape_proto__dimension__init(
-				    &dims[nd]);
-				dimp[nd] = &dims[nd];
-				if (t->dims[j] >= 0) {
-					dims[nd].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-					dims[nd].dim_value = t->dims[j];
-				} else {
-					dims[nd].value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-					dims[nd].dim_param = t->dim_param[j] ?
-					    t->dim_param[j] : "dim";
-				}
-			}
+}
+
+/* The type and shape of tensor t (unknown dims by name) as vis[i]. */
+static void
+out_value_info(onnx_out *w, int i, const aoe_tensor *t, int *nd)
+{
+	int j;
+
+	onnx__value_info_proto__init(&w->vis[i]);
+	onnx__type_proto__init(&w->types[i]);
+	onnx__type_proto__tensor__init(&w->tts[i]);
+	onnx__tensor_shape_proto__init(&w->shapes[i]);
+	w->vis[i].name = t->name;
+	w->vis[i].type = &w->types[i];
+	w->types[i].value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	w->types[i].tensor_type = &w->tts[i];
+	w->tts[i].has_elem_type = 1;
+	w->tts[i].elem_type = t->dtype ? t->dtype : AOE_F32;
+	if (t->ndim < 0)
+		return;
+	w->tts[i].shape = &w->shapes[i];
+	w->shapes[i].n_dim = (size_t)t->ndim;
+	w->shapes[i].dim = &w->dimp[*nd];
+	for (j = 0; j < t->ndim; j++, (*nd)++) {
+		Onnx__TensorShapeProto__Dimension *d = &w->dims[*nd];
+		onnx__tensor_shape_proto__dimension__init(d);
+		w->dimp[*nd] = d;
+		if (t->dims[j] >= 0) {
+			d->value_case =
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = t->dims[j];
+		} else {
+			d->value_case =
+			    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			d->dim_param = t->dim_param[j] ? t->dim_param[j] :
+			    "dim";
 		}
-		if (i < g->ninputs)
-			inp[i] = &vis[i];
-		else
-			outp[i - g->ninputs] = &vis[i];
 	}
-	nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*nodes));
-	nodep = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*nodep));
-	attrs = aoe_xcalloc((size_t)nattr + 1, sizeof(*attrs));
-	attrp = aoe_xcalloc((size_t)nattr + 1, sizeof(*attrp));
+}
+
+/* The graph's inputs, then its outputs. */
+static void
+out_io(onnx_out *w, const aoe_graph *g)
+{
+	size_t nio = (size_t)(g->ninputs + g->noutputs);
+	int i, nd = 0;
+
+	w->vis = aoe_xcalloc(nio + 1, sizeof(*w->vis));
+	w->types = aoe_xcalloc(nio + 1, sizeof(*w->types));
+	w->tts = aoe_xcalloc(nio + 1, sizeof(*w->tts));
+	w->shapes = aoe_xcalloc(nio + 1, sizeof(*w->shapes));
+	w->dims = aoe_xcalloc(nio * AOE_MAXDIM + 1, sizeof(*w->dims));
+	w->dimp = aoe_xcalloc(nio * AOE_MAXDIM + 1, sizeof(*w->dimp));
+	w->inp = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*w->inp));
+	w->outp = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(*w->outp));
+	for (i = 0; i < g->ninputs + g->noutputs; i++) {
+		out_value_info(w, i, g->tensors[i < g->ninputs ?
+		    g->inputs[i] : g->outputs[i - g->ninputs]], &nd);
+		if (i < g->ninputs)
+			w->inp[i] = &w->vis[i];
+		else
+			w->outp[i - g->ninputs] = &w->vis[i];
+	}
+}
+
+/* Attribute a as ap; -AOE_EUNSUP for a type the writer does not know. */
+static int
+out_attr(Onnx__AttributeProto *ap, const aoe_attr *a)
+{
+	onnx__attribute_proto__init(ap);
+	ap->name = a->name;
+	ap->has_type = 1;
+	ap->type = (Onnx__AttributeProto__AttributeType)a->type;
+	switch (a->type) {
+	case AOE_A_INT:
+		ap->has_i = 1;
+		ap->i = a->i;
+		return 0;
+	case AOE_A_FLOAT:
+		ap->has_f = 1;
+		ap->f = a->f;
+		return 0;
+	case AOE_A_STRING:
+		ap->has_s = 1;
+		ap->s.data = (uint8_t *)a->s;
+		ap->s.len = strlen(a->s);
+		return 0;
+	case AOE_A_INTS:
+		ap->n_ints = (size_t)a->n;
+		ap->ints = a->ints;
+		return 0;
+	case AOE_A_FLOATS:
+		ap->n_floats = (size_t)a->n;
+		ap->floats = a->floats;
+		return 0;
+	default:
+		return aoe_err(AOE_EUNSUP, "cannot write attribute '%s' of "
+		    "type %d", a->name, a->type);
+	}
+}
+
+/* Every node with its inputs, outputs and attributes. */
+static int
+out_nodes(onnx_out *w, const aoe_graph *g)
+{
+	int i, j, nattr = 0, ai = 0, rc = 0, r;
+
+	for (i = 0; i < g->nnodes; i++)
+		nattr += g->nodes[i].nattr;
+	w->nnodes = g->nnodes;
+	w->nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*w->nodes));
+	w->nodep = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*w->nodep));
+	w->attrs = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->attrs));
+	w->attrp = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->attrp));
 	for (i = 0; i < g->nnodes; i++) {
 		const aoe_node *n = &g->nodes[i];
-		Onnx__NodeProto *np = &nodes[i];
+		Onnx__NodeProto *np = &w->nodes[i];
 		onnx__node_proto__init(np);
 		np->name = n->name;
 		np->op_type = n->op_type;
@@ -641,46 +700,80 @@ aoe_onnx_save(const aoe_graph *g, const char *path)
 			np->output[j] = n->out[j] >= 0 ?
 			    g->tensors[n->out[j]]->name : "";
 		np->n_attribute = (size_t)n->nattr;
-		np->attribute = &attrp[ai];
+		np->attribute = &w->attrp[ai];
 		for (j = 0; j < n->nattr; j++, ai++) {
-			const aoe_attr *a = &n->attrs[j];
-			Onnx__AttributeProto *ap = &attrs[ai];
-			onnx__attribute_proto__init(ap);
-			attrp[ai] = ap;
-			ap->name = a->name;
-			ap->has_type = 1;
-			ap->type = (Onnx__AttributeProto__AttributeType)a->type;
-			switch (a->type) {
-			case AOE_A_INT:
-				ap->has_i = 1;
-				ap->i = a->i;
-				break;
-			case AOE_A_FLOAT:
-				ap->has_f = 1;
-				ap->f = a->f;
-				break;
-			case AOE_A_STRING:
-				ap->has_s = 1;
-				ap->s.data = (uint8_t *)a->s;
-				ap->s.len = strlen(a->s);
-				break;
-			case AOE_A_INTS:
-				ap->n_ints = (size_t)a->n;
-				ap->ints = a->ints;
-				break;
-			case AOE_A_FLOATS:
-				ap->n_floats = (size_t)a->n;
-				ap->floats = a->floats;
-				break;
-			default:
-				rc = aoe_err(AOE_EUNSUP, "cannot write "
-				    "attribute '%s' of type %d", a->name,
-				    a->type);
-				break;
-			}
+			w->attrp[ai] = &w->attrs[ai];
+			if ((r = out_attr(&w->attrs[ai], &n->attrs[j])) < 0 &&
+			    rc == 0)
+				rc = r;
 		}
-		nodep[i] = np;
+		w->nodep[i] = np;
 	}
+	return rc;
+}
+
+static void
+out_free(onnx_out *w)
+{
+	int i;
+
+	for (i = 0; i < w->nnodes; i++) {
+		free(w->nodes[i].input);
+		free(w->nodes[i].output);
+	}
+	free(w->nodes);
+	free(w->nodep);
+	free(w->attrs);
+	free(w->attrp);
+	free(w->inits);
+	free(w->initp);
+	free(w->vis);
+	free(w->types);
+	free(w->tts);
+	free(w->shapes);
+	free(w->dims);
+	free(w->dimp);
+	free(w->inp);
+	free(w->outp);
+}
+
+/* Pack the model and write it to path. */
+static int
+out_write(const Onnx__ModelProto *mp, const char *path)
+{
+	size_t len = onnx__model_proto__get_packed_size(mp);
+	uint8_t *buf = aoe_xmalloc(len);
+	FILE *fp;
+	int rc = 0;
+
+	onnx__model_proto__pack(mp, buf);
+	if ((fp = fopen(path, "wb")) == NULL)
+		rc = aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	else {
+		if (fwrite(buf, 1, len, fp) != len)
+			rc = aoe_err(AOE_EIO, "cannot write '%s'", path);
+		if (fclose(fp) != 0 && rc == 0)
+			rc = aoe_err(AOE_EIO, "cannot write '%s'", path);
+	}
+	free(buf);
+	return rc;
+}
+
+int
+aoe_onnx_save(const aoe_graph *g, const char *path)
+{
+	Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
+	Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
+	Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+	Onnx__OperatorSetIdProto *osp = &os;
+	onnx_out w;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	out_inits(&w, g);
+	out_io(&w, g);
+	rc = out_nodes(&w, g);
 	os.version = g->opset;
 	os.has_version = 1;
 	os.domain = "";
@@ -693,47 +786,15 @@ aoe_onnx_save(const aoe_graph *g, const char *path)
 	mp.graph = &gp;
 	gp.name = g->name;
 	gp.n_node = (size_t)g->nnodes;
-	gp.node = nodep;
-	gp.n_initializer = (size_t)ninit;
-	gp.initializer = initp;
+	gp.node = w.nodep;
+	gp.n_initializer = (size_t)w.ninit;
+	gp.initializer = w.initp;
 	gp.n_input = (size_t)g->ninputs;
-	gp.input = inp;
+	gp.input = w.inp;
 	gp.n_output = (size_t)g->noutputs;
-	gp.output = outp;
-	if (rc == 0) {
-		len = onnx__model_proto__get_packed_size(&mp);
-		buf = aoe_xmalloc(len);
-		onnx__model_proto__pack(&mp, buf);
-		if ((fp = fopen(path, "wb")) == NULL)
-			rc = aoe_err(AOE_EIO, "cannot open '%s': %s", path,
-			    strerror(errno));
-		else {
-			if (fwrite(buf, 1, len, fp) != len)
-				rc = aoe_err(AOE_EIO, "cannot write '%s'",
-				    path);
-			if (fclose(fp) != 0 && rc == 0)
-				rc = aoe_err(AOE_EIO, "cannot write '%s'",
-				    path);
-		}
-		free(buf);
-	}
-	for (i = 0; i < g->nnodes; i++) {
-		free(nodes[i].input);
-		free(nodes[i].output);
-	}
-	free(nodes);
-	free(nodep);
-	free(attrs);
-	free(attrp);
-	free(inits);
-	free(initp);
-	free(vis);
-	free(types);
-	free(tts);
-	free(shapes);
-	free(dims);
-	free(dimp);
-	free(inp);
-	free(outp);
+	gp.output = w.outp;
+	if (rc == 0)
+		rc = out_write(&mp, path);
+	out_free(&w);
 	return rc;
 }

@@ -767,27 +767,22 @@ split_capable(const aoe_node *n)
 }
 
 /*
- * Apply d to the chain nodes[0..n): mark nodes that go away in kill[]
- * and count the rewrites; with dry set, only count.
+ * The fusions into the producer before each node of the chain nodes[0..n)
+ * that d allows (fuse_bn, fuse_act, fuse_add): mark the nodes that go
+ * away in kill[] and count the rewrites; with dry set, only count.
  */
 static int
-apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
-    int dry, int *nbn, int *nact, int *nadd, int *nel)
+apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
+    char *kill, int dry, int *nbn, int *nact, int *nadd)
 {
-	int fel = aoe_sched_get(d, "fuse_elem", 0) != 0;
 	int fbn = aoe_sched_get(d, "fuse_bn", 0) != 0;
 	int fact = aoe_sched_get(d, "fuse_act", 0) != 0;
 	int fadd = aoe_sched_get(d, "fuse_add", 0) != 0;
-	int th = (int)aoe_sched_get(d, "threads", 0);
-	int lay = (int)aoe_sched_get(d, "layout", 0);
-	int inpl = aoe_sched_get(d, "inplace", 0) != 0;
-	uint64_t serial = (uint64_t)aoe_sched_get(d, "serial", 0);
-	uint64_t split = (uint64_t)aoe_sched_get(d, "split", 0);
 	int prev = -1, prev_act = 0, prev_epi = 0, k, r;
 	float *fa, *ft;
 	aoe_act a;
 
-	*nbn = *nact = *nadd = *nel = 0;
+	*nbn = *nact = *nadd = 0;
 	for (k = 0; k < n; k++) {
 		int v = nodes[k];
 		aoe_node *nd = &g->nodes[v];
@@ -879,45 +874,70 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 		prev_act = has_act(nd);
 		prev_epi = has_epi(nd);
 	}
-	/*
-	 * Runs of element-wise float nodes, each reading the value of the
-	 * one before, become one AoeElemChain (fuse_elem).
-	 */
-	if (fel) {
-		int run[MAX_CHAIN], side[MAX_CHAIN], nr = 0, cur = -1, sd;
-		for (k = 0; k <= n; k++) {
-			int v = k < n ? nodes[k] : -1;
-			if (v >= 0 && kill[v])
-				continue;
-			if (v >= 0 && nr > 0 && (sd = elem_link(g,
-			    &g->nodes[v], cur)) >= 0) {
-				run[nr] = v;
-				side[nr++] = sd;
-				cur = g->nodes[v].out[0];
-				continue;
-			}
-			if (nr >= 2) {
-				if (!dry)
-					elem_fuse(g, run, side, nr);
-				for (r = 1; r < nr; r++)
-					kill[run[r]] = 1;
-				*nel += nr - 1;
-			}
-			nr = 0;
-			if (v >= 0 && (sd = elem_link(g, &g->nodes[v], -1)) >=
-			    0) {
-				run[nr] = v;
-				side[nr++] = sd;
-				cur = g->nodes[v].out[0];
-			}
+	return 0;
+}
+
+/*
+ * Runs of element-wise float nodes of the chain, each reading the value
+ * of the one before, become one AoeElemChain (fuse_elem); returns the
+ * nodes merged away.
+ */
+static int
+apply_elem(aoe_graph *g, const int *nodes, int n, char *kill, int dry)
+{
+	int run[MAX_CHAIN], side[MAX_CHAIN], nr = 0, cur = -1, sd, k, r;
+	int nel = 0;
+
+	for (k = 0; k <= n; k++) {
+		int v = k < n ? nodes[k] : -1;
+		if (v >= 0 && kill[v])
+			continue;
+		if (v >= 0 && nr > 0 && (sd = elem_link(g,
+		    &g->nodes[v], cur)) >= 0) {
+			run[nr] = v;
+			side[nr++] = sd;
+			cur = g->nodes[v].out[0];
+			continue;
+		}
+		if (nr >= 2) {
+			if (!dry)
+				elem_fuse(g, run, side, nr);
+			for (r = 1; r < nr; r++)
+				kill[run[r]] = 1;
+			nel += nr - 1;
+		}
+		nr = 0;
+		if (v >= 0 && (sd = elem_link(g, &g->nodes[v], -1)) >=
+		    0) {
+			run[nr] = v;
+			side[nr++] = sd;
+			cur = g->nodes[v].out[0];
 		}
 	}
-	if (!dry && th > 0)
+	return nel;
+}
+
+/*
+ * The decisions that mark the chain's remaining nodes for the layers
+ * that run them: threads, serial and split, inplace, layout.
+ */
+static void
+apply_marks(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
+    const char *kill)
+{
+	int th = (int)aoe_sched_get(d, "threads", 0);
+	int lay = (int)aoe_sched_get(d, "layout", 0);
+	int inpl = aoe_sched_get(d, "inplace", 0) != 0;
+	uint64_t serial = (uint64_t)aoe_sched_get(d, "serial", 0);
+	uint64_t split = (uint64_t)aoe_sched_get(d, "split", 0);
+	int k;
+
+	if (th > 0)
 		for (k = 0; k < n; k++)
 			if (!kill[nodes[k]])
 				g->nodes[nodes[k]].nthreads = th;
 	/* Per-op decisions, by position in the chain (see the top). */
-	for (k = 0; !dry && k < n && k < AOE_SGAT_MAXPOS; k++) {
+	for (k = 0; k < n && k < AOE_SGAT_MAXPOS; k++) {
 		aoe_node *nd = &g->nodes[nodes[k]];
 		int sp = (int)(split >> 2 * k & 3);
 		if (kill[nodes[k]])
@@ -929,19 +949,36 @@ apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
 			    sp;
 	}
 	/* The memory planner (lib/runtime/exec.c) honours this. */
-	if (!dry && inpl)
+	if (inpl)
 		for (k = 0; k < n; k++)
 			if (!kill[nodes[k]] && aoe_attr_find(&g->nodes[nodes[k]],
 			    "_aoe_inplace") == NULL)
 				aoe_node_add_attr(&g->nodes[nodes[k]],
 				    "_aoe_inplace", AOE_A_INT)->i = 1;
 	/* The layout pass (aoe_fuse_layout) acts on this after the fusions. */
-	if (!dry && lay == AOE_LAYOUT_8C)
+	if (lay == AOE_LAYOUT_8C)
 		for (k = 0; k < n; k++)
 			if (!kill[nodes[k]] && aoe_attr_find(&g->nodes[nodes[k]],
 			    "_aoe_layout") == NULL)
 				aoe_node_add_attr(&g->nodes[nodes[k]],
 				    "_aoe_layout", AOE_A_INT)->i = lay;
+}
+
+/*
+ * Apply d to the chain nodes[0..n): mark nodes that go away in kill[]
+ * and count the rewrites; with dry set, only count.
+ */
+static int
+apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
+    int dry, int *nbn, int *nact, int *nadd, int *nel)
+{
+	*nel = 0;
+	if (apply_fusions(g, nodes, n, d, kill, dry, nbn, nact, nadd) < 0)
+		return -1;
+	if (aoe_sched_get(d, "fuse_elem", 0) != 0)
+		*nel = apply_elem(g, nodes, n, kill, dry);
+	if (!dry)
+		apply_marks(g, nodes, n, d, kill);
 	return 0;
 }
 
