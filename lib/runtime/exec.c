@@ -354,6 +354,180 @@ aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n)
 }
 
 /*
+ * The memory plan of a graph: for each tensor, the first and last step
+ * (position in the order) that it is live, the tensor whose bytes it
+ * shares (root; itself unless it runs in place), and its size; the
+ * tensors to place, largest first; the arena and workspace sizes.
+ * first is -2 for a tensor no live step touches, -1 for an input.
+ */
+typedef struct plan {
+	int *first, *last, *byte_order, *root;
+	int64_t *sz;
+	int nt;
+	size_t arena, scratch;
+} plan;
+
+/* Compact the order to the live nodes and find every lifetime. */
+static void
+plan_lifetimes(aoe_graph *g, plan *p)
+{
+	int i, j, k, pos, end;
+
+	for (i = 0; i < g->ntensors; i++) {
+		p->root[i] = i;
+		p->first[i] = p->last[i] = -2;
+		g->tensors[i]->offset = -1;
+	}
+	for (k = 0, i = 0; i < g->norder; i++)
+		if (!g->nodes[g->order[i]].dead)
+			g->order[k++] = g->order[i];
+	g->norder = k;
+	end = g->norder;
+	for (i = 0; i < g->ninputs; i++) {
+		p->first[g->inputs[i]] = -1;
+		p->last[g->inputs[i]] = end;
+	}
+	for (pos = 0; pos < g->norder; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		for (j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0 &&
+			    g->tensors[n->out[j]]->kind == AOE_T_VALUE) {
+				p->first[n->out[j]] = pos;
+				if (p->last[n->out[j]] < pos)
+					p->last[n->out[j]] = pos;
+			}
+		for (j = 0; j < n->nin; j++)
+			if (n->in[j] >= 0 && p->first[n->in[j]] != -2 &&
+			    pos > p->last[n->in[j]])
+				p->last[n->in[j]] = pos;
+		if (n->scratch > p->scratch)
+			p->scratch = n->scratch;
+	}
+	for (i = 0; i < g->noutputs; i++)
+		if (p->first[g->outputs[i]] != -2)
+			p->last[g->outputs[i]] = end;
+}
+
+/*
+ * A node marked _aoe_inplace (a subgraph's decision inplace=1) writes
+ * over its input 0 when every tensor in that input's slot is read for
+ * the last time there: the output joins the slot (root), whose lifetime
+ * grows to cover it.
+ */
+static void
+plan_inplace(aoe_graph *g, plan *p)
+{
+	int pos, x, y, r;
+
+	for (pos = 0; pos < g->norder; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		x = n->nin > 0 ? n->in[0] : -1;
+		if (x < 0 || n->nout != 1 || (y = n->out[0]) < 0 ||
+		    aoe_attr_find(n, "_aoe_inplace") == NULL ||
+		    g->tensors[x]->kind != AOE_T_VALUE || p->first[x] < 0 ||
+		    p->last[r = p->root[x]] != pos || p->first[y] != pos ||
+		    g->tensors[y]->kind != AOE_T_VALUE ||
+		    !aoe_node_inplace_ok(g, n))
+			continue;
+		p->root[y] = r;
+		if (p->last[y] > p->last[r])
+			p->last[r] = p->last[y];
+	}
+}
+
+/*
+ * Offsets in one arena, largest tensor first: each at the first place
+ * free of every placed tensor whose lifetime overlaps its own; or one
+ * after another (static memory).
+ */
+static void
+plan_place(aoe_graph *g, plan *p, int static_memory)
+{
+	int i, j;
+
+	for (i = 0; i < g->ntensors; i++) {
+		if (p->first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST ||
+		    p->root[i] != i)
+			continue;
+		p->sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
+		if (p->sz[i] == 0)
+			p->sz[i] = ALIGN;
+		p->byte_order[p->nt++] = i;
+	}
+	/* Largest first (insertion sort keeps this dependency-free). */
+	for (i = 1; i < p->nt; i++) {
+		int v = p->byte_order[i];
+		for (j = i - 1; j >= 0 && p->sz[p->byte_order[j]] < p->sz[v];
+		    j--)
+			p->byte_order[j + 1] = p->byte_order[j];
+		p->byte_order[j + 1] = v;
+	}
+	for (i = 0; i < p->nt; i++) {
+		int t = p->byte_order[i];
+		int64_t off = 0;
+		int moved = 1;
+
+		if (static_memory) {
+			g->tensors[t]->offset = (int64_t)p->arena;
+			p->arena += (size_t)p->sz[t];
+			continue;
+		}
+		/* Bump past every placed, overlapping neighbour until free. */
+		while (moved) {
+			moved = 0;
+			for (j = 0; j < i; j++) {
+				int u = p->byte_order[j];
+				int64_t uo = g->tensors[u]->offset;
+				if (p->last[u] < p->first[t] ||
+				    p->last[t] < p->first[u])
+					continue;
+				if (off < uo + p->sz[u] && uo < off + p->sz[t]) {
+					off = uo + p->sz[u];
+					moved = 1;
+				}
+			}
+		}
+		g->tensors[t]->offset = off;
+		if ((size_t)(off + p->sz[t]) > p->arena)
+			p->arena = (size_t)(off + p->sz[t]);
+	}
+}
+
+/* Allocate the arena and the workspace and point the tensors into it. */
+static int
+plan_bind(aoe_graph *g, const plan *p)
+{
+	int i;
+
+	if (p->arena && posix_memalign(&g->arena, ALIGN, p->arena) != 0) {
+		g->arena = NULL;
+		return aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes for "
+		    "tensors", p->arena);
+	}
+	if (p->scratch && posix_memalign(&g->scratch, ALIGN,
+	    align_up(p->scratch)) != 0) {
+		g->scratch = NULL;
+		return aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes of "
+		    "workspace", p->scratch);
+	}
+	if (p->arena)
+		memset(g->arena, 0, p->arena);
+	for (i = 0; i < p->nt; i++) {
+		aoe_tensor *t = g->tensors[p->byte_order[i]];
+		t->data = (char *)g->arena + t->offset;
+		t->owned = 0;
+	}
+	for (i = 0; i < g->ntensors; i++)
+		if (p->root[i] != i) {
+			aoe_tensor *t = g->tensors[i];
+			t->offset = g->tensors[p->root[i]]->offset;
+			t->data = (char *)g->arena + t->offset;
+			t->owned = 0;
+		}
+	return 0;
+}
+
+/*
  * Give every non-constant tensor an offset in one arena.  Two tensors may
  * share bytes only when their lifetimes (from the step that writes one to
  * the last step that reads it) do not overlap, unless static memory is
@@ -362,160 +536,38 @@ aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n)
 static int
 plan_memory(aoe_graph *g, int static_memory, int plan_only)
 {
-	int *first, *last, *byte_order, *root, nt = 0, i, j, k, pos;
-	int64_t *sz;
-	size_t arena = 0, scratch = 0;
-	int end, rc = 0;
+	size_t nt = (size_t)g->ntensors + 1;
+	plan p;
+	int i, rc = 0;
 
-	first = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
-	last = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
-	sz = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int64_t));
-	byte_order = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
-	root = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
-	for (i = 0; i < g->ntensors; i++) {
-		root[i] = i;
-		first[i] = last[i] = -2;
-		g->tensors[i]->offset = -1;
-	}
-	/* Compact the order to the live nodes. */
-	for (k = 0, i = 0; i < g->norder; i++)
-		if (!g->nodes[g->order[i]].dead)
-			g->order[k++] = g->order[i];
-	g->norder = k;
-	end = g->norder;
-	for (i = 0; i < g->ninputs; i++) {
-		first[g->inputs[i]] = -1;
-		last[g->inputs[i]] = end;
-	}
-	for (pos = 0; pos < g->norder; pos++) {
-		aoe_node *n = &g->nodes[g->order[pos]];
-		for (j = 0; j < n->nout; j++)
-			if (n->out[j] >= 0 &&
-			    g->tensors[n->out[j]]->kind == AOE_T_VALUE) {
-				first[n->out[j]] = pos;
-				if (last[n->out[j]] < pos)
-					last[n->out[j]] = pos;
-			}
-		for (j = 0; j < n->nin; j++)
-			if (n->in[j] >= 0 && first[n->in[j]] != -2)
-				last[n->in[j]] = pos > last[n->in[j]] ? pos :
-				    last[n->in[j]];
-		if (n->scratch > scratch)
-			scratch = n->scratch;
-	}
-	for (i = 0; i < g->noutputs; i++)
-		if (first[g->outputs[i]] != -2)
-			last[g->outputs[i]] = end;
-	/*
-	 * A node marked _aoe_inplace (a subgraph's decision inplace=1)
-	 * writes over its input 0 when every tensor in that input's slot is
-	 * read for the last time there: the output joins the slot (root),
-	 * whose lifetime grows to cover it.
-	 */
-	for (pos = 0; pos < g->norder && !static_memory; pos++) {
-		aoe_node *n = &g->nodes[g->order[pos]];
-		int x = n->nin > 0 ? n->in[0] : -1, y, r;
-		if (x < 0 || n->nout != 1 || (y = n->out[0]) < 0 ||
-		    aoe_attr_find(n, "_aoe_inplace") == NULL ||
-		    g->tensors[x]->kind != AOE_T_VALUE || first[x] < 0 ||
-		    last[r = root[x]] != pos || first[y] != pos ||
-		    g->tensors[y]->kind != AOE_T_VALUE ||
-		    !aoe_node_inplace_ok(g, n))
-			continue;
-		root[y] = r;
-		if (last[y] > last[r])
-			last[r] = last[y];
-	}
-	for (i = 0; i < g->ntensors; i++) {
-		if (first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST ||
-		    root[i] != i)
-			continue;
-		sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
-		if (sz[i] == 0)
-			sz[i] = ALIGN;
-		byte_order[nt++] = i;
-	}
-	/* Largest first (insertion sort keeps this dependency-free). */
-	for (i = 1; i < nt; i++) {
-		int v = byte_order[i];
-		for (j = i - 1; j >= 0 && sz[byte_order[j]] < sz[v]; j--)
-			byte_order[j + 1] = byte_order[j];
-		byte_order[j + 1] = v;
-	}
-	for (i = 0; i < nt; i++) {
-		int t = byte_order[i];
-		int64_t off = 0;
-		int moved = 1;
-
-		if (static_memory) {
-			g->tensors[t]->offset = (int64_t)arena;
-			arena += (size_t)sz[t];
-			continue;
-		}
-		/* Bump past every placed, overlapping neighbour until free. */
-		while (moved) {
-			moved = 0;
-			for (j = 0; j < i; j++) {
-				int u = byte_order[j];
-				int64_t uo = g->tensors[u]->offset;
-				if (last[u] < first[t] || last[t] < first[u])
-					continue;
-				if (off < uo + sz[u] && uo < off + sz[t]) {
-					off = uo + sz[u];
-					moved = 1;
-				}
-			}
-		}
-		g->tensors[t]->offset = off;
-		if ((size_t)(off + sz[t]) > arena)
-			arena = (size_t)(off + sz[t]);
-	}
+	memset(&p, 0, sizeof(p));
+	p.first = aoe_xcalloc(nt, sizeof(int));
+	p.last = aoe_xcalloc(nt, sizeof(int));
+	p.sz = aoe_xcalloc(nt, sizeof(int64_t));
+	p.byte_order = aoe_xcalloc(nt, sizeof(int));
+	p.root = aoe_xcalloc(nt, sizeof(int));
+	plan_lifetimes(g, &p);
+	if (!static_memory)
+		plan_inplace(g, &p);
+	plan_place(g, &p, static_memory);
 	free(g->arena);
 	free(g->scratch);
 	g->arena = g->scratch = NULL;
-	g->arena_size = arena;
-	g->scratch_size = scratch;
+	g->arena_size = p.arena;
+	g->scratch_size = p.scratch;
 	if (plan_only) {
 		/* Sizes only (aoe-check): no tensor gets bytes. */
 		for (i = 0; i < g->ntensors; i++)
-			if (first[i] != -2 && g->tensors[i]->kind !=
+			if (p.first[i] != -2 && g->tensors[i]->kind !=
 			    AOE_T_CONST && !g->tensors[i]->owned)
 				g->tensors[i]->data = NULL;
-		goto out;
-	}
-	if (arena && posix_memalign(&g->arena, ALIGN, arena) != 0) {
-		g->arena = NULL;
-		rc = aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes for "
-		    "tensors", arena);
-		goto out;
-	}
-	if (scratch && posix_memalign(&g->scratch, ALIGN,
-	    align_up(scratch)) != 0) {
-		g->scratch = NULL;
-		rc = aoe_err(AOE_ENOMEM, "cannot allocate %zu bytes of "
-		    "workspace", scratch);
-		goto out;
-	}
-	if (arena)
-		memset(g->arena, 0, arena);
-	for (i = 0; i < nt; i++) {
-		aoe_tensor *t = g->tensors[byte_order[i]];
-		t->data = (char *)g->arena + t->offset;
-		t->owned = 0;
-	}
-	for (i = 0; i < g->ntensors; i++)
-		if (root[i] != i) {
-			aoe_tensor *t = g->tensors[i];
-			t->offset = g->tensors[root[i]]->offset;
-			t->data = (char *)g->arena + t->offset;
-			t->owned = 0;
-		}
-out:
-	free(root);
-	free(first);
-	free(last);
-	free(sz);
-	free(byte_order);
+	} else
+		rc = plan_bind(g, &p);
+	free(p.root);
+	free(p.first);
+	free(p.last);
+	free(p.sz);
+	free(p.byte_order);
 	return rc;
 }
 
