@@ -417,7 +417,7 @@ done:
 	return rc < 0 ? aoe_exit_status(rc) : rc > 0 ? AOE_EXIT_FALSE :
 	    AOE_EXIT_OK;
 fail:
-	if (rc < 0 && rc != worst)
+	if (rc < 0)
 		aoe_warnx("%s", aoe_errmsg());
 	aoe_ofile_abort(&of);
 	if (r.tfp)

@@ -660,8 +660,11 @@ main(int argc, char **argv)
 	status = aoe_each_operand(argc, argv, read_records, &tt);
 	if (status != 0) {
 		/* Report nothing from a partly bad input: results stay true. */
-		aoe_warnx("%d bad record%s; no result file written", tt.bad,
-		    tt.bad == 1 ? "" : "s");
+		if (tt.bad)
+			aoe_warnx("%d bad record%s; no result file written",
+			    tt.bad, tt.bad == 1 ? "" : "s");
+		else
+			aoe_warnx("no result file written");
 		goto out;
 	}
 	if (tt.n == 0) {
