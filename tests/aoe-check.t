@@ -7,8 +7,8 @@ ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
 aoe-capture -o "$T/g.json" "$ex" 2>/dev/null
-unset AOE_MODE PROFILING_MODE GE_USE_STATIC_MEMORY TUNE_BANK_PATH AOE_INI \
-    TUNING_PARALLEL_NUM TE_PARALLEL_COMPILER AOE_WORK_PATH
+unset AOE_MODE PROFILING_MODE GE_USE_STATIC_MEMORY TUNE_BANK_PATH AOE_INI RUN_LOOP \
+    TUNING_PARALLEL_NUM TE_PARALLEL_COMPILER AOE_WORK_PATH REPEAT_TUNE
 # A private lock and no disk threshold: the baseline is "ready" anywhere.
 AOE_DEVICE_LOCK=$T/device.lock AOE_MIN_DISK_GB=0
 export AOE_DEVICE_LOCK AOE_MIN_DISK_GB

@@ -42,7 +42,7 @@ lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
 {
 	char dir[PATH_MAX], file[PATH_MAX], bi[PATH_MAX];
 	aoe_run_opts ro;
-	int i, k, rc = 0, worst = 0, t;
+	int i, k, rc = 0, worst = 0, nbad = 0, t;
 
 	if (argc < 1)
 		return aoe_err(AOE_EDATA, "lookup needs a graph");
@@ -63,10 +63,13 @@ lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
 		long hits = 0, live = 0;
 		if ((rc = aoe_model_load(argv[i], &g)) < 0 ||
 		    (rc = aoe_graph_prepare(g, &ro)) < 0) {
-			aoe_warnx("%s", aoe_errmsg());
+			/* One graph's error is main()'s to print. */
+			if (argc > 1)
+				aoe_warnx("%s", aoe_errmsg());
 			aoe_graph_free(g);
 			if (worst == 0 || rc < worst)
 				worst = rc;
+			nbad++;
 			continue;
 		}
 		for (k = 0; k < g->norder; k++) {
@@ -108,6 +111,10 @@ lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
 			aoe_warnx("%s: %ld of %ld ops hit", argv[i], hits, live);
 		aoe_graph_free(g);
 	}
+	/* Each failure was told above; main() prints this summary. */
+	if (worst && argc > 1)
+		(void)aoe_err(-worst, "%d of %d graphs could not be looked up",
+		    nbad, argc);
 	return worst;
 }
 

@@ -187,8 +187,9 @@ main(int argc, char **argv)
 	};
 	opat_run r;
 	aoe_check_opts co;
+	aoe_settings set;
 	const char *output = NULL, *timings = NULL, *opsfile = NULL;
-	const char *space_node = NULL, *v;
+	const char *space_node = NULL;
 	char *shapes = NULL, *stdin_copy = NULL;
 	aoe_ofile of = { NULL, NULL, NULL };
 	int mode = M_TUNE, check = 1, progress = -1, c, i, rc = 0, worst = 0;
@@ -306,19 +307,16 @@ main(int argc, char **argv)
 	/* A tuner must not capture or tune the graphs it loads itself. */
 	unsetenv("AOE_MODE");
 	/* Settings: aoe.ini, then the environment. */
-	if ((rc = aoe_check_opts_init(&co)) < 0)
+	if ((rc = aoe_settings_load(&set)) < 0)
 		goto fail;
-	r.o.run_loop = co.run_loop;
-	r.o.tuning_parallel = co.tuning_parallel;
+	aoe_check_opts_set(&co, &set);
+	r.o.run_loop = set.run_loop;
+	r.o.tuning_parallel = set.tuning_parallel;
+	/* TE_PARALLEL_COMPILER as set, else 8 or the online CPUs if fewer. */
 	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	r.o.te_parallel = co.te_parallel < n ? co.te_parallel : n > 0 ? n : 1;
-	if ((rc = aoe_envnum("RUN_LOOP", 1, 2048, &r.o.run_loop)) < 0 ||
-	    (rc = aoe_envnum("TE_PARALLEL_COMPILER", 1, 32,
-	    &r.o.te_parallel)) < 0)
-		goto fail;
-	v = getenv("REPEAT_TUNE");
-	r.o.repeat_tune = v && (strcasecmp(v, "true") == 0 ||
-	    strcmp(v, "1") == 0);
+	r.o.te_parallel = set.te_parallel_given || set.te_parallel < n ?
+	    set.te_parallel : n > 0 ? n : 1;
+	r.o.repeat_tune = set.repeat_tune;
 	if (opsfile && (rc = read_ops_file(opsfile, &r.o)) < 0)
 		goto fail;
 	r.o.progress = progress >= 0 ? progress : isatty(2);
@@ -419,7 +417,7 @@ done:
 	return rc < 0 ? aoe_exit_status(rc) : rc > 0 ? AOE_EXIT_FALSE :
 	    AOE_EXIT_OK;
 fail:
-	if (rc < 0 && rc != worst)
+	if (rc < 0)
 		aoe_warnx("%s", aoe_errmsg());
 	aoe_ofile_abort(&of);
 	if (r.tfp)

@@ -608,7 +608,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	tasks tt;
-	aoe_check_opts co;
+	aoe_settings set;
 	const char *dir = NULL, *plotfile = NULL, *name = NULL;
 	char path[4096];
 	struct stat st;
@@ -642,13 +642,13 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	/* AOE's WORK_PATH: aoe.ini's, or AOE_WORK_PATH, or ".". */
+	/* AOE's WORK_PATH: AOE_WORK_PATH, or aoe.ini's, or ".". */
 	if (dir == NULL) {
-		if ((rc = aoe_check_opts_init(&co)) < 0) {
+		if ((rc = aoe_settings_load(&set)) < 0) {
 			aoe_warnx("%s", aoe_errmsg());
 			return aoe_exit_status(rc);
 		}
-		dir = co.work_path[0] ? co.work_path : ".";
+		dir = set.work_path[0] ? set.work_path : ".";
 	}
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		aoe_warnx("work directory '%s': %s", dir, errno ? strerror(errno) :
@@ -660,8 +660,11 @@ main(int argc, char **argv)
 	status = aoe_each_operand(argc, argv, read_records, &tt);
 	if (status != 0) {
 		/* Report nothing from a partly bad input: results stay true. */
-		aoe_warnx("%d bad record%s; no result file written", tt.bad,
-		    tt.bad == 1 ? "" : "s");
+		if (tt.bad)
+			aoe_warnx("%d bad record%s; no result file written",
+			    tt.bad, tt.bad == 1 ? "" : "s");
+		else
+			aoe_warnx("no result file written");
 		goto out;
 	}
 	if (tt.n == 0) {

@@ -89,7 +89,8 @@ main(int argc, char **argv)
 	};
 	sgat_opts o;
 	aoe_check_opts co;
-	const char *output = NULL, *v;
+	aoe_settings set;
+	const char *output = NULL;
 	char *tmpout = NULL, *shapes = NULL;
 	int lockfd = -1;
 	int check = 1, commit = 0, progress = -1, c, rc = 0;
@@ -168,14 +169,11 @@ main(int argc, char **argv)
 	/* A tuner must not capture its graphs, nor inherit forced fusions. */
 	unsetenv("AOE_MODE");
 	unsetenv("AOE_FUSE");
-	if ((rc = aoe_check_opts_init(&co)) < 0)
+	if ((rc = aoe_settings_load(&set)) < 0)
 		goto fail;
-	o.run_loop = co.run_loop;
-	if ((rc = aoe_envnum("RUN_LOOP", 1, 2048, &o.run_loop)) < 0)
-		goto fail;
-	v = getenv("REPEAT_TUNE");
-	o.repeat_tune = v && (strcasecmp(v, "true") == 0 ||
-	    strcmp(v, "1") == 0);
+	aoe_check_opts_set(&co, &set);
+	o.run_loop = set.run_loop;
+	o.repeat_tune = set.repeat_tune;
 	o.progress = progress >= 0 ? progress : isatty(2);
 	if (check) {
 		co.job_type = 1;

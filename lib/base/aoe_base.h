@@ -76,13 +76,51 @@ int aoe_strtonum(const char *s, long long min, long long max,
 long long aoe_optnum(const char *opt, const char *s, long long min,
     long long max);
 /*
+ * The settings (lib/base/settings.c), AOE's names: the defaults, then
+ * aoe.ini ($AOE_INI, else ./aoe.ini when there is one), then the
+ * environment, which wins.
+ */
+typedef struct aoe_settings {
+	int tuning_parallel;	/* TUNING_PARALLEL_NUM, 1-64 (8) */
+	int te_parallel;	/* TE_PARALLEL_COMPILER, 1-32 (8) */
+	int te_parallel_given;	/* 1: TE_PARALLEL_COMPILER was set */
+	int run_loop;		/* RUN_LOOP, 1-2048 (10) */
+	int min_disk_gb;	/* AOE_MIN_DISK_GB, 0-1000000000 (20) */
+	int repeat_tune;	/* REPEAT_TUNE: re-tune bank hits (0) */
+	int static_memory;	/* GE_USE_STATIC_MEMORY (0) */
+	int profiling;		/* PROFILING_MODE (0) */
+	int mode;		/* AOE_MODE: 0 unset, 1, 2 or 4 */
+	char work_path[1024];	/* AOE_WORK_PATH, else WORK_PATH (".") */
+	char bank_path[1024];	/* TUNE_BANK_PATH, or "" */
+	char soc_version[128];	/* AOE_SOC_VERSION, or "" */
+	char ini[1024];		/* the aoe.ini read, or "" */
+} aoe_settings;
+/*
+ * Load every setting.  aoe.ini's keys are WORK_PATH, TUNING_PARALLEL_NUM,
+ * TE_PARALLEL_COMPILER and RUN_LOOP; the environment has those (with
+ * AOE_WORK_PATH for WORK_PATH) and the rest.  A number out of range, a
+ * REPEAT_TUNE that is neither True nor False, or an AOE_MODE other than
+ * 1, 2 or 4 is -AOE_EDATA naming the setting, where it was read and what
+ * is allowed; an AOE_INI that cannot be read is -AOE_EIO.  AOE_MODE=4 is
+ * loaded: libaoe refuses it when a graph is captured.  A value that is
+ * not on is off for GE_USE_STATIC_MEMORY and PROFILING_MODE, as the
+ * runtime reads them.
+ */
+int aoe_settings_load(aoe_settings *s);
+/*
+ * A True/False value, in any case: 1 for true, 1, on or yes; 0 for false,
+ * 0, off or no; -1 for anything else or NULL.
+ */
+int aoe_parse_bool(const char *v);
+/* Whether an environment variable is on: true, 1, on or yes. */
+int aoe_env_true(const char *name);
+/* AOE_MODE: 0 when unset or empty, 1, 2 or 4, else -AOE_EDATA. */
+int aoe_env_mode(void);
+/*
  * An integer environment variable in [min, max]: 1 and *out set, 0 when it
  * is unset or empty, or -AOE_EDATA naming the variable.
  */
 int aoe_envnum(const char *name, long long min, long long max, int *out);
-
-/* Whether an environment variable is on: 1, true, on or yes. */
-int aoe_env_true(const char *name);
 
 /* Read a whole file ("-" is stdin) into memory; *len gets its size. */
 int aoe_read_file(const char *path, uint8_t **data, size_t *len);

@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -355,28 +354,4 @@ aoe_optnum(const char *opt, const char *s, long long min, long long max)
 		exit(AOE_EXIT_USAGE);
 	}
 	return v;
-}
-
-int
-aoe_envnum(const char *name, long long min, long long max, int *out)
-{
-	const char *v = getenv(name);
-	long long x;
-
-	if (v == NULL || *v == '\0')
-		return 0;
-	if (aoe_strtonum(v, min, max, &x) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s' is not a number from %lld "
-		    "to %lld", name, v, min, max);
-	*out = (int)x;
-	return 1;
-}
-
-int
-aoe_env_true(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0 ||
-	    strcasecmp(v, "on") == 0 || strcasecmp(v, "yes") == 0);
 }

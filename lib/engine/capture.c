@@ -326,14 +326,11 @@ aoe_capture_hook(aoe_graph *g)
 	uint64_t h;
 	int rc;
 
-	if (mode == NULL || *mode == '\0')
-		return 0;
-	if (strcmp(mode, "4") == 0)
+	if ((rc = aoe_env_mode()) <= 0)
+		return rc;
+	if (rc == 4)
 		return aoe_err(AOE_EUNSUP, "AOE_MODE=4 (gradient split "
 		    "tuning) is not supported by aoe");
-	if (strcmp(mode, "1") != 0 && strcmp(mode, "2") != 0)
-		return aoe_err(AOE_EDATA, "AOE_MODE='%s' is not valid: use 1 "
-		    "(subgraph tuning) or 2 (operator tuning)", mode);
 	if ((rc = aoe_graph_hash(g, &h)) < 0)
 		return rc;
 	dir = getenv("AOE_CAPTURE_DIR");

@@ -36,11 +36,12 @@ typedef struct aoe_check_result {
 	aoe_check_item item[AOE_CHECK_MAX];
 } aoe_check_result;
 /*
- * Defaults, then aoe.ini ($AOE_INI or ./aoe.ini) and the environment
- * (TUNING_PARALLEL_NUM, TE_PARALLEL_COMPILER, AOE_MIN_DISK_GB); a value
- * out of range is -AOE_EDATA.
+ * The checks' defaults, with the settings of aoe_settings_load() (aoe.ini
+ * and the environment); a bad setting is its error.
  */
 int aoe_check_opts_init(aoe_check_opts *o);
+/* The same from settings already loaded. */
+void aoe_check_opts_set(aoe_check_opts *o, const aoe_settings *s);
 /* Run every check; returns 0 (see r->nfail), or an error for bad input. */
 int aoe_check_run(const aoe_check_opts *o, aoe_check_result *r);
 /*

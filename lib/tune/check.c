@@ -27,109 +27,30 @@
 
 #define GB (1024.0 * 1024.0 * 1024.0)
 
-/* Parse an integer setting from aoe.ini or the environment. */
-static int
-setting(const char *name, const char *val, const char *where, long long min,
-    long long max, int *out)
+void
+aoe_check_opts_set(aoe_check_opts *o, const aoe_settings *s)
 {
-	long long v;
-
-	if (aoe_strtonum(val, min, max, &v) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s' is %s (allowed %lld to "
-		    "%lld) in %s", name, val, errno == ERANGE ?
-		    "out of range" : "not a number", min, max, where);
-	*out = (int)v;
-	return 0;
-}
-
-static char *
-trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-	    e[-1] == '\r'))
-		*--e = '\0';
-	return s;
-}
-
-/* Read KEY = value lines of aoe.ini; sections and comments are skipped. */
-static int
-read_ini(aoe_check_opts *o, const char *path)
-{
-	char line[2048], *k, *v, *eq, where[1100];
-	FILE *fp;
-	int rc = 0, lineno = 0;
-
-	if ((fp = fopen(path, "r")) == NULL)
-		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
-		    strerror(errno));
-	snprintf(o->ini, sizeof(o->ini), "%s", path);
-	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
-		lineno++;
-		k = trim(line);
-		if (*k == '\0' || *k == '#' || *k == ';' || *k == '[')
-			continue;
-		if ((eq = strchr(k, '=')) == NULL) {
-			rc = aoe_err(AOE_EDATA, "%s:%d: expected KEY = value",
-			    path, lineno);
-			break;
-		}
-		*eq = '\0';
-		k = trim(k);
-		v = trim(eq + 1);
-		snprintf(where, sizeof(where), "%s:%d", path, lineno);
-		if (strcmp(k, "WORK_PATH") == 0)
-			snprintf(o->work_path, sizeof(o->work_path), "%s", v);
-		else if (strcmp(k, "TUNING_PARALLEL_NUM") == 0)
-			rc = setting(k, v, where, 1, 64, &o->tuning_parallel);
-		else if (strcmp(k, "RUN_LOOP") == 0)
-			rc = setting(k, v, where, 1, 2048, &o->run_loop);
-		/* Other keys belong to other tools. */
-	}
-	fclose(fp);
-	return rc;
+	memset(o, 0, sizeof(*o));
+	o->job_type = 2;
+	o->processes = 1;
+	o->tuning_parallel = s->tuning_parallel;
+	o->te_parallel = s->te_parallel;
+	o->run_loop = s->run_loop;
+	o->min_disk_gb = s->min_disk_gb;
+	snprintf(o->work_path, sizeof(o->work_path), "%s", s->work_path);
+	snprintf(o->ini, sizeof(o->ini), "%s", s->ini);
 }
 
 int
 aoe_check_opts_init(aoe_check_opts *o)
 {
-	const char *ini = getenv("AOE_INI"), *v;
-	int rc, gb = 0;
+	aoe_settings s;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
-	o->job_type = 2;
-	o->processes = 1;
-	o->tuning_parallel = 8;
-	o->te_parallel = 8;
-	o->run_loop = 10;
-	o->min_disk_gb = 20;
-	snprintf(o->work_path, sizeof(o->work_path), ".");
-	if (ini && *ini) {
-		if ((rc = read_ini(o, ini)) < 0)
-			return rc;
-	} else if (access("aoe.ini", F_OK) == 0 &&
-	    (rc = read_ini(o, "aoe.ini")) < 0)
+	if ((rc = aoe_settings_load(&s)) < 0)
 		return rc;
-	if ((v = getenv("AOE_WORK_PATH")) && *v)
-		snprintf(o->work_path, sizeof(o->work_path), "%s", v);
-	if ((v = getenv("TUNING_PARALLEL_NUM")) && *v &&
-	    (rc = setting("TUNING_PARALLEL_NUM", v, "the environment", 1, 64,
-	    &o->tuning_parallel)) < 0)
-		return rc;
-	if ((v = getenv("TE_PARALLEL_COMPILER")) && *v &&
-	    (rc = setting("TE_PARALLEL_COMPILER", v, "the environment", 1, 32,
-	    &o->te_parallel)) < 0)
-		return rc;
-	if ((v = getenv("AOE_MIN_DISK_GB")) && *v) {
-		if ((rc = setting("AOE_MIN_DISK_GB", v, "the environment", 0,
-		    1000000000, &gb)) < 0)
-			return rc;
-		o->min_disk_gb = gb;
-	}
+	aoe_check_opts_set(o, &s);
 	return 0;
 }
 
