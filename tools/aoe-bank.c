@@ -2,15 +2,19 @@
  * aoe-bank - keep the knowledge bank: commit tuning records, merge, diff,
  * export, import, verify, prune, show, list, stats and look up.
  *
- * This file only parses the command line and dispatches; the commands
- * live in lib/bank/bank.c, except lookup, which prepares graphs as a run
- * does (lib/engine) and so sits above the bank.
+ * The commands compute in lib/bank (store.c: commit; cmd.c: merge, diff,
+ * verify, prune, show, list, stats; archive.c: export, import); this file
+ * parses the command line, reads commit's record files, and prints what
+ * the commands return.  lookup prepares graphs as a run does (lib/engine)
+ * and so is here, above the bank.
  */
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -33,6 +37,327 @@ static const char usage_text[] =
     "       aoe-bank list [--jsonl] [--op-type type] [bank]\n"
     "       aoe-bank stats [bank]\n"
     "       aoe-bank lookup [--jsonl] [--threads n] graph ...\n";
+
+/* The summary lines on stderr, unless --quiet. */
+static void
+say(const aoe_bank_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+say(const aoe_bank_opts *o, const char *fmt, ...)
+{
+	char buf[PATH_MAX * 2 + 256];
+	va_list ap;
+
+	if (o->quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	aoe_warnx("%s", buf);
+}
+
+/* diff checks standard output once it printed everything. */
+static int
+flush_stdout(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (rc < 0)
+			return rc;
+		return aoe_err(AOE_EIO, "cannot write standard output: %s",
+		    strerror(errno ? errno : EIO));
+	}
+	return rc;
+}
+
+/*
+ * commit: each record file ("-", or none: stdin) is read whole, its
+ * lines checked, before any bank is written.
+ */
+static int
+read_records(aoe_bank_batch *b, const char *path)
+{
+	char *buf = NULL, why[256];
+	size_t cap = 0;
+	ssize_t n;
+	long lineno = 0;
+	struct stat st;
+	FILE *fp;
+	int rc = 0;
+
+	if (strcmp(path, "-") == 0)
+		fp = stdin;
+	else if ((fp = fopen(path, "r")) == NULL)
+		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
+		    strerror(errno));
+	else if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(fp);
+		return aoe_err(AOE_EIO, "cannot open '%s': Is a directory",
+		    path);
+	}
+	while ((n = getline(&buf, &cap, fp)) >= 0) {
+		cJSON *rec;
+		lineno++;
+		if (n == 0 || buf[n - 1] != '\n') {
+			rc = aoe_err(AOE_EDATA, "%s:%ld: truncated line (no "
+			    "newline at the end)", path, lineno);
+			break;
+		}
+		buf[n - 1] = '\0';
+		if (buf[strspn(buf, " \t\r")] == '\0')
+			continue;
+		if ((rec = cJSON_Parse(buf)) == NULL || !cJSON_IsObject(rec)) {
+			cJSON_Delete(rec);
+			rc = aoe_err(AOE_EDATA, "%s:%ld: malformed JSON",
+			    path, lineno);
+			break;
+		}
+		if (aoe_bank_batch_add(b, rec, why, sizeof(why)) < 0)
+			rc = aoe_err(AOE_EDATA, "%s:%ld: %s", path, lineno,
+			    why);
+		cJSON_Delete(rec);
+		if (rc < 0)
+			break;
+	}
+	if (rc == 0 && ferror(fp))
+		rc = aoe_err(AOE_EIO, "cannot read '%s': %s", path,
+		    strerror(errno));
+	free(buf);
+	if (fp != stdin)
+		fclose(fp);
+	return rc;
+}
+
+static int
+cmd_commit(const aoe_bank_opts *o, int argc, char **argv)
+{
+	aoe_bank_batch *b = aoe_bank_batch_new(o);
+	aoe_bank_counts c[2];
+	char msg[PATH_MAX + 256];
+	int i, rc = 0;
+
+	for (i = 0; i < (argc ? argc : 1) && rc == 0; i++)
+		rc = read_records(b, argc ? argv[i] : "-");
+	if (rc == 0)
+		rc = aoe_bank_batch_commit(b, c);
+	aoe_bank_batch_free(b);
+	for (i = 0; rc == 0 && i < 2; i++)
+		if (c[i].file[0]) {
+			aoe_bank_commit_line(&c[i], msg, sizeof(msg));
+			say(o, "%s", msg);
+		}
+	return rc;
+}
+
+static int
+cmd_merge(const aoe_bank_opts *o, int argc, char **argv)
+{
+	aoe_bank_counts c;
+	int rc;
+
+	if ((rc = aoe_bank_merge(o, argc, argv, &c)) == 0)
+		say(o, "%s: %ld entries, %ld added, %ld replaced, %ld kept, "
+		    "%ld collisions", c.file, c.total, c.added, c.updated,
+		    c.kept, c.collisions);
+	return rc;
+}
+
+/* diff's lines: "changed KEY OP OLD -> NEW us (+D%)", or JSON Lines. */
+static void
+print_change(void *arg, const char *what, const aoe_bank_entry *a,
+    const aoe_bank_entry *b)
+{
+	const aoe_bank_opts *o = arg;
+	const aoe_bank_entry *e = a ? a : b;
+
+	if (o->jsonl) {
+		cJSON *j = cJSON_CreateObject();
+		char kb[32], *s;
+		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)e->key);
+		cJSON_AddStringToObject(j, "change", what);
+		cJSON_AddStringToObject(j, "key", kb);
+		cJSON_AddStringToObject(j, "op_type", e->op_type);
+		if (a && b) {
+			cJSON_AddNumberToObject(j, "old_time_us", a->time_us);
+			cJSON_AddNumberToObject(j, "new_time_us", b->time_us);
+			cJSON_AddNumberToObject(j, "delta_us",
+			    b->time_us - a->time_us);
+		} else
+			cJSON_AddNumberToObject(j, "time_us", e->time_us);
+		s = cJSON_PrintUnformatted(j);
+		puts(s);
+		free(s);
+		cJSON_Delete(j);
+	} else if (a && b)
+		printf("changed %llu %s %.3f -> %.3f us (%+.2f%%)\n",
+		    (unsigned long long)e->key, e->op_type, a->time_us,
+		    b->time_us, a->time_us > 0 ? 100 * (b->time_us -
+		    a->time_us) / a->time_us : 0.0);
+	else
+		printf("%s %llu %s %.3f us\n", what,
+		    (unsigned long long)e->key, e->op_type, e->time_us);
+}
+
+static int
+cmd_diff(const aoe_bank_opts *o, int argc, char **argv)
+{
+	return flush_stdout(aoe_bank_diff(o, argv[0], argv[1], print_change,
+	    (void *)o));
+}
+
+static int
+cmd_export(const aoe_bank_opts *o, int argc, char **argv)
+{
+	aoe_bank_counts c;
+	int rc;
+
+	if ((rc = aoe_bank_export(o, argc ? argv[0] : NULL, &c)) == 0)
+		say(o, "%s: %ld entries, soc_version %s", c.file, c.read,
+		    c.soc);
+	return rc;
+}
+
+static int
+cmd_import(const aoe_bank_opts *o, int argc, char **argv)
+{
+	aoe_bank_counts c;
+	int rc;
+
+	if ((rc = aoe_bank_import(o, argv[0], &c)) == 0)
+		say(o, "%s: %s%ld entries from %s: %ld added, %ld replaced, "
+		    "%ld kept, %ld collisions", c.file, o->dry_run ?
+		    "dry run, " : "", c.read, argv[0], c.added, c.updated,
+		    c.kept, c.collisions);
+	return rc;
+}
+
+static void
+warn_line(void *arg, const char *msg)
+{
+	aoe_warnx("%s", msg);
+}
+
+/* One bank: "FILE: ok, N entries, soc_version S" on stdout. */
+static int
+verify_one(const aoe_bank_opts *o, const char *bank)
+{
+	aoe_bank_counts c;
+	int rc;
+
+	if ((rc = aoe_bank_verify(o, bank, warn_line, NULL, &c)) == 0 &&
+	    !o->quiet)
+		printf("%s: ok, %ld entries%s%s\n", c.file, c.read, c.soc[0] ?
+		    ", soc_version " : "", c.soc);
+	return rc;
+}
+
+static int
+cmd_verify(const aoe_bank_opts *o, int argc, char **argv)
+{
+	int i, rc, worst = 0, nbad = 0;
+
+	if (argc <= 1)
+		return verify_one(o, argc ? argv[0] : NULL);
+	for (i = 0; i < argc; i++)
+		if ((rc = verify_one(o, argv[i])) < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			if (worst == 0 || rc < worst)
+				worst = rc;
+			nbad++;
+		}
+	if (worst)
+		(void)aoe_err(-worst, "%d of %d banks failed verification",
+		    nbad, argc);
+	return worst;
+}
+
+/* prune --dry-run's lines: "KEY OP" for each entry it would drop. */
+static void
+print_pruned(void *arg, const aoe_bank_entry *e)
+{
+	printf("%llu %s\n", (unsigned long long)e->key, e->op_type);
+}
+
+static int
+cmd_prune(const aoe_bank_opts *o, int argc, char **argv)
+{
+	aoe_bank_counts c;
+	int rc;
+
+	if (argc > 0)
+		return aoe_err(AOE_EDATA, "prune takes no operands (use "
+		    "--bank)");
+	rc = aoe_bank_prune(o, o->dry_run ? print_pruned : NULL, NULL, &c);
+	if (rc == 0 && !o->dry_run)
+		say(o, "%s: %ld pruned, %ld kept", c.file, c.removed, c.total);
+	return rc;
+}
+
+static void
+print_line(void *arg, const aoe_bank_entry *e)
+{
+	puts(e->line);
+}
+
+static int
+cmd_show(const aoe_bank_opts *o, int argc, char **argv)
+{
+	uint64_t *keys;
+	int i, rc;
+
+	keys = aoe_xcalloc((size_t)argc, sizeof(uint64_t));
+	for (i = 0; i < argc; i++)
+		if (aoe_bank_parse_key(argv[i], &keys[i]) < 0) {
+			free(keys);
+			return aoe_err(AOE_EDATA, "'%s' is not a key",
+			    argv[i]);
+		}
+	rc = aoe_bank_show(o, keys, argc, print_line, NULL);
+	free(keys);
+	if (rc < 0)
+		return rc;
+	return rc == argc ? 0 : 1;
+}
+
+/* list's lines: "KEY OP TIME BASELINE GAIN%", or the entries. */
+static void
+print_entry(void *arg, const aoe_bank_entry *e)
+{
+	const aoe_bank_opts *o = arg;
+
+	if (o->jsonl)
+		puts(e->line);
+	else
+		printf("%llu %s %.3f %.3f %.2f%%\n", (unsigned long long)
+		    e->key, e->op_type, e->time_us, e->baseline_us,
+		    e->baseline_us > 0 ? 100 * (e->baseline_us - e->time_us) /
+		    e->baseline_us : 0.0);
+}
+
+static int
+cmd_list(const aoe_bank_opts *o, int argc, char **argv)
+{
+	return aoe_bank_list(o, argc ? argv[0] : NULL, print_entry,
+	    (void *)o);
+}
+
+static int
+cmd_stats(const aoe_bank_opts *o, int argc, char **argv)
+{
+	aoe_bank_stats st;
+	int i, rc;
+
+	if ((rc = aoe_bank_stats_of(o, argc ? argv[0] : NULL, &st)) < 0)
+		return rc;
+	printf("file %s\nsoc_version %s\nentries %ld\nno_gain %ld\n"
+	    "mean_gain %.2f%%\n", st.file, st.soc[0] ? st.soc : "-",
+	    st.entries, st.no_gain, 100 * st.mean_gain);
+	for (i = 0; i < st.ntypes; i++)
+		printf("op_type %s %ld %.2f%%\n", st.types[i].name,
+		    st.types[i].n, 100 * st.types[i].mean_gain);
+	aoe_bank_stats_free(&st);
+	return 0;
+}
 
 /*
  * lookup: for each graph, which ops hit, from which bank.
@@ -123,16 +448,16 @@ static const struct {
 	int (*fn)(const aoe_bank_opts *, int, char **);
 	int min, max;		/* operands */
 } cmds[] = {
-	{ "commit", aoe_bank_commit, 0, 1 << 20 },
-	{ "merge", aoe_bank_merge, 1, 1024 },
-	{ "diff", aoe_bank_diff, 2, 2 },
-	{ "export", aoe_bank_export, 0, 1 },
-	{ "import", aoe_bank_import, 1, 1 },
-	{ "verify", aoe_bank_verify, 0, 1 << 20 },
-	{ "prune", aoe_bank_prune, 0, 0 },
-	{ "show", aoe_bank_show, 1, 1 << 20 },
-	{ "list", aoe_bank_list, 0, 1 },
-	{ "stats", aoe_bank_stats, 0, 1 },
+	{ "commit", cmd_commit, 0, 1 << 20 },
+	{ "merge", cmd_merge, 1, 1024 },
+	{ "diff", cmd_diff, 2, 2 },
+	{ "export", cmd_export, 0, 1 },
+	{ "import", cmd_import, 1, 1 },
+	{ "verify", cmd_verify, 0, 1 << 20 },
+	{ "prune", cmd_prune, 0, 0 },
+	{ "show", cmd_show, 1, 1 << 20 },
+	{ "list", cmd_list, 0, 1 },
+	{ "stats", cmd_stats, 0, 1 },
 	{ "lookup", lookup_graphs, 1, 1 << 20 },
 };
 

@@ -397,10 +397,10 @@ write_result(const char *dir, const tasks *tt, int sgat, char *path,
     size_t pn)
 {
 	cJSON *root = cJSON_CreateObject(), *task, *basic, *b;
-	char ts[64], first[64] = "", key[96], tmp[4200];
+	char ts[64], first[64] = "", key[96];
 	char *text;
-	FILE *fp;
-	int fd, i;
+	aoe_ofile of;
+	int i, rc;
 
 	for (i = 0; i < tt->n; i++) {
 		const recs *r = &tt->t[i];
@@ -432,27 +432,20 @@ write_result(const char *dir, const tasks *tt, int sgat, char *path,
 	cJSON_Delete(root);
 	snprintf(path, pn, "%s/aoe_result_%s_%s_pid%ld.json", dir,
 	    sgat ? "sgat" : "opat", first, (long)getpid());
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644)) < 0 ||
-	    (fp = fdopen(fd, "w")) == NULL) {
+	if ((rc = aoe_ofile_open(&of, path)) < 0) {
 		free(text);
-		return aoe_err(AOE_EIO, "cannot create '%s': %s", tmp,
-		    strerror(errno));
+		return rc;
 	}
-	if (fputs(text, fp) == EOF || fputc('\n', fp) == EOF ||
-	    fflush(fp) != 0 || fsync(fd) != 0) {
-		fclose(fp);
-		unlink(tmp);
-		free(text);
-		return aoe_err(AOE_EIO, "cannot write '%s': %s", tmp,
+	if (fputs(text, of.fp) == EOF || fputc('\n', of.fp) == EOF) {
+		rc = aoe_err(AOE_EIO, "cannot write '%s': %s", path,
 		    strerror(errno));
+		aoe_ofile_abort(&of);
+		free(text);
+		return rc;
 	}
 	free(text);
-	if (fclose(fp) != 0 || rename(tmp, path) != 0) {
-		unlink(tmp);
-		return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
-		    strerror(errno));
-	}
+	if ((rc = aoe_ofile_close(&of)) < 0)
+		return rc;
 	return 0;
 }
 

@@ -6,9 +6,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "sgat.h"
 
@@ -26,42 +29,54 @@ usage(int status)
 	exit(status);
 }
 
-/* Commit the subgraph records of path (not the model record). */
+/*
+ * Commit the subgraph records of path (not the model record) and say
+ * what the commit did, as aoe-bank commit does.
+ */
 static int
 commit_records(const char *path, int quiet)
 {
-	char tmp[4096], *line = NULL, *args[1];
-	size_t cap = 0;
+	char *line = NULL, msg[PATH_MAX + 256];
+	cJSON **recs = NULL;
+	aoe_bank_counts c[2];
 	aoe_bank_opts bo;
-	FILE *in, *out;
-	int rc, fd;
+	size_t cap = 0;
+	long lineno = 0;
+	int n = 0, i, rc = 0;
+	FILE *in;
 
-	snprintf(tmp, sizeof(tmp), "/tmp/aoe-sgat-commit.XXXXXX");
-	if ((fd = mkstemp(tmp)) < 0 || (out = fdopen(fd, "w")) == NULL)
-		return aoe_err(AOE_EIO, "cannot create '%s': %s", tmp,
-		    strerror(errno));
-	if ((in = fopen(path, "r")) == NULL) {
-		fclose(out);
-		unlink(tmp);
+	if ((in = fopen(path, "r")) == NULL)
 		return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
 		    strerror(errno));
+	while (rc == 0 && getline(&line, &cap, in) >= 0) {
+		cJSON *rec;
+		lineno++;
+		if (strstr(line, "\"kind\":\"sgat\"") == NULL)
+			continue;
+		if ((rec = cJSON_Parse(line)) == NULL) {
+			rc = aoe_err(AOE_EDATA, "%s:%ld: malformed JSON", path,
+			    lineno);
+			break;
+		}
+		recs = aoe_xrealloc(recs, (size_t)(n + 1) * sizeof(*recs));
+		recs[n++] = rec;
 	}
-	while (getline(&line, &cap, in) >= 0)
-		if (strstr(line, "\"kind\":\"sgat\"") != NULL)
-			fputs(line, out);
 	free(line);
 	fclose(in);
-	if (fclose(out) != 0) {
-		unlink(tmp);
-		return aoe_err(AOE_EIO, "cannot write '%s': %s", tmp,
-		    strerror(errno));
+	if (rc == 0) {
+		aoe_bank_opts_init(&bo);
+		bo.graphs = 1;
+		rc = aoe_bank_commit_records(&bo, (const cJSON *const *)recs,
+		    n, c);
 	}
-	aoe_bank_opts_init(&bo);
-	bo.graphs = 1;
-	bo.quiet = quiet;
-	args[0] = tmp;
-	rc = aoe_bank_commit(&bo, 1, args);
-	unlink(tmp);
+	for (i = 0; i < n; i++)
+		cJSON_Delete(recs[i]);
+	free(recs);
+	for (i = 0; rc == 0 && !quiet && i < 2; i++)
+		if (c[i].file[0]) {
+			aoe_bank_commit_line(&c[i], msg, sizeof(msg));
+			aoe_warnx("%s", msg);
+		}
 	return rc;
 }
 

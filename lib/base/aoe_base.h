@@ -127,11 +127,13 @@ int aoe_read_file(const char *path, uint8_t **data, size_t *len);
 
 /*
  * An output file that is written whole or not at all: the data goes to a
- * temporary file beside the destination, renamed over it by
- * aoe_ofile_close().  NULL or "-" is stdout.  A destination that exists and
- * is not a regular file (/dev/null, a fifo, a terminal) is written in place,
- * since a rename would replace it.  On any failure the destination is left
- * as it was.
+ * temporary file beside the destination (".name.XXXXXX"), which
+ * aoe_ofile_close() syncs, renames over the destination, and whose
+ * directory it then syncs, so that a crash leaves the old file or the
+ * new one.  NULL or "-" is stdout.  A destination that exists and is not a
+ * regular file (/dev/null, a fifo, a terminal) is written in place, since
+ * a rename would replace it.  On any failure the destination is left as
+ * it was.
  */
 typedef struct aoe_ofile {
 	FILE *fp;

@@ -8,6 +8,9 @@
 
 #include "aoe_base.h"
 
+/* The time now in UTC as ISO 8601, "2026-01-01T00:00:00Z" (21 bytes). */
+void aoe_iso_now(char *buf, size_t len);
+
 /*
  * Whether the AVX-512 micro-kernels may run: the CPU has AVX-512F and
  * AOE_MAX_ISA=avx2 does not cap libaoe (read once).

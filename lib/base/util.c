@@ -164,11 +164,38 @@ aoe_strtonum(const char *s, long long min, long long max, long long *out)
 	return 0;
 }
 
+/*
+ * Sync the directory that holds path, so that a rename in it survives a
+ * crash.  A failure is not reported: the data itself is already synced.
+ */
+static void
+fsync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd;
+
+	if (slash == NULL)
+		dir = aoe_xstrdup(".");
+	else if (slash == path)
+		dir = aoe_xstrdup("/");
+	else {
+		dir = aoe_xmalloc((size_t)(slash - path) + 1);
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
 int
 aoe_ofile_open(aoe_ofile *o, const char *path)
 {
 	struct stat st;
-	const char *slash;
+	const char *slash, *base;
 	int fd, e;
 
 	memset(o, 0, sizeof(*o));
@@ -188,10 +215,15 @@ aoe_ofile_open(aoe_ofile *o, const char *path)
 		}
 		return 0;
 	}
+	/* ".name.XXXXXX" beside the destination (aoe-bank(5) names it). */
 	slash = strrchr(path, '/');
+	base = slash ? slash + 1 : path;
+	if (*base == '\0') {
+		e = EISDIR;
+		goto fail;
+	}
 	o->tmp = aoe_xmalloc(strlen(path) + 16);
-	sprintf(o->tmp, "%.*s.aoe-tmp.XXXXXX", slash ? (int)(slash - path + 1) :
-	    0, path);
+	sprintf(o->tmp, "%.*s.%s.XXXXXX", (int)(base - path), path, base);
 	if ((fd = mkstemp(o->tmp)) < 0) {
 		e = errno;
 		goto fail;
@@ -220,13 +252,15 @@ aoe_ofile_close(aoe_ofile *o)
 		return 0;
 	if (o->fp == stdout) {
 		o->fp = NULL;
-		if (fflush(stdout) != 0)
-			return aoe_err(AOE_EIO, "write error: %s",
-			    strerror(errno));
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return aoe_err(AOE_EIO, "cannot write standard "
+			    "output: %s", strerror(errno ? errno : EIO));
 		return 0;
 	}
-	if (fflush(o->fp) != 0 || (o->tmp && fsync(fileno(o->fp)) != 0))
-		e = errno;
+	errno = 0;
+	if (fflush(o->fp) != 0 || ferror(o->fp) ||
+	    (o->tmp && fsync(fileno(o->fp)) != 0))
+		e = errno ? errno : EIO;
 	if (fclose(o->fp) != 0 && e == 0)
 		e = errno;
 	o->fp = NULL;
@@ -237,7 +271,8 @@ aoe_ofile_close(aoe_ofile *o)
 			unlink(o->tmp);
 		aoe_err(AOE_EIO, "cannot write '%s': %s", o->path,
 		    strerror(e));
-	}
+	} else if (o->tmp)
+		fsync_dir(o->path);
 	free(o->path);
 	free(o->tmp);
 	o->path = o->tmp = NULL;
@@ -254,6 +289,17 @@ aoe_ofile_abort(aoe_ofile *o)
 	free(o->path);
 	free(o->tmp);
 	memset(o, 0, sizeof(*o));
+}
+
+void
+aoe_iso_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	if (strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0 && len > 0)
+		buf[0] = '\0';
 }
 
 int

@@ -24,5 +24,15 @@ int aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
 /* Free what node n holds (not n itself), or only its attributes. */
 void aoe_node_free(aoe_node *n);
 void aoe_node_clear_attrs(aoe_node *n);
+/*
+ * A schedule from its JSON object ({"mr":4,"nr":16}): every member a knob
+ * name of [A-Za-z0-9_] shorter than AOE_KNOB_NAME, appearing once, whose
+ * value is an integer in the int64_t range; at most AOE_SCHED_MAX of them.
+ * 0, or -AOE_EDATA with why (when not NULL) saying what is wrong and s
+ * empty.  aoe_errmsg() is not touched: a bank lookup calls this too.
+ */
+struct cJSON;
+int aoe_sched_from_json(const struct cJSON *o, aoe_sched *s, char *why,
+    size_t wl);
 
 #endif

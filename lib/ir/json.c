@@ -5,6 +5,7 @@
  * from a model file refers to it ("file" and "tensor"); one made by folding
  * is carried as base64 ("b64").
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,78 @@ json_int(const cJSON *v, int64_t min, int64_t max, int64_t *out)
 		return -1;
 	*out = (int64_t)d;
 	return 0;
+}
+
+/* Whether name is a knob name: [A-Za-z0-9_], 1 to AOE_KNOB_NAME - 1. */
+static int
+knob_name_ok(const char *name)
+{
+	size_t l = name ? strlen(name) : 0;
+
+	return l > 0 && l < AOE_KNOB_NAME && strspn(name,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_") == l;
+}
+
+/*
+ * The one schedule parser, for bank entries, tuning records, timings and
+ * journals alike.  The range check is on doubles: -2^63 is exact, and
+ * 2^63 is the first double above INT64_MAX.
+ */
+int
+aoe_sched_from_json(const cJSON *o, aoe_sched *s, char *why, size_t wl)
+{
+	char scratch[8];
+	const cJSON *k;
+	double d;
+	int n = 0;
+
+	if (why == NULL) {
+		why = scratch;
+		wl = sizeof(scratch);
+	}
+	memset(s, 0, sizeof(*s));
+	if (!cJSON_IsObject(o)) {
+		snprintf(why, wl, "\"schedule\" is %s", o ? "not an object" :
+		    "missing");
+		return -AOE_EDATA;
+	}
+	cJSON_ArrayForEach(k, o) {
+		if (!knob_name_ok(k->string)) {
+			snprintf(why, wl, "schedule knob name '%.40s' is "
+			    "empty, too long or not of [A-Za-z0-9_]",
+			    k->string ? k->string : "");
+			goto bad;
+		}
+		d = cJSON_IsNumber(k) ? k->valuedouble : 0.5;
+		if (d != floor(d) || d < -9223372036854775808.0 ||
+		    d >= 9223372036854775808.0) {
+			snprintf(why, wl, "schedule knob '%s' is not an "
+			    "integer", k->string);
+			goto bad;
+		}
+		/* Two defaults give one value only for a knob already set. */
+		if (aoe_sched_get(s, k->string, 0) == aoe_sched_get(s,
+		    k->string, 1)) {
+			snprintf(why, wl, "schedule knob '%s' appears twice",
+			    k->string);
+			goto bad;
+		}
+		if (++n > AOE_SCHED_MAX) {
+			snprintf(why, wl, "schedule has more than %d knobs",
+			    AOE_SCHED_MAX);
+			goto bad;
+		}
+		if (aoe_sched_set(s, k->string, (int64_t)d) < 0) {
+			snprintf(why, wl, "schedule knob '%s' cannot be set",
+			    k->string);
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	memset(s, 0, sizeof(*s));
+	return -AOE_EDATA;
 }
 
 static int

@@ -564,8 +564,9 @@ opat_load_replay(opat_run *r, const char *path)
 			cJSON_Delete(o);
 			continue;
 		}
-		if ((k = jstr(o, "key")) == NULL || opat_sched_from_json(
-		    cJSON_GetObjectItemCaseSensitive(o, "schedule"), &s) < 0 ||
+		if ((k = jstr(o, "key")) == NULL || aoe_sched_from_json(
+		    cJSON_GetObjectItemCaseSensitive(o, "schedule"), &s, NULL,
+		    0) < 0 ||
 		    jstr(o, "status") == NULL) {
 			cJSON_Delete(o);
 			free(line);
@@ -609,8 +610,9 @@ replay_find(opat_run *r, opat_case *c, const aoe_space *sp,
 		c->rmap = map_new();
 		cJSON_ArrayForEach(o, arr) {
 			opat_timing *x = aoe_xmalloc(sizeof(*x));
-			opat_sched_from_json(cJSON_GetObjectItemCaseSensitive(o,
-			    "schedule"), &s);
+			(void)aoe_sched_from_json(
+			    cJSON_GetObjectItemCaseSensitive(o, "schedule"),
+			    &s, NULL, 0);
 			opat_canon(sp, &s, buf, sizeof(buf));
 			timing_from_json(o, x);
 			if (map_get(c->rmap, buf) == NULL)
@@ -779,30 +781,15 @@ new_record(const opat_run *r, const opat_case *c)
 	return o;
 }
 
-/* Commit one record to the bank through aoe-bank's library code. */
+/* Commit one record to the bank, as aoe-bank commit would. */
 static int
 commit_record(opat_run *r, const cJSON *rec)
 {
-	char tmpl[] = "/tmp/aoe-opat-commit.XXXXXX", *av[1];
+	aoe_bank_counts c[2];
 	aoe_bank_opts bo;
-	FILE *fp;
-	int fd, rc;
 
-	if ((fd = mkstemp(tmpl)) < 0 || (fp = fdopen(fd, "w")) == NULL)
-		return aoe_err(AOE_EIO, "cannot create '%s': %s", tmpl,
-		    strerror(errno));
-	put_line(fp, (cJSON *)rec);
-	if (fclose(fp) != 0) {
-		unlink(tmpl);
-		return aoe_err(AOE_EIO, "cannot write '%s': %s", tmpl,
-		    strerror(errno));
-	}
 	aoe_bank_opts_init(&bo);
-	bo.quiet = 1;
-	av[0] = tmpl;
-	rc = aoe_bank_commit(&bo, 1, av);
-	unlink(tmpl);
-	return rc;
+	return aoe_bank_commit_records(&bo, &rec, 1, c);
 }
 
 /* Emit a finished record: journal, output, bank. */
@@ -1433,10 +1420,10 @@ measure_line(opat_run *r, cJSON *o, const char *path, long lineno)
 
 	if ((rc = line_node(r, o, &gi, &ni)) < 0)
 		return aoe_err(-rc, "%s:%ld: %s", path, lineno, aoe_errmsg());
-	if (opat_sched_from_json(cJSON_GetObjectItemCaseSensitive(o,
-	    "schedule"), &s) < 0)
+	if (aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(o,
+	    "schedule"), &s, why, sizeof(why)) < 0)
 		return aoe_err(AOE_EDATA, "%s:%ld: \"schedule\" is not a flat "
-		    "object of integer knobs", path, lineno);
+		    "object of integer knobs (%s)", path, lineno, why);
 	if ((rc = aoe_space_for(r->graphs[gi].g, &r->graphs[gi].g->nodes[ni],
 	    &sp)) < 0)
 		return rc;

@@ -90,9 +90,8 @@ uint64_t opat_space_legal(const aoe_space *sp, uint64_t limit);
  */
 void opat_canon(const aoe_space *sp, const aoe_sched *s, char *buf,
     size_t len);
-/* A schedule as a flat JSON object, and back (0 or -AOE_EDATA). */
+/* A schedule as a flat JSON object (back: aoe_sched_from_json()). */
 cJSON *opat_sched_json(const aoe_sched *s);
-int opat_sched_from_json(const cJSON *o, aoe_sched *s);
 
 /*
  * Measuring: a node of a prepared graph, timed in child processes.

@@ -92,25 +92,6 @@ opat_sched_json(const aoe_sched *s)
 	return o;
 }
 
-int
-opat_sched_from_json(const cJSON *o, aoe_sched *s)
-{
-	const cJSON *it;
-
-	memset(s, 0, sizeof(*s));
-	if (!cJSON_IsObject(o))
-		return -AOE_EDATA;
-	cJSON_ArrayForEach(it, o) {
-		if (!cJSON_IsNumber(it) || it->valuedouble !=
-		    (double)(int64_t)it->valuedouble ||
-		    strlen(it->string) >= AOE_KNOB_NAME)
-			return -AOE_EDATA;
-		if (aoe_sched_set(s, it->string, (int64_t)it->valuedouble) < 0)
-			return -AOE_EDATA;
-	}
-	return 0;
-}
-
 uint64_t
 opat_space_legal(const aoe_space *sp, uint64_t limit)
 {

@@ -363,17 +363,6 @@ d_json(const aoe_sched *d)
 	return o;
 }
 
-static void
-d_from_json(const cJSON *o, aoe_sched *d)
-{
-	const cJSON *it;
-
-	memset(d, 0, sizeof(*d));
-	cJSON_ArrayForEach(it, o)
-		if (cJSON_IsNumber(it) && it->string)
-			aoe_sched_set(d, it->string, (int64_t)it->valuedouble);
-}
-
 /* Write a record line to out and to the journal (synced). */
 static int
 emit(cJSON *rec, FILE *out, FILE *jfp)
@@ -441,16 +430,6 @@ typedef struct sub {
 	int instances;
 } sub;
 
-static void
-now_iso(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /*
  * Measure candidate d of subgraph sg, list it in cands, and make it the
  * best when it is faster; 0, or negative when nothing can be measured.
@@ -504,7 +483,7 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	snprintf(kb, sizeof(kb), "%llu", (unsigned long long)s->key);
 	snprintf(first, sizeof(first), "%s..%s", g->nodes[s->nodes[0]].name,
 	    g->nodes[s->nodes[s->n - 1]].name);
-	now_iso(when, sizeof(when));
+	aoe_iso_now(when, sizeof(when));
 	cJSON_AddStringToObject(rec, "kind", "sgat");
 	cJSON_AddStringToObject(rec, "repo_key", kb);
 	cJSON_AddStringToObject(rec, "subgraph", first);
@@ -819,8 +798,9 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 			if (cJSON_IsString(oc) && (!strcmp(oc->valuestring,
 			    "add") || !strcmp(oc->valuestring, "update") ||
 			    !strcmp(oc->valuestring, "reserved"))) {
-				d_from_json(cJSON_GetObjectItemCaseSensitive(
-				    old, "schedule"), &chosen);
+				(void)aoe_sched_from_json(
+				    cJSON_GetObjectItemCaseSensitive(old,
+				    "schedule"), &chosen, NULL, 0);
 				aoe_dtable_set(ro.decisions, subs[i].sig, &chosen);
 			}
 			if (o->progress)
