@@ -136,6 +136,29 @@ void opat_child_report(double *rep, int n, int inner, int fd)
     __attribute__((noreturn));
 
 /*
+ * The parent's side: run n measuring children, at most parallel at once
+ * (each forked with aoe_fork_child).  Child i runs fn(i, fd, arg), which
+ * speaks the protocol above on fd and never returns.  A child silent for
+ * timeout_s seconds while not waiting for the lock is killed.  t[i] gets
+ * child i's result (opat_child_result) and cost_s its wall time.  Returns
+ * 0, or an error of the harness (pipe, fork, poll), the children still
+ * running then killed.
+ */
+typedef void (*opat_child_fn)(int i, int fd, void *arg);
+int opat_children_run(int n, int parallel, double timeout_s,
+    opat_child_fn fn, void *arg, opat_timing *t);
+/*
+ * Turn what a child said (out, its lines, which this cuts at their
+ * newlines) and how it ended (wait status wst, or killed at its time
+ * limit) into t, cost_s left 0.  The last line other than "waiting",
+ * "running" and "locked" is the result: "ok" with the six numbers is
+ * ok; "wrong why" wrong; "invalid why", an "ok" line that does not parse
+ * (garbled) and anything else invalid; no result line a crash, as is a
+ * signal (SIGABRT an abort); a kill at the time limit is a timeout.
+ */
+void opat_child_result(char *out, int wst, int killed, opat_timing *t);
+
+/*
  * Check a computed output against its reference: bit for bit unless it is
  * float32, else within the tolerances of lib/measure.c (relative L2 1e-4,
  * each element 1e-3 of the largest |ref|), with no NaN or Inf where the

@@ -14,14 +14,11 @@
  * crashes or outlives the time limit marks only its candidate.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,12 +202,26 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	opat_child_report(rep, n, inner, fd);
 }
 
-static int
-ends_with(const char *s, const char *t)
-{
-	size_t a = strlen(s), b = strlen(t);
+/* What the measuring child needs (see child). */
+typedef struct meas_arg {
+	aoe_graph *g;
+	const aoe_run_opts *ro;
+	int mode;
+	const aoe_sched *d;
+	int inject;
+	uint64_t seed;
+	const sgat_opts *o;
+	const char *sig;
+	const cJSON *names;
+} meas_arg;
 
-	return a >= b && strcmp(s + a - b, t) == 0;
+static void
+meas_child(int i, int fd, void *arg)
+{
+	meas_arg *a = arg;
+
+	child(a->g, a->ro, a->mode, a->d, a->inject, a->seed, a->o, a->sig,
+	    a->names, fd);
 }
 
 /*
@@ -222,88 +233,18 @@ measure_in(aoe_graph *g, const aoe_run_opts *ro, int mode,
     const aoe_sched *d, int inject, uint64_t seed, const sgat_opts *o,
     const char *sig, const cJSON *names, opat_timing *t)
 {
-	char buf[2048], *line, *nl, *last = NULL;
-	size_t len = 0;
-	double start = aoe_now_us(), deadline;
-	int p[2], wst = 0, killed = 0, waiting = 0;
-	pid_t pid;
+	meas_arg a;
 
-	memset(t, 0, sizeof(*t));
-	fflush(NULL);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return aoe_err(AOE_EIO, "pipe: %s", strerror(errno));
-	if ((pid = aoe_fork_child()) < 0) {
-		close(p[0]);
-		close(p[1]);
-		return aoe_err(AOE_EIO, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child(g, ro, mode, d, inject, seed, o, sig, names, p[1]);
-	}
-	close(p[1]);
-	deadline = start + o->timeout_s * 1e6;
-	for (;;) {
-		struct pollfd pf;
-		double now = aoe_now_us();
-		ssize_t r;
-		int ms = (int)((deadline - now) / 1000) + 1;
-
-		if (!waiting && now >= deadline) {
-			kill(pid, SIGKILL);
-			killed = 1;
-			break;
-		}
-		pf.fd = p[0];
-		pf.events = POLLIN;
-		if (poll(&pf, 1, waiting ? 1000 : ms < 1 ? 1 : ms) <= 0)
-			continue;
-		r = read(p[0], buf + len, sizeof(buf) - 1 - len);
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		buf[len] = '\0';
-		waiting = ends_with(buf, "waiting\n");
-		deadline = aoe_now_us() + o->timeout_s * 1e6;
-		if (len >= sizeof(buf) - 1)
-			break;
-	}
-	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
-		;
-	close(p[0]);
-	buf[len] = '\0';
-	for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-		*nl = '\0';
-		if (strcmp(line, "waiting") && strcmp(line, "running") &&
-		    strcmp(line, "locked"))
-			last = line;
-	}
-	t->cost_s = (aoe_now_us() - start) / 1e6;
-	if (killed) {
-		t->status = OPAT_TIMEOUT;
-		snprintf(t->reason, sizeof(t->reason), "killed after the time "
-		    "limit");
-	} else if (WIFSIGNALED(wst)) {
-		t->status = WTERMSIG(wst) == SIGABRT ? OPAT_ABORT : OPAT_CRASH;
-		snprintf(t->reason, sizeof(t->reason), "killed by signal %d "
-		    "(%s)", WTERMSIG(wst), strsignal(WTERMSIG(wst)));
-	} else if (last == NULL) {
-		t->status = OPAT_CRASH;
-		snprintf(t->reason, sizeof(t->reason), "exited without a "
-		    "result");
-	} else if (strncmp(last, "ok ", 3) == 0 && sscanf(last + 3,
-	    "%lf %lf %lf %lf %d %d", &t->us, &t->mean_us, &t->min_us,
-	    &t->spread, &t->runs, &t->inner) == 6) {
-		t->status = OPAT_OK;
-	} else if (strncmp(last, "wrong ", 6) == 0) {
-		t->status = OPAT_WRONG;
-		snprintf(t->reason, sizeof(t->reason), "%s", last + 6);
-	} else {
-		t->status = OPAT_INVALID;
-		snprintf(t->reason, sizeof(t->reason), "%s",
-		    strncmp(last, "invalid ", 8) == 0 ? last + 8 : last);
-	}
-	return 0;
+	a.g = g;
+	a.ro = ro;
+	a.mode = mode;
+	a.d = d;
+	a.inject = inject;
+	a.seed = seed;
+	a.o = o;
+	a.sig = sig;
+	a.names = names;
+	return opat_children_run(1, 1, o->timeout_s, meas_child, &a, t);
 }
 
 static int
