@@ -182,9 +182,115 @@ protocol(void)
 	    "timeout whatever the child said");
 }
 
+static aoe_tensor *
+tensor(aoe_graph *g, const char *name, int dtype, int64_t n)
+{
+	int k = aoe_graph_tensor(g, name);
+	aoe_tensor *t = g->tensors[k];
+
+	aoe_tensor_set(t, dtype, 1, &n);
+	aoe_tensor_alloc_const(t);
+	memset(t->data, 0x55, aoe_tensor_nbytes(t));
+	return t;
+}
+
+/* The values of a float32 or float64 tensor are in [-1, 1) and spread. */
+static int
+uniform(const aoe_tensor *t)
+{
+	int64_t i, n = aoe_tensor_numel(t);
+	double v, lo = 1, hi = -1, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		v = t->dtype == AOE_F32 ? ((const float *)t->data)[i] :
+		    ((const double *)t->data)[i];
+		if (!(v >= -1 && v < 1))
+			return 0;
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+		sum += v;
+	}
+	return lo < -0.99 && hi > 0.99 && fabs(sum / n) < 0.05;
+}
+
+static void
+fillers(void)
+{
+	aoe_graph *g = aoe_graph_new("fill");
+	aoe_tensor *f, *d, *b, *u, *i64, *i32, *i16, *e, *f2;
+	uint64_t st = 0;
+	int64_t j, n = 10000, ones = 0, bad = 0;
+	void *keep;
+
+	ok(aoe_splitmix64(&st) == 0xe220a8397b1dcdafULL &&
+	    aoe_splitmix64(&st) == 0x6e789e6aa1b965f4ULL,
+	    "aoe_splitmix64 from 0 is the reference stream");
+	f = tensor(g, "f", AOE_F32, n);
+	d = tensor(g, "d", AOE_F64, n);
+	b = tensor(g, "b", AOE_BOOL, n);
+	u = tensor(g, "u", AOE_U8, n);
+	i64 = tensor(g, "i64", AOE_I64, n);
+	i32 = tensor(g, "i32", AOE_I32, n);
+	i16 = tensor(g, "i16", AOE_I16, n);
+	f2 = tensor(g, "f2", AOE_F32, n);
+	aoe_tensor_fill_random(f, 5);
+	aoe_tensor_fill_random(d, 5);
+	aoe_tensor_fill_random(b, 5);
+	aoe_tensor_fill_random(u, 5);
+	aoe_tensor_fill_random(i64, 5);
+	aoe_tensor_fill_random(i32, 5);
+	aoe_tensor_fill_random(i16, 5);
+	ok(uniform(f) && uniform(d), "float32 and float64: uniform in "
+	    "[-1, 1)");
+	for (j = 0; j < n; j++) {
+		uint8_t x = ((uint8_t *)b->data)[j], y = ((uint8_t *)u->data)[j];
+		bad += x > 1 || y > 1;
+		ones += x + y;
+	}
+	ok(bad == 0 && ones > n / 2 && ones < 3 * n / 2,
+	    "bool and uint8: 0 or 1, both (%lld ones in %lld)",
+	    (long long)ones, (long long)(2 * n));
+	for (bad = 0, j = 0; j < n; j++)
+		bad += ((int64_t *)i64->data)[j] != 0 ||
+		    ((int32_t *)i32->data)[j] != 0 ||
+		    ((int16_t *)i16->data)[j] != 0;
+	ok(bad == 0, "other integers: zeros, an index valid on every axis");
+	aoe_tensor_fill_random(f2, 5);
+	ok(memcmp(f->data, f2->data, aoe_tensor_nbytes(f)) == 0,
+	    "the same seed, the same values");
+	aoe_tensor_fill_random(f2, 6);
+	for (bad = 0, j = 0; j < n; j++)
+		bad += ((float *)f->data)[j] == ((float *)f2->data)[j];
+	ok(bad < 10, "another seed, other values (%lld equal)",
+	    (long long)bad);
+	e = tensor(g, "e", AOE_F32, 0);
+	keep = f2->data;
+	f2->data = NULL;
+	aoe_tensor_fill_random(e, 1);
+	aoe_tensor_fill_random(f2, 1);
+	f2->data = keep;
+	ok(1, "no elements or no data: nothing filled");
+
+	g->inputs = aoe_xcalloc(2, sizeof(int));
+	g->inputs[g->ninputs++] = aoe_graph_find(g, "f2");
+	g->inputs[g->ninputs++] = aoe_graph_find(g, "d");
+	aoe_tensor_fill_random(f, 40);
+	aoe_tensor_fill_random(d, 40 + 977);
+	keep = aoe_xmalloc(aoe_tensor_nbytes(d));
+	memcpy(keep, d->data, aoe_tensor_nbytes(d));
+	memset(d->data, 0, aoe_tensor_nbytes(d));
+	aoe_graph_fill_inputs(g, 40);
+	ok(memcmp(f->data, f2->data, aoe_tensor_nbytes(f)) == 0 &&
+	    memcmp(keep, d->data, aoe_tensor_nbytes(d)) == 0,
+	    "aoe_graph_fill_inputs: input i from seed + 977 i");
+	free(keep);
+	aoe_graph_free(g);
+}
+
 int
 main(void)
 {
 	protocol();
+	fillers();
 	return done_testing();
 }

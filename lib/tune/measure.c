@@ -73,42 +73,6 @@ opat_lock_path(void)
 	return p && *p ? p : "/tmp/aoe-measure.lock";
 }
 
-static uint64_t
-xrnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
-static void
-fill_random(aoe_tensor *t, uint64_t seed)
-{
-	int64_t i, n = aoe_tensor_numel(t);
-	uint64_t s = seed | 1;
-
-	if (t->data == NULL || n <= 0)
-		return;
-	if (t->dtype == AOE_F32) {
-		float *p = t->data;
-		for (i = 0; i < n; i++)
-			p[i] = (float)((double)(xrnd(&s) >> 11) /
-			    9007199254740992.0 * 2.0 - 1.0);
-	} else if (t->dtype == AOE_F64) {
-		double *p = t->data;
-		for (i = 0; i < n; i++)
-			p[i] = (double)(xrnd(&s) >> 11) /
-			    9007199254740992.0 * 2.0 - 1.0;
-	} else if (t->dtype == AOE_BOOL || t->dtype == AOE_U8) {
-		uint8_t *p = t->data;
-		for (i = 0; i < n; i++)
-			p[i] = (uint8_t)(xrnd(&s) >> 63);
-	} else
-		/* Integers index things: 0 is valid everywhere. */
-		memset(t->data, 0, aoe_tensor_nbytes(t));
-}
-
 static int
 node_run(aoe_graph *g, aoe_node *n, int nthreads)
 {
@@ -307,7 +271,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	for (i = 0; i < n->nin; i++) {
 		aoe_tensor *it = aoe_in(g, n, i);
 		if (it && it->kind != AOE_T_CONST)
-			fill_random(it, seed + 977 * (uint64_t)i);
+			aoe_tensor_fill_random(it, seed + 977 * (uint64_t)i);
 	}
 	if (node_run(g, n, o->nthreads) < 0) {
 		snprintf(line, sizeof(line), "invalid the default schedule "
@@ -402,8 +366,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 	ro.fuse_mode = AOE_FUSE_ALL;
 	if (aoe_graph_prepare(g, &ro) < 0)
 		goto invalid;
-	for (i = 0; i < g->ninputs; i++)
-		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	aoe_graph_fill_inputs(g, seed);
 	if (aoe_graph_run(g, &ro) < 0)
 		goto invalid;
 	ref = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(void *));
@@ -430,8 +393,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 		    "model\n");
 		_exit(0);
 	}
-	for (i = 0; i < g->ninputs; i++)
-		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	aoe_graph_fill_inputs(g, seed);
 	if (aoe_graph_run(g, &ro) < 0)
 		goto invalid;
 	for (i = 0; i < g->noutputs; i++)

@@ -41,36 +41,6 @@ sgat_opts_init(sgat_opts *o)
 	o->seed = 1;
 }
 
-static uint64_t
-xrnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
-static void
-fill_inputs(aoe_graph *g, uint64_t seed)
-{
-	int i;
-
-	for (i = 0; i < g->ninputs; i++) {
-		aoe_tensor *t = g->tensors[g->inputs[i]];
-		int64_t j, n = aoe_tensor_numel(t);
-		uint64_t s = (seed + 977 * (uint64_t)i) | 1;
-		if (t->data == NULL || n <= 0)
-			continue;
-		if (t->dtype == AOE_F32) {
-			float *p = t->data;
-			for (j = 0; j < n; j++)
-				p[j] = (float)((double)(xrnd(&s) >> 11) /
-				    9007199254740992.0 * 2.0 - 1.0);
-		} else
-			memset(t->data, 0, aoe_tensor_nbytes(t));
-	}
-}
-
 /* Compare the graph's outputs with the reference (opat_verify). */
 static int
 compare(aoe_graph *g, void **ref, char *why, size_t len)
@@ -108,7 +78,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	/* The reference: no decisions. */
 	co.fuse_mode = AOE_FUSE_OFF;
 	if (aoe_graph_prepare(g, &co) < 0 ||
-	    (fill_inputs(g, seed), aoe_graph_run(g, ro)) < 0) {
+	    (aoe_graph_fill_inputs(g, seed), aoe_graph_run(g, ro)) < 0) {
 		snprintf(line, sizeof(line), "invalid the reference fails: "
 		    "%s\n", aoe_errmsg());
 		opat_say(fd, line);
@@ -153,7 +123,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 		}
 		pro.profile = 1;
 	}
-	fill_inputs(g, seed);
+	aoe_graph_fill_inputs(g, seed);
 	if (inject && fault && strncmp(fault, "crash", 5) == 0) {
 		volatile int *volatile bad = NULL;
 		*bad = 1;
