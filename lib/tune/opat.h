@@ -1,6 +1,7 @@
 /*
- * opat.h - operator tuning (aoe-opat): private to lib/opat.c,
- * lib/search.c, lib/measure.c and tools/aoe-opat.c; not part of the
+ * opat.h - operator tuning (aoe-opat) and the measuring harness that
+ * aoe-sgat shares: private to lib/tune/opat.c, search.c, measure.c and
+ * sgat.c, tools/aoe-opat.c and the white-box tests; not part of the
  * public header.
  */
 #ifndef AOE_OPAT_H
