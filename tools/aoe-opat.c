@@ -152,282 +152,325 @@ print_space(opat_run *r, const char *graph, const char *node,
 	return aoe_space_print_json(&sp, r->out);
 }
 
+static const struct option longopts[] = {
+	{ "alone", no_argument, NULL, 'l' },
+	{ "budget-seconds", required_argument, NULL, 'b' },
+	{ "budget-trials", required_argument, NULL, 'n' },
+	{ "commit", no_argument, NULL, 'c' },
+	{ "generate", no_argument, NULL, 'G' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "input-shape", required_argument, NULL, 's' },
+	{ "journal", required_argument, NULL, 'j' },
+	{ "list", no_argument, NULL, 'L' },
+	{ "measure", no_argument, NULL, 'M' },
+	{ "no-bank", no_argument, NULL, 'B' },
+	{ "no-check", no_argument, NULL, 'C' },
+	{ "no-progress", no_argument, NULL, 'q' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "progress", no_argument, NULL, 'p' },
+	{ "replay", required_argument, NULL, 'r' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "select", no_argument, NULL, 'E' },
+	{ "space", required_argument, NULL, 'P' },
+	{ "strategy", required_argument, NULL, 'y' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "timings", required_argument, NULL, 'i' },
+	{ "total-seconds", required_argument, NULL, 'a' },
+	{ "total-trials", required_argument, NULL, 'A' },
+	{ "tune-ops-file", required_argument, NULL, 'f' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* What the command line asks for besides the run's options. */
+typedef struct args {
+	int mode;
+	int check;		/* aoe-check's checks first (M_TUNE) */
+	int progress;		/* -1: when stderr is a terminal */
+	const char *output, *timings, *opsfile, *space_node;
+	char *shapes;		/* --input-shape, all of them */
+} args;
+
+/* Take option c (its argument arg) into the run's options o or a. */
+static void
+option(int c, char *arg, opat_opts *o, args *a)
+{
+	switch (c) {
+	case 'a':
+		o->total_seconds = (double)aoe_optnum("total-seconds", arg, 0,
+		    100000000);
+		break;
+	case 'A':
+		o->total_trials = aoe_optnum("total-trials", arg, 0,
+		    1000000000);
+		break;
+	case 'b':
+		o->budget_seconds = (double)aoe_optnum("budget-seconds", arg,
+		    1, 100000000);
+		break;
+	case 'l':
+		o->in_model = 0;
+		break;
+	case 'B':
+		o->use_bank = 0;
+		break;
+	case 'c':
+		o->commit = 1;
+		break;
+	case 'C':
+		a->check = 0;
+		break;
+	case 'E':
+		a->mode = M_SELECT;
+		break;
+	case 'f':
+		a->opsfile = arg;
+		break;
+	case 'G':
+		a->mode = M_GENERATE;
+		break;
+	case 'h':
+		usage(AOE_EXIT_OK);
+		break;
+	case 'i':
+		a->timings = arg;
+		break;
+	case 'j':
+		o->journal = arg;
+		break;
+	case 'L':
+		a->mode = M_LIST;
+		break;
+	case 'M':
+		a->mode = M_MEASURE;
+		break;
+	case 'n':
+		o->budget_trials = aoe_optnum("budget-trials", arg, 1,
+		    100000000);
+		break;
+	case 'o':
+		a->output = arg;
+		break;
+	case 'p':
+		a->progress = 1;
+		break;
+	case 'P':
+		a->mode = M_SPACE;
+		a->space_node = arg;
+		break;
+	case 'q':
+		a->progress = 0;
+		break;
+	case 'r':
+		o->replay = arg;
+		break;
+	case 's':
+		aoe_shape_spec_add(&a->shapes, arg);
+		break;
+	case 'S':
+		o->seed = (uint64_t)aoe_optnum("seed", arg, 0, INT64_MAX);
+		break;
+	case 't':
+		o->threads = (int)aoe_optnum("threads", arg, 1, 1024);
+		break;
+	case 'T':
+		o->timeout_s = (double)aoe_optnum("timeout", arg, 1, 86400);
+		break;
+	case 'V':
+		printf("aoe-opat %s\n", AOE_VERSION);
+		exit(AOE_EXIT_OK);
+	case 'y':
+		if ((o->strategy = opat_strategy_from_name(arg)) < 0) {
+			aoe_warnx("--strategy '%s': use exhaustive, random, "
+			    "evolution or auto", arg);
+			exit(AOE_EXIT_USAGE);
+		}
+		break;
+	default:
+		usage(AOE_EXIT_USAGE);
+	}
+}
+
+/*
+ * The settings (aoe.ini, then the environment) into the run and the
+ * checks, with --tune-ops-file and whether to show progress.
+ */
+static int
+apply_settings(opat_run *r, aoe_check_opts *co, const args *a)
+{
+	aoe_settings set;
+	int rc, n;
+
+	if ((rc = aoe_settings_load(&set)) < 0)
+		return rc;
+	aoe_check_opts_set(co, &set);
+	r->o.run_loop = set.run_loop;
+	r->o.tuning_parallel = set.tuning_parallel;
+	/* TE_PARALLEL_COMPILER as set, else 8 or the online CPUs if fewer. */
+	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	r->o.te_parallel = set.te_parallel_given || set.te_parallel < n ?
+	    set.te_parallel : n > 0 ? n : 1;
+	r->o.repeat_tune = set.repeat_tune;
+	if (a->opsfile && (rc = read_ops_file(a->opsfile, &r->o)) < 0)
+		return rc;
+	r->o.progress = a->progress >= 0 ? a->progress : isatty(2);
+	if (a->mode != M_TUNE)
+		r->o.progress = 0;
+	return 0;
+}
+
+/*
+ * Add the graphs and task files named (none: stdin, copied to a file
+ * whose name goes to *stdin_copy).  One that fails to load is told and
+ * its error kept in *worst; the others go on.  0, or an error.
+ */
+static int
+add_operands(opat_run *r, char **paths, int n, const char *shapes,
+    char **stdin_copy, int *worst)
+{
+	int i, rc;
+
+	for (i = 0; i < (n ? n : 1); i++) {
+		const char *path = n ? paths[i] : "-";
+		if (strcmp(path, "-") == 0) {
+			if (*stdin_copy == NULL &&
+			    (*stdin_copy = stdin_file()) == NULL)
+				return aoe_err(AOE_EIO, "cannot copy stdin: "
+				    "%s", strerror(errno));
+			path = *stdin_copy;
+		}
+		if (opat_is_tasks(path))
+			rc = opat_add_tasks(r, path);
+		else
+			rc = opat_add_graph(r, path, shapes, NULL, 0);
+		if (rc < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			if (rc < *worst)
+				*worst = rc;
+		}
+	}
+	return 0;
+}
+
+/* --list, --generate or the tuning run, over the cases found. */
+static int
+run_cases(opat_run *r, const args *a)
+{
+	int rc;
+
+	if (a->mode == M_LIST)
+		return opat_list(r);
+	if (a->mode == M_GENERATE)
+		return opat_generate(r);
+	if (r->o.replay && (rc = opat_load_replay(r, r->o.replay)) < 0)
+		return rc;
+	rc = opat_tune(r);
+	if (rc == 0 && r->nfailed)
+		aoe_warnx("%d of %d cases failed (see their records)",
+		    r->nfailed, r->ncases);
+	return rc;
+}
+
+/* What the run holds besides its output, freed on every way out. */
+static void
+release(opat_run *r, args *a, char *stdin_copy, int lockfd)
+{
+	if (r->tfp)
+		fclose(r->tfp);
+	if (stdin_copy)
+		unlink(stdin_copy);
+	opat_run_free(r);
+	free(stdin_copy);
+	free(a->shapes);
+	if (lockfd >= 0)
+		aoe_device_unlock(lockfd);
+}
+
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "alone", no_argument, NULL, 'l' },
-		{ "budget-seconds", required_argument, NULL, 'b' },
-		{ "budget-trials", required_argument, NULL, 'n' },
-		{ "commit", no_argument, NULL, 'c' },
-		{ "generate", no_argument, NULL, 'G' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "input-shape", required_argument, NULL, 's' },
-		{ "journal", required_argument, NULL, 'j' },
-		{ "list", no_argument, NULL, 'L' },
-		{ "measure", no_argument, NULL, 'M' },
-		{ "no-bank", no_argument, NULL, 'B' },
-		{ "no-check", no_argument, NULL, 'C' },
-		{ "no-progress", no_argument, NULL, 'q' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "progress", no_argument, NULL, 'p' },
-		{ "replay", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "select", no_argument, NULL, 'E' },
-		{ "space", required_argument, NULL, 'P' },
-		{ "strategy", required_argument, NULL, 'y' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "timings", required_argument, NULL, 'i' },
-		{ "total-seconds", required_argument, NULL, 'a' },
-		{ "total-trials", required_argument, NULL, 'A' },
-		{ "tune-ops-file", required_argument, NULL, 'f' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	opat_run r;
 	aoe_check_opts co;
-	aoe_settings set;
-	const char *output = NULL, *timings = NULL, *opsfile = NULL;
-	const char *space_node = NULL;
-	char *shapes = NULL, *stdin_copy = NULL;
+	args a = { M_TUNE, 1, -1, NULL, NULL, NULL, NULL, NULL };
+	char *stdin_copy = NULL;
 	aoe_ofile of = { NULL, NULL, NULL };
-	int mode = M_TUNE, check = 1, progress = -1, c, i, rc = 0, worst = 0;
-	int lockfd = -1;
-	int n;
+	int c, rc = 0, worst = 0, lockfd = -1;
 
 	aoe_setprogname(argv[0]);
 	memset(&r, 0, sizeof(r));
 	opat_opts_init(&r.o);
 	r.o.use_bank = 1;
-	while ((c = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			r.o.total_seconds = (double)aoe_optnum("total-seconds",
-			    optarg, 0, 100000000);
-			break;
-		case 'A':
-			r.o.total_trials = aoe_optnum("total-trials", optarg, 0,
-			    1000000000);
-			break;
-		case 'b':
-			r.o.budget_seconds = (double)aoe_optnum("budget-seconds",
-			    optarg, 1, 100000000);
-			break;
-		case 'l':
-			r.o.in_model = 0;
-			break;
-		case 'B':
-			r.o.use_bank = 0;
-			break;
-		case 'c':
-			r.o.commit = 1;
-			break;
-		case 'C':
-			check = 0;
-			break;
-		case 'E':
-			mode = M_SELECT;
-			break;
-		case 'f':
-			opsfile = optarg;
-			break;
-		case 'G':
-			mode = M_GENERATE;
-			break;
-		case 'h':
-			usage(AOE_EXIT_OK);
-			break;
-		case 'i':
-			timings = optarg;
-			break;
-		case 'j':
-			r.o.journal = optarg;
-			break;
-		case 'L':
-			mode = M_LIST;
-			break;
-		case 'M':
-			mode = M_MEASURE;
-			break;
-		case 'n':
-			r.o.budget_trials = aoe_optnum("budget-trials", optarg, 1,
-			    100000000);
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'p':
-			progress = 1;
-			break;
-		case 'P':
-			mode = M_SPACE;
-			space_node = optarg;
-			break;
-		case 'q':
-			progress = 0;
-			break;
-		case 'r':
-			r.o.replay = optarg;
-			break;
-		case 's':
-			aoe_shape_spec_add(&shapes, optarg);
-			break;
-		case 'S':
-			r.o.seed = (uint64_t)aoe_optnum("seed", optarg, 0,
-			    INT64_MAX);
-			break;
-		case 't':
-			r.o.threads = (int)aoe_optnum("threads", optarg, 1, 1024);
-			break;
-		case 'T':
-			r.o.timeout_s = (double)aoe_optnum("timeout", optarg, 1,
-			    86400);
-			break;
-		case 'V':
-			printf("aoe-opat %s\n", AOE_VERSION);
-			return AOE_EXIT_OK;
-		case 'y':
-			if ((r.o.strategy = opat_strategy_from_name(optarg)) <
-			    0) {
-				aoe_warnx("--strategy '%s': use exhaustive, "
-				    "random, evolution or auto", optarg);
-				exit(AOE_EXIT_USAGE);
-			}
-			break;
-		default:
-			usage(AOE_EXIT_USAGE);
-		}
-	}
+	while ((c = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1)
+		option(c, optarg, &r.o, &a);
 	argc -= optind;
 	argv += optind;
-	if ((mode == M_SPACE && argc != 1) || (r.o.replay && mode != M_TUNE))
+	if ((a.mode == M_SPACE && argc != 1) ||
+	    (r.o.replay && a.mode != M_TUNE))
 		usage(AOE_EXIT_USAGE);
 
 	/* A tuner must not capture or tune the graphs it loads itself. */
 	unsetenv("AOE_MODE");
-	/* Settings: aoe.ini, then the environment. */
-	if ((rc = aoe_settings_load(&set)) < 0)
+	if ((rc = apply_settings(&r, &co, &a)) < 0)
 		goto fail;
-	aoe_check_opts_set(&co, &set);
-	r.o.run_loop = set.run_loop;
-	r.o.tuning_parallel = set.tuning_parallel;
-	/* TE_PARALLEL_COMPILER as set, else 8 or the online CPUs if fewer. */
-	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	r.o.te_parallel = set.te_parallel_given || set.te_parallel < n ?
-	    set.te_parallel : n > 0 ? n : 1;
-	r.o.repeat_tune = set.repeat_tune;
-	if (opsfile && (rc = read_ops_file(opsfile, &r.o)) < 0)
-		goto fail;
-	r.o.progress = progress >= 0 ? progress : isatty(2);
-	if (mode != M_TUNE)
-		r.o.progress = 0;
-
-	if ((rc = aoe_ofile_open(&of, output)) < 0)
+	if ((rc = aoe_ofile_open(&of, a.output)) < 0)
 		goto fail;
 	r.out = of.fp;
-	if (timings && (r.tfp = fopen(timings, "a")) == NULL) {
-		rc = aoe_err(AOE_EIO, "cannot open '%s': %s", timings,
+	if (a.timings && (r.tfp = fopen(a.timings, "a")) == NULL) {
+		rc = aoe_err(AOE_EIO, "cannot open '%s': %s", a.timings,
 		    strerror(errno));
 		goto fail;
 	}
 
-	if (mode == M_MEASURE) {
-		worst = opat_measure_stream(&r, argc, argv);
-		rc = 0;
-		goto done;
-	}
-	if (mode == M_SELECT) {
-		worst = opat_select_stream(&r, argc, argv);
-		rc = 0;
-		goto done;
-	}
-	if (mode == M_SPACE) {
-		rc = print_space(&r, argv[0], space_node, shapes);
-		goto done;
-	}
-	if (mode == M_TUNE && check &&
-	    (rc = check_ready(&co, argv, argc, shapes)) != 0) {
-		if (rc > 0) {
-			aoe_ofile_abort(&of);
-			return AOE_EXIT_FALSE;
-		}
-		goto fail;
-	}
-	/* One tuning run at a time on this device (aoe-check's lock check). */
-	if (mode == M_TUNE && (lockfd = aoe_device_lock(NULL)) < 0) {
-		rc = lockfd;
-		goto fail;
-	}
-	for (i = 0; i < (argc ? argc : 1); i++) {
-		const char *path = argc ? argv[i] : "-";
-		if (strcmp(path, "-") == 0) {
-			if (stdin_copy == NULL && (stdin_copy = stdin_file()) ==
-			    NULL) {
-				rc = aoe_err(AOE_EIO, "cannot copy stdin: %s",
-				    strerror(errno));
-				goto fail;
-			}
-			path = stdin_copy;
-		}
-		if (opat_is_tasks(path))
-			rc = opat_add_tasks(&r, path);
-		else
-			rc = opat_add_graph(&r, path, shapes, NULL, 0);
-		if (rc < 0) {
-			aoe_warnx("%s", aoe_errmsg());
-			if (rc < worst)
-				worst = rc;
-		}
-	}
 	rc = 0;
-	if (r.ncases == 0 && worst == 0)
-		aoe_warnx("no tunable operators%s", opsfile ? " selected" : "");
-	if (mode == M_LIST)
-		rc = opat_list(&r);
-	else if (mode == M_GENERATE)
-		rc = opat_generate(&r);
+	if (a.mode == M_MEASURE)
+		worst = opat_measure_stream(&r, argc, argv);
+	else if (a.mode == M_SELECT)
+		worst = opat_select_stream(&r, argc, argv);
+	else if (a.mode == M_SPACE)
+		rc = print_space(&r, argv[0], a.space_node, a.shapes);
 	else {
-		if (r.o.replay && (rc = opat_load_replay(&r, r.o.replay)) < 0)
+		if (a.mode == M_TUNE && a.check &&
+		    (rc = check_ready(&co, argv, argc, a.shapes)) != 0) {
+			if (rc > 0) {
+				aoe_ofile_abort(&of);
+				return AOE_EXIT_FALSE;
+			}
 			goto fail;
-		rc = opat_tune(&r);
-		if (rc == 0 && r.nfailed)
-			aoe_warnx("%d of %d cases failed (see their records)",
-			    r.nfailed, r.ncases);
+		}
+		/*
+		 * One tuning run at a time on this device (aoe-check's lock
+		 * check).
+		 */
+		if (a.mode == M_TUNE &&
+		    (lockfd = aoe_device_lock(NULL)) < 0) {
+			rc = lockfd;
+			goto fail;
+		}
+		if ((rc = add_operands(&r, argv, argc, a.shapes, &stdin_copy,
+		    &worst)) < 0)
+			goto fail;
+		if (r.ncases == 0 && worst == 0)
+			aoe_warnx("no tunable operators%s", a.opsfile ?
+			    " selected" : "");
+		rc = run_cases(&r, &a);
 	}
-done:
 	if (rc < 0)
 		goto fail;
 	if (rc == 0 && worst < 0)
 		rc = worst;
 	r.out = stdout;
-	if ((i = aoe_ofile_close(&of)) < 0) {
-		rc = i;
+	if ((c = aoe_ofile_close(&of)) < 0) {
+		rc = c;
 		goto fail;
 	}
-	if (r.tfp)
-		fclose(r.tfp);
-	if (stdin_copy)
-		unlink(stdin_copy);
-	opat_run_free(&r);
-	free(stdin_copy);
-	free(shapes);
-	if (lockfd >= 0)
-		aoe_device_unlock(lockfd);
+	release(&r, &a, stdin_copy, lockfd);
 	return rc < 0 ? aoe_exit_status(rc) : rc > 0 ? AOE_EXIT_FALSE :
 	    AOE_EXIT_OK;
 fail:
 	if (rc < 0)
 		aoe_warnx("%s", aoe_errmsg());
 	aoe_ofile_abort(&of);
-	if (r.tfp)
-		fclose(r.tfp);
-	if (stdin_copy)
-		unlink(stdin_copy);
-	opat_run_free(&r);
-	free(stdin_copy);
-	free(shapes);
-	if (lockfd >= 0)
-		aoe_device_unlock(lockfd);
+	release(&r, &a, stdin_copy, lockfd);
 	return aoe_exit_status(rc);
 }

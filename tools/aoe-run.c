@@ -28,47 +28,6 @@ usage(int status)
 	exit(status);
 }
 
-/* xorshift64*: reproducible inputs without libc's global state. */
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
-static void
-fill_random(aoe_tensor *t, uint64_t *seed)
-{
-	int64_t i, n = aoe_tensor_numel(t);
-
-	for (i = 0; i < n; i++) {
-		uint64_t r = rnd(seed);
-		switch (t->dtype) {
-		case AOE_F32:
-			((float *)t->data)[i] =
-			    (float)((double)(r >> 11) / 9007199254740992.0 *
-			    2.0 - 1.0);
-			break;
-		case AOE_F64:
-			((double *)t->data)[i] =
-			    (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
-			break;
-		case AOE_I64:
-			((int64_t *)t->data)[i] = (int64_t)(r >> 60);
-			break;
-		case AOE_I32:
-			((int32_t *)t->data)[i] = (int32_t)(r >> 60);
-			break;
-		default:
-			((uint8_t *)t->data)[i * aoe_dtype_size(t->dtype)] =
-			    (uint8_t)(r >> 63);
-			break;
-		}
-	}
-}
-
 /*
  * Load an input from a file: an ONNX TensorProto (.pb) or raw
  * little-endian data of exactly the input's size.
@@ -192,7 +151,6 @@ main(int argc, char **argv)
 	long long warmup = 3, runs = 10, seed = 1;
 	int ninputs = 0, quiet = 0, c, i, j, rc;
 	double *times, t0;
-	uint64_t state;
 
 	aoe_setprogname(argv[0]);
 	aoe_run_opts_init(&o);
@@ -258,7 +216,8 @@ main(int argc, char **argv)
 	if ((rc = aoe_graph_prepare(g, &o)) < 0)
 		goto fail;
 
-	state = (uint64_t)seed * 0x9E3779B97F4A7C15ULL + 1;
+	/* The inputs not read from files are those of the measurements. */
+	aoe_graph_fill_inputs(g, (uint64_t)seed);
 	for (i = 0; i < g->ninputs; i++) {
 		aoe_tensor *t = g->tensors[g->inputs[i]];
 		const char *file = NULL;
@@ -268,11 +227,8 @@ main(int argc, char **argv)
 			    strncmp(inputs[j], t->name, l) == 0)
 				file = inputs[j] + l + 1;
 		}
-		if (file) {
-			if ((rc = load_input(t, file)) < 0)
-				goto fail;
-		} else
-			fill_random(t, &state);
+		if (file && (rc = load_input(t, file)) < 0)
+			goto fail;
 	}
 	for (j = 0; j < ninputs; j++) {
 		size_t l = strcspn(inputs[j], "=");

@@ -19,6 +19,11 @@ int aoe_cpu_avx512(void);
 /* 64-bit FNV-1a of n bytes, continuing from h (start: AOE_FNV_INIT). */
 #define AOE_FNV_INIT 0xcbf29ce484222325ULL
 uint64_t aoe_fnv1a(uint64_t h, const void *p, size_t n);
+/*
+ * The next number of the splitmix64 stream whose state is *state (any
+ * value to start); reproducible, unlike libc's global rand().
+ */
+uint64_t aoe_splitmix64(uint64_t *state);
 
 /* SHA-256, for the checksums of bank archives. */
 typedef struct aoe_sha256 {

@@ -1,6 +1,7 @@
 /*
  * hash.c - FNV-1a 64 (the key of every signature, fixed forever by the
- * bank format) and a small SHA-256 for the checksums of bank archives.
+ * bank format), the splitmix64 pseudo-random generator and a small
+ * SHA-256 for the checksums of bank archives.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,20 @@ aoe_fnv1a(uint64_t h, const void *p, size_t n)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+/*
+ * splitmix64 (Steele, Lea and Flood): every seed, 0 too, starts a good
+ * stream, and the state is one word the caller keeps.
+ */
+uint64_t
+aoe_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
 }
 
 /*

@@ -93,6 +93,13 @@ int64_t aoe_tensor_numel(const aoe_tensor *t);
 size_t aoe_tensor_nbytes(const aoe_tensor *t);
 /* Format the shape as "1x3x224x224" (with "?" or names for unknowns). */
 const char *aoe_shape_str(const aoe_tensor *t, char *buf, size_t n);
+/*
+ * Fill t's data (its elements, not a blocked tensor's padding) with
+ * pseudo-random values from seed: float32 and float64 uniform in
+ * [-1, 1), bool and uint8 0 or 1, every other type zeros.  Nothing
+ * without data or elements.
+ */
+void aoe_tensor_fill_random(aoe_tensor *t, uint64_t seed);
 
 typedef enum {
 	AOE_A_UNDEF = 0,
@@ -191,6 +198,11 @@ int aoe_graph_tensor(aoe_graph *g, const char *name);
 /* Append a node; returns its index.  Strings are copied. */
 int aoe_graph_add_node(aoe_graph *g, const char *name, const char *op_type,
     int nin, const int *in, int nout, const int *out);
+/*
+ * Fill every input of g with aoe_tensor_fill_random, input i from seed
+ * + 977 i: the inputs of aoe-run's --seed and of the measuring children.
+ */
+void aoe_graph_fill_inputs(aoe_graph *g, uint64_t seed);
 aoe_tensor *aoe_in(const aoe_graph *g, const aoe_node *n, int i);
 aoe_tensor *aoe_out(const aoe_graph *g, const aoe_node *n, int i);
 /* Set a tensor's dtype and shape. */

@@ -116,6 +116,58 @@ aoe_shape_str(const aoe_tensor *t, char *buf, size_t n)
 	return buf;
 }
 
+/*
+ * The random inputs of aoe-run and of every measurement.  Floats are
+ * uniform in [-1, 1): the scale of normalized activations, where no
+ * kernel overflows and the checks' tolerances mean something.  Bool and
+ * uint8 (masks, quantized pixels) are 0 or 1.  Other integers are
+ * zero: a graph's integer inputs are indices (Gather, GatherElements,
+ * OneHot, token ids) and counts whose valid range the filler cannot
+ * know, and 0 is in range on every axis, where a random index would
+ * make the reference run fail for an axis shorter than its range.
+ */
+void
+aoe_tensor_fill_random(aoe_tensor *t, uint64_t seed)
+{
+	int64_t i, n = aoe_tensor_numel(t);
+	uint64_t s = seed;
+
+	if (t->data == NULL || n <= 0)
+		return;
+	switch (t->dtype) {
+	case AOE_F32:
+		/* 24 bits, which a float holds exactly: never 1. */
+		for (i = 0; i < n; i++)
+			((float *)t->data)[i] = (float)
+			    (aoe_splitmix64(&s) >> 40) * 0x1p-23f - 1.0f;
+		break;
+	case AOE_F64:
+		for (i = 0; i < n; i++)
+			((double *)t->data)[i] = (double)
+			    (aoe_splitmix64(&s) >> 11) * 0x1p-52 - 1.0;
+		break;
+	case AOE_BOOL:
+	case AOE_U8:
+		for (i = 0; i < n; i++)
+			((uint8_t *)t->data)[i] =
+			    (uint8_t)(aoe_splitmix64(&s) >> 63);
+		break;
+	default:
+		memset(t->data, 0, aoe_tensor_nbytes(t));
+		break;
+	}
+}
+
+void
+aoe_graph_fill_inputs(aoe_graph *g, uint64_t seed)
+{
+	int i;
+
+	for (i = 0; i < g->ninputs; i++)
+		aoe_tensor_fill_random(g->tensors[g->inputs[i]],
+		    seed + 977 * (uint64_t)i);
+}
+
 aoe_graph *
 aoe_graph_new(const char *name)
 {

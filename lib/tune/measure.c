@@ -14,7 +14,10 @@
  * so they run in parallel with each other but never during a timed run;
  * a gate file gives a waiting timer priority over new shared holders.  A
  * child that crashes, aborts or outlives its time limit (not counting
- * waiting for the lock) is killed and marks only its candidate.
+ * waiting for the lock) is killed and marks only its candidate.  Both
+ * sides of that protocol are here, for aoe-sgat's children too: the
+ * child's (opat_child_lock, opat_child_exclusive, opat_child_report)
+ * and the parent's (opat_children_run, opat_child_result).
  *
  * With names in the options, the child instead times the candidate in
  * the model: every node of those names inside whole runs of the graph
@@ -68,42 +71,6 @@ opat_lock_path(void)
 	const char *p = getenv("AOE_MEASURE_LOCK");
 
 	return p && *p ? p : "/tmp/aoe-measure.lock";
-}
-
-static uint64_t
-xrnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
-static void
-fill_random(aoe_tensor *t, uint64_t seed)
-{
-	int64_t i, n = aoe_tensor_numel(t);
-	uint64_t s = seed | 1;
-
-	if (t->data == NULL || n <= 0)
-		return;
-	if (t->dtype == AOE_F32) {
-		float *p = t->data;
-		for (i = 0; i < n; i++)
-			p[i] = (float)((double)(xrnd(&s) >> 11) /
-			    9007199254740992.0 * 2.0 - 1.0);
-	} else if (t->dtype == AOE_F64) {
-		double *p = t->data;
-		for (i = 0; i < n; i++)
-			p[i] = (double)(xrnd(&s) >> 11) /
-			    9007199254740992.0 * 2.0 - 1.0;
-	} else if (t->dtype == AOE_BOOL || t->dtype == AOE_U8) {
-		uint8_t *p = t->data;
-		for (i = 0; i < n; i++)
-			p[i] = (uint8_t)(xrnd(&s) >> 63);
-	} else
-		/* Integers index things: 0 is valid everywhere. */
-		memset(t->data, 0, aoe_tensor_nbytes(t));
 }
 
 static int
@@ -304,7 +271,7 @@ child(aoe_graph *g, aoe_node *n, const aoe_sched *s, uint64_t seed,
 	for (i = 0; i < n->nin; i++) {
 		aoe_tensor *it = aoe_in(g, n, i);
 		if (it && it->kind != AOE_T_CONST)
-			fill_random(it, seed + 977 * (uint64_t)i);
+			aoe_tensor_fill_random(it, seed + 977 * (uint64_t)i);
 	}
 	if (node_run(g, n, o->nthreads) < 0) {
 		snprintf(line, sizeof(line), "invalid the default schedule "
@@ -399,8 +366,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 	ro.fuse_mode = AOE_FUSE_ALL;
 	if (aoe_graph_prepare(g, &ro) < 0)
 		goto invalid;
-	for (i = 0; i < g->ninputs; i++)
-		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	aoe_graph_fill_inputs(g, seed);
 	if (aoe_graph_run(g, &ro) < 0)
 		goto invalid;
 	ref = aoe_xcalloc((size_t)g->noutputs + 1, sizeof(void *));
@@ -427,8 +393,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 		    "model\n");
 		_exit(0);
 	}
-	for (i = 0; i < g->ninputs; i++)
-		fill_random(g->tensors[g->inputs[i]], seed + 977 * (uint64_t)i);
+	aoe_graph_fill_inputs(g, seed);
 	if (aoe_graph_run(g, &ro) < 0)
 		goto invalid;
 	for (i = 0; i < g->noutputs; i++)
@@ -458,12 +423,16 @@ invalid:
 	_exit(0);
 }
 
+/*
+ * The parent's side of the protocol: one child process a measurement,
+ * at most `parallel` at once.
+ */
 typedef struct slot {
 	pid_t pid;
 	int fd, idx;
 	double deadline, start;
-	int waiting;
-	char buf[1024];
+	int waiting, flooded;
+	char buf[2048];
 	size_t len;
 } slot;
 
@@ -475,13 +444,11 @@ ends_with(const char *s, const char *t)
 	return a >= b && strcmp(s + a - b, t) == 0;
 }
 
-/* Turn what a finished child said and how it ended into a timing. */
-static void
-finish(slot *c, int wst, int killed, opat_timing *t)
+void
+opat_child_result(char *out, int wst, int killed, opat_timing *t)
 {
-	char *line = c->buf, *nl, *last = NULL;
+	char *line = out, *nl, *last = NULL;
 
-	c->buf[c->len] = '\0';
 	while ((nl = strchr(line, '\n')) != NULL) {
 		*nl = '\0';
 		if (strcmp(line, "locked") != 0 &&
@@ -491,7 +458,6 @@ finish(slot *c, int wst, int killed, opat_timing *t)
 		line = nl + 1;
 	}
 	memset(t, 0, sizeof(*t));
-	t->cost_s = (aoe_now_us() - c->start) / 1e6;
 	if (killed) {
 		t->status = OPAT_TIMEOUT;
 		snprintf(t->reason, sizeof(t->reason), "killed after the time "
@@ -506,12 +472,20 @@ finish(slot *c, int wst, int killed, opat_timing *t)
 		snprintf(t->reason, sizeof(t->reason), "exited with status %d "
 		    "without a result", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 	} else if (strncmp(last, "ok ", 3) == 0) {
-		if (sscanf(last + 3, "%lf %lf %lf %lf %d %d", &t->us,
+		char end;
+		/*
+		 * A child that ran to its report did not crash: a line it
+		 * got wrong says nothing about the candidate, which is
+		 * invalid, not timed.
+		 */
+		if (sscanf(last + 3, "%lf %lf %lf %lf %d %d %c", &t->us,
 		    &t->mean_us, &t->min_us, &t->spread, &t->runs,
-		    &t->inner) != 6) {
-			t->status = OPAT_CRASH;
+		    &t->inner, &end) != 6 || !(t->us >= 0) || t->runs < 1 ||
+		    t->inner < 1) {
+			memset(t, 0, sizeof(*t));
+			t->status = OPAT_INVALID;
 			snprintf(t->reason, sizeof(t->reason), "garbled "
-			    "result");
+			    "result '%.200s'", last);
 		} else
 			t->status = OPAT_OK;
 	} else if (strncmp(last, "wrong ", 6) == 0) {
@@ -524,16 +498,206 @@ finish(slot *c, int wst, int killed, opat_timing *t)
 	}
 }
 
+/* Start a child for measurement idx in the free slot c. */
+static int
+slot_start(slot *c, int idx, double timeout_s, opat_child_fn fn, void *arg)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return aoe_err(AOE_EIO, "pipe: %s", strerror(errno));
+	c->start = aoe_now_us();
+	if ((c->pid = aoe_fork_child()) < 0) {
+		close(p[0]);
+		close(p[1]);
+		c->pid = -1;
+		return aoe_err(AOE_EIO, "fork: %s", strerror(errno));
+	}
+	if (c->pid == 0) {
+		close(p[0]);
+		fn(idx, p[1], arg);
+		_exit(AOE_EXIT_INTERNAL);	/* fn never returns */
+	}
+	close(p[1]);
+	c->fd = p[0];
+	c->idx = idx;
+	c->len = 0;
+	c->buf[0] = '\0';
+	c->waiting = 0;
+	c->flooded = 0;
+	c->deadline = c->start + timeout_s * 1e6;
+	return 0;
+}
+
+/*
+ * Read what child c has to say; 1 when it has nothing more to say (end
+ * of file, or more than its buffer holds), else 0.
+ */
+static int
+slot_read(slot *c, double now, double timeout_s)
+{
+	ssize_t r;
+
+	r = read(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (r <= 0)
+		return 1;
+	c->len += (size_t)r;
+	c->buf[c->len] = '\0';
+	/*
+	 * Waiting for the lock is not hanging: the clock runs only while
+	 * the child works.
+	 */
+	c->waiting = ends_with(c->buf, "waiting\n");
+	c->deadline = now + timeout_s * 1e6;
+	if (c->len >= sizeof(c->buf) - 1) {
+		c->flooded = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Collect the ended (or killed) child of slot c into t. */
+static void
+slot_finish(slot *c, int killed, opat_timing *t)
+{
+	int wst = 0;
+
+	if (c->flooded)
+		kill(c->pid, SIGKILL);
+	while (waitpid(c->pid, &wst, 0) < 0 && errno == EINTR)
+		;
+	close(c->fd);
+	opat_child_result(c->buf, wst, killed, t);
+	if (c->flooded) {
+		memset(t, 0, sizeof(*t));
+		t->status = OPAT_INVALID;
+		snprintf(t->reason, sizeof(t->reason), "said more than %zu "
+		    "bytes", sizeof(c->buf) - 1);
+	}
+	t->cost_s = (aoe_now_us() - c->start) / 1e6;
+	c->pid = -1;
+}
+
+int
+opat_children_run(int n, int parallel, double timeout_s, opat_child_fn fn,
+    void *arg, opat_timing *t)
+{
+	slot *sl;
+	struct pollfd *pf;
+	int nslot = parallel > 0 ? parallel : 1, running = 0, next = 0;
+	int i, rc = 0;
+
+	if (nslot > n)
+		nslot = n > 0 ? n : 1;
+	sl = aoe_xcalloc((size_t)nslot, sizeof(*sl));
+	pf = aoe_xcalloc((size_t)nslot, sizeof(*pf));
+	for (i = 0; i < nslot; i++)
+		sl[i].pid = -1;
+	/* What a caller that goes on after an error of the harness sees. */
+	for (i = 0; i < n; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].status = OPAT_INVALID;
+		snprintf(t[i].reason, sizeof(t[i].reason), "not measured");
+	}
+	fflush(NULL);
+	while (next < n || running > 0) {
+		double now, wait_ms;
+
+		for (i = 0; i < nslot && next < n; i++) {
+			if (sl[i].pid >= 0)
+				continue;
+			if ((rc = slot_start(&sl[i], next, timeout_s, fn,
+			    arg)) < 0)
+				goto out;
+			next++;
+			running++;
+		}
+		/*
+		 * Wait for output, an exit or the nearest deadline of a
+		 * child that is not waiting for the lock.
+		 */
+		now = aoe_now_us();
+		wait_ms = 1000;
+		for (i = 0; i < nslot; i++) {
+			pf[i].fd = sl[i].pid >= 0 ? sl[i].fd : -1;
+			pf[i].events = POLLIN;
+			pf[i].revents = 0;
+			if (sl[i].pid >= 0 && !sl[i].waiting &&
+			    (sl[i].deadline - now) / 1000 < wait_ms)
+				wait_ms = (sl[i].deadline - now) / 1000;
+		}
+		if (wait_ms < 0)
+			wait_ms = 0;
+		if (poll(pf, (nfds_t)nslot, (int)wait_ms + 1) < 0 &&
+		    errno != EINTR) {
+			rc = aoe_err(AOE_EIO, "poll: %s", strerror(errno));
+			goto out;
+		}
+		now = aoe_now_us();
+		for (i = 0; i < nslot; i++) {
+			int eof = 0, killed = 0;
+			if (sl[i].pid < 0)
+				continue;
+			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR))
+				eof = slot_read(&sl[i], now, timeout_s);
+			if (!eof && !sl[i].waiting && now >= sl[i].deadline) {
+				kill(sl[i].pid, SIGKILL);
+				killed = eof = 1;
+			}
+			if (!eof)
+				continue;
+			slot_finish(&sl[i], killed, &t[sl[i].idx]);
+			running--;
+		}
+	}
+out:
+	for (i = 0; i < nslot; i++)
+		if (sl[i].pid > 0) {
+			kill(sl[i].pid, SIGKILL);
+			waitpid(sl[i].pid, NULL, 0);
+			close(sl[i].fd);
+		}
+	for (i = 0; rc < 0 && i < n; i++)
+		if (strcmp(t[i].reason, "not measured") == 0)
+			snprintf(t[i].reason, sizeof(t[i].reason), "not "
+			    "measured: %s", aoe_errmsg());
+	free(sl);
+	free(pf);
+	return rc;
+}
+
+/* What a measuring child of opat_measure needs besides its index. */
+typedef struct meas_arg {
+	aoe_graph *g;
+	aoe_node *n;
+	const aoe_sched *s;
+	const uint64_t *seeds;
+	void **ref;
+	const opat_meas_opts *o;
+	int lk;
+} meas_arg;
+
+static void
+meas_child(int i, int fd, void *arg)
+{
+	meas_arg *a = arg;
+
+	close(a->lk);
+	if (a->o->names)
+		model_child(a->g, &a->s[i], a->seeds[i], a->o, fd);
+	child(a->g, a->n, &a->s[i], a->seeds[i], a->ref, a->o, fd);
+}
+
 int
 opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
     int n, const opat_meas_opts *o, opat_timing *t)
 {
 	aoe_node *nd = &g->nodes[ni];
-	slot *sl;
-	struct pollfd *pf;
+	meas_arg a;
 	void *ref[16];
-	int nslot = o->parallel > 0 ? o->parallel : 1, running = 0, next = 0;
-	int lk, i, rc = 0;
+	int lk, i, rc;
 
 	if (nd->nout > 16)
 		return aoe_err(AOE_EUNSUP, "%s '%s': too many outputs",
@@ -547,120 +711,17 @@ opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
 		if (ot && ot->data)
 			ref[i] = aoe_xmalloc(aoe_tensor_nbytes(ot) + 1);
 	}
-	sl = aoe_xcalloc((size_t)nslot, sizeof(*sl));
-	pf = aoe_xcalloc((size_t)nslot, sizeof(*pf));
-	for (i = 0; i < nslot; i++)
-		sl[i].pid = -1;
-	fflush(NULL);
-	while (next < n || running > 0) {
-		double now, wait_ms;
-
-		/* Start children while there are free slots. */
-		for (i = 0; i < nslot && next < n; i++) {
-			int p[2];
-			if (sl[i].pid >= 0)
-				continue;
-			if (pipe2(p, O_CLOEXEC) < 0) {
-				rc = aoe_err(AOE_EIO, "pipe: %s",
-				    strerror(errno));
-				goto out;
-			}
-			sl[i].start = aoe_now_us();
-			if ((sl[i].pid = aoe_fork_child()) < 0) {
-				close(p[0]);
-				close(p[1]);
-				sl[i].pid = -1;
-				rc = aoe_err(AOE_EIO, "fork: %s",
-				    strerror(errno));
-				goto out;
-			}
-			if (sl[i].pid == 0) {
-				close(p[0]);
-				close(lk);
-				if (o->names)
-					model_child(g, &s[next], seeds[next],
-					    o, p[1]);
-				child(g, nd, &s[next], seeds[next], ref, o, p[1]);
-			}
-			close(p[1]);
-			sl[i].fd = p[0];
-			sl[i].idx = next++;
-			sl[i].len = 0;
-			sl[i].waiting = 0;
-			sl[i].deadline = sl[i].start + o->timeout_s * 1e6;
-			running++;
-		}
-		/* Wait for output, an exit or the nearest deadline. */
-		now = aoe_now_us();
-		wait_ms = 1e9;
-		for (i = 0; i < nslot; i++) {
-			pf[i].fd = sl[i].pid >= 0 ? sl[i].fd : -1;
-			pf[i].events = POLLIN;
-			pf[i].revents = 0;
-			if (sl[i].pid >= 0 && (sl[i].deadline - now) / 1000 <
-			    wait_ms)
-				wait_ms = (sl[i].deadline - now) / 1000;
-		}
-		if (wait_ms < 0)
-			wait_ms = 0;
-		if (poll(pf, (nfds_t)nslot, (int)wait_ms + 1) < 0 &&
-		    errno != EINTR) {
-			rc = aoe_err(AOE_EIO, "poll: %s", strerror(errno));
-			goto out;
-		}
-		now = aoe_now_us();
-		for (i = 0; i < nslot; i++) {
-			int wst = 0, eof = 0, killed = 0;
-			if (sl[i].pid < 0)
-				continue;
-			if (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-				ssize_t r = read(sl[i].fd, sl[i].buf +
-				    sl[i].len, sizeof(sl[i].buf) - 1 -
-				    sl[i].len);
-				if (r <= 0)
-					eof = 1;
-				else {
-					sl[i].len += (size_t)r;
-					sl[i].buf[sl[i].len] = '\0';
-					/*
-					 * Waiting for the lock is not hanging:
-					 * the clock runs only while it works.
-					 */
-					sl[i].waiting = ends_with(sl[i].buf,
-					    "waiting\n");
-					sl[i].deadline = now +
-					    o->timeout_s * 1e6;
-				}
-				if (sl[i].len >= sizeof(sl[i].buf) - 1)
-					eof = 1;
-			}
-			if (!eof && !sl[i].waiting && now >= sl[i].deadline) {
-				kill(sl[i].pid, SIGKILL);
-				killed = 1;
-				eof = 1;
-			}
-			if (!eof)
-				continue;
-			while (waitpid(sl[i].pid, &wst, 0) < 0 &&
-			    errno == EINTR)
-				;
-			close(sl[i].fd);
-			finish(&sl[i], wst, killed, &t[sl[i].idx]);
-			sl[i].pid = -1;
-			running--;
-		}
-	}
-out:
-	for (i = 0; i < nslot; i++)
-		if (sl[i].pid > 0) {
-			kill(sl[i].pid, SIGKILL);
-			waitpid(sl[i].pid, NULL, 0);
-			close(sl[i].fd);
-		}
+	a.g = g;
+	a.n = nd;
+	a.s = s;
+	a.seeds = seeds;
+	a.ref = ref;
+	a.o = o;
+	a.lk = lk;
+	rc = opat_children_run(n, o->parallel, o->timeout_s, meas_child, &a,
+	    t);
 	for (i = 0; i < 16; i++)
 		free(ref[i]);
-	free(sl);
-	free(pf);
 	close(lk);
 	return rc;
 }

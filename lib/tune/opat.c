@@ -896,196 +896,218 @@ top_insert(aoe_sched *ts, double *tu, int *nt, const aoe_sched *s, double us)
 	tu[i] = us;
 }
 
-/* Tune one case within its budget; returns its record. */
-static int
-tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
-    cJSON **recp)
-{
+/* The tuning of one case, as its steps share it. */
+typedef struct ctune {
+	opat_run *r;
+	opat_case *c;
 	aoe_space sp;
-	opat_search se;
-	aoe_sched *batch, best_s, top_s[TOPK];
+	int strategy;
+	int trials;		/* the baseline is the first */
+	double spent;
+	opat_timing best;
+	aoe_sched best_s;
+	aoe_sched top_s[TOPK];	/* the fastest candidates, fastest first */
 	double top_us[TOPK];
-	int ntop = 0;
-	opat_timing *bt, base = c->base, best;
-	int *miss, strategy = r->o.strategy, trials = 1, k, i;
-	long long proposed = 0;
-	int nfail[OPAT_NSTATUS] = { 0 };
-	double spent = c->base.cost_s, noise, before, after, sb, sa;
-	char first_reason[256] = "";
-	cJSON *rec = new_record(r, c), *hist, *fails;
-	const char *outcome;
-	int rc = 0;
+	int ntop;
+	int nfail[OPAT_NSTATUS];
+	char first_reason[256];
+	cJSON *hist;		/* the record's history: trial, best */
+} ctune;
 
-	*recp = rec;
-	if ((rc = search_space(r, c, &sp)) < 0)
-		return rc;
-	if (c->hit && !r->o.repeat_tune) {
-		cJSON_AddNumberToObject(rec, "before_us", round6(base.us));
-		cJSON_AddNumberToObject(rec, "after_us", round6(base.us));
-		cJSON_AddNumberToObject(rec, "spread", round6(base.spread));
-		cJSON_AddItemToObject(rec, "schedule",
-		    opat_sched_json(&c->base_s));
-		cJSON_AddNumberToObject(rec, "trials", 0);
-		cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
-		cJSON_AddStringToObject(rec, "outcome", base.status ==
-		    OPAT_OK ? "reserved" : "failed");
-		cJSON_AddStringToObject(rec, "bank", c->hit_from);
-		if (base.status != OPAT_OK) {
-			fails = cJSON_AddObjectToObject(rec, "failed");
-			cJSON_AddNumberToObject(fails,
-			    opat_status_name(base.status), 1);
-			cJSON_AddStringToObject(rec, "reason", base.reason);
+/* A failed measurement's record fields: "failed" {status: 1}, reason. */
+static void
+record_failure(cJSON *rec, const opat_timing *t)
+{
+	cJSON *fails = cJSON_AddObjectToObject(rec, "failed");
+
+	cJSON_AddNumberToObject(fails, opat_status_name(t->status), 1);
+	cJSON_AddStringToObject(rec, "reason", t->reason);
+}
+
+/* The record of a case the bank has and no search: its baseline. */
+static void
+record_reserved(cJSON *rec, const opat_case *c)
+{
+	const opat_timing *base = &c->base;
+
+	cJSON_AddNumberToObject(rec, "before_us", round6(base->us));
+	cJSON_AddNumberToObject(rec, "after_us", round6(base->us));
+	cJSON_AddNumberToObject(rec, "spread", round6(base->spread));
+	cJSON_AddItemToObject(rec, "schedule", opat_sched_json(&c->base_s));
+	cJSON_AddNumberToObject(rec, "trials", 0);
+	cJSON_AddNumberToObject(rec, "tuning_time_s", round6(base->cost_s));
+	cJSON_AddStringToObject(rec, "outcome", base->status == OPAT_OK ?
+	    "reserved" : "failed");
+	cJSON_AddStringToObject(rec, "bank", c->hit_from);
+	if (base->status != OPAT_OK)
+		record_failure(rec, base);
+}
+
+/* Take a measured batch of k points into the search and the case. */
+static void
+take_batch(ctune *ct, opat_search *se, const aoe_sched *batch,
+    const opat_timing *bt, const int *miss, int k)
+{
+	int i;
+
+	for (i = 0; i < k; i++) {
+		if (miss[i]) {
+			opat_search_feed(se, &batch[i], NAN);
+			continue;
 		}
-		return 0;
+		ct->trials++;
+		ct->spent += bt[i].cost_s;
+		if (bt[i].status != OPAT_OK) {
+			ct->nfail[bt[i].status]++;
+			if (!ct->first_reason[0])
+				snprintf(ct->first_reason,
+				    sizeof(ct->first_reason), "%s: %s",
+				    opat_status_name(bt[i].status),
+				    bt[i].reason);
+			opat_search_feed(se, &batch[i], HUGE_VAL);
+			continue;
+		}
+		opat_search_feed(se, &batch[i], bt[i].us);
+		top_insert(ct->top_s, ct->top_us, &ct->ntop, &batch[i],
+		    bt[i].us);
+		if (bt[i].us < ct->best.us) {
+			ct->best = bt[i];
+			ct->best_s = batch[i];
+			add_history(ct->hist, ct->trials, round6(ct->best.us));
+		}
 	}
-	if (base.status != OPAT_OK) {
-		cJSON_AddNumberToObject(rec, "trials", 1);
-		cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
-		cJSON_AddStringToObject(rec, "outcome", "failed");
-		fails = cJSON_AddObjectToObject(rec, "failed");
-		cJSON_AddNumberToObject(fails, opat_status_name(base.status), 1);
-		cJSON_AddStringToObject(rec, "reason", base.reason);
-		return 0;
-	}
-	if (strategy == OPAT_AUTO)
-		strategy = (long long)opat_space_legal(&sp, max_trials + 1) <=
-		    max_trials ? OPAT_EXHAUSTIVE : OPAT_EVOLUTION;
-	opat_search_init(&se, strategy, &sp, r->o.seed ^ c->key);
-	opat_search_add(&se, &c->base_s, base.us);
-	best = base;
-	best_s = c->base_s;
-	hist = cJSON_CreateArray();
-	add_history(hist, 1, round6(base.us));
+}
+
+/*
+ * The search, from the baseline, in batches of TUNING_PARALLEL_NUM
+ * points, until max_trials trials or max_s seconds.  0, or an error.
+ */
+static int
+search(ctune *ct, long long max_trials, double max_s)
+{
+	opat_run *r = ct->r;
+	opat_case *c = ct->c;
+	opat_search se;
+	aoe_sched *batch;
+	opat_timing *bt;
+	long long proposed = 0;
+	int *miss, k, rc = 0;
+
+	opat_search_init(&se, ct->strategy, &ct->sp, r->o.seed ^ c->key);
+	opat_search_add(&se, &c->base_s, c->base.us);
 	batch = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(*batch));
 	bt = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(*bt));
 	miss = aoe_xcalloc((size_t)r->o.tuning_parallel, sizeof(int));
 	/* Candidates missing from a replay set are not trials: cap them. */
-	while (trials < max_trials && spent < max_s &&
+	while (ct->trials < max_trials && ct->spent < max_s &&
 	    proposed < 8 * max_trials + 64) {
-		long long want = max_trials - trials;
+		long long want = max_trials - ct->trials;
 		if (want > r->o.tuning_parallel)
 			want = r->o.tuning_parallel;
 		if ((k = opat_search_next(&se, (int)want, batch)) == 0)
 			break;
 		proposed += k;
-		if ((rc = obtain(r, c, &sp, "t", batch, k, bt, miss)) < 0)
+		if ((rc = obtain(r, c, &ct->sp, "t", batch, k, bt, miss)) < 0)
 			break;
-		for (i = 0; i < k; i++) {
-			if (miss[i]) {
-				opat_search_feed(&se, &batch[i], NAN);
-				continue;
-			}
-			trials++;
-			spent += bt[i].cost_s;
-			if (bt[i].status != OPAT_OK) {
-				nfail[bt[i].status]++;
-				if (!first_reason[0])
-					snprintf(first_reason,
-					    sizeof(first_reason), "%s: %s",
-					    opat_status_name(bt[i].status),
-					    bt[i].reason);
-				opat_search_feed(&se, &batch[i], HUGE_VAL);
-				continue;
-			}
-			opat_search_feed(&se, &batch[i], bt[i].us);
-			top_insert(top_s, top_us, &ntop, &batch[i], bt[i].us);
-			if (bt[i].us < best.us) {
-				best = bt[i];
-				best_s = batch[i];
-				add_history(hist, trials, round6(best.us));
-			}
-		}
-		progress(r, c, trials, (base.us - best.us) / base.us);
+		take_batch(ct, &se, batch, bt, miss, k);
+		progress(r, c, ct->trials, (c->base.us - ct->best.us) /
+		    c->base.us);
 	}
 	free(batch);
 	free(bt);
 	free(miss);
 	opat_search_free(&se);
-	if (rc < 0) {
-		cJSON_Delete(hist);
-		return rc;
-	}
-	before = base.us;
-	after = best.us;
-	sb = base.spread;
-	sa = best.spread;
-	/*
-	 * The best of many noisy measurements is biased low: measure the
-	 * baseline and the winner again, one after the other, and decide on
-	 * those (not in replay, whose numbers are all there is).
-	 */
-	if (r->replay == NULL && after < before) {
-		aoe_sched pair[1 + TOPK];
-		opat_timing pt[1 + TOPK];
-		double bu[1 + TOPK], bs[1 + TOPK];
-		int pm[1 + TOPK], round, bad = 0, np = 1, j;
-		int model = r->o.in_model;
-		char tag[8];
-		/*
-		 * CONFIRM rounds, each measuring the baseline and the best
-		 * few candidates, in the model as aoe-run runs it (where the
-		 * caches hold what the ops around leave, not the op's own
-		 * data); the best of each is kept, since a busy host only
-		 * ever adds time.  An op that fusion folds into another runs
-		 * in no model of its own: it is confirmed alone.
-		 */
-		pair[0] = c->base_s;
-		for (j = 0; j < ntop && top_us[j] < before; j++)
-			pair[np++] = top_s[j];
+	return rc;
+}
+
+/*
+ * The best of many noisy measurements is biased low: measure the
+ * baseline and the winner again, one after the other, and decide on
+ * those.  CONFIRM rounds, each measuring the baseline and the best few
+ * candidates, in the model as aoe-run runs it (where the caches hold
+ * what the ops around leave, not the op's own data); the best of each is
+ * kept, since a busy host only ever adds time.  An op that fusion folds
+ * into another runs in no model of its own: it is confirmed alone.
+ * Updates the times and spreads before and after and the best schedule;
+ * says how in the record.  0, or an error.
+ */
+static int
+confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
+    double *sa)
+{
+	opat_case *c = ct->c;
+	aoe_sched pair[1 + TOPK];
+	opat_timing pt[1 + TOPK];
+	double bu[1 + TOPK], bs[1 + TOPK];
+	int pm[1 + TOPK], round, bad = 0, np = 1, j, rc;
+	int model = ct->r->o.in_model;
+	char tag[8];
+
+	pair[0] = c->base_s;
+	for (j = 0; j < ct->ntop && ct->top_us[j] < *before; j++)
+		pair[np++] = ct->top_s[j];
+	for (j = 0; j < np; j++)
+		bu[j] = bs[j] = HUGE_VAL;
+	for (round = 0; round < CONFIRM && !bad; round++) {
+		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
+		if ((rc = obtain(ct->r, c, &ct->sp, tag, pair, np, pt,
+		    pm)) < 0)
+			return rc;
 		for (j = 0; j < np; j++)
-			bu[j] = bs[j] = HUGE_VAL;
-		for (round = 0; round < CONFIRM && !bad; round++) {
-			snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c',
-			    round);
-			if ((rc = obtain(r, c, &sp, tag, pair, np, pt,
-			    pm)) < 0) {
-				cJSON_Delete(hist);
-				return rc;
-			}
-			for (j = 0; j < np; j++)
-				spent += pt[j].cost_s;
-			if (model && pt[0].status == OPAT_INVALID &&
-			    strncmp(pt[0].reason, "absent", 6) == 0) {
-				model = 0;
-				round = -1;
+			ct->spent += pt[j].cost_s;
+		if (model && pt[0].status == OPAT_INVALID &&
+		    strncmp(pt[0].reason, "absent", 6) == 0) {
+			model = 0;
+			round = -1;
+			continue;
+		}
+		for (j = 0; j < np; j++) {
+			if (pt[j].status != OPAT_OK) {
+				/* A candidate that fails once is out. */
+				ct->nfail[pt[j].status]++;
+				if (j == 0)
+					bad = 1;
+				bu[j] = -1;
 				continue;
 			}
-			for (j = 0; j < np; j++) {
-				if (pt[j].status != OPAT_OK) {
-					/* A candidate that fails once is out. */
-					nfail[pt[j].status]++;
-					if (j == 0)
-						bad = 1;
-					bu[j] = -1;
-					continue;
-				}
-				if (bu[j] >= 0 && pt[j].us < bu[j]) {
-					bu[j] = pt[j].us;
-					bs[j] = pt[j].spread;
-				}
+			if (bu[j] >= 0 && pt[j].us < bu[j]) {
+				bu[j] = pt[j].us;
+				bs[j] = pt[j].spread;
 			}
 		}
-		before = bu[0];
-		sb = bs[0];
-		after = HUGE_VAL;
-		for (j = 1; j < np && !bad; j++)
-			if (bu[j] >= 0 && bu[j] < after) {
-				after = bu[j];
-				sa = bs[j];
-				best_s = pair[j];
-			}
-		if (bad || after == HUGE_VAL) {
-			/* No winner stands. */
-			if (bad)
-				before = base.us;
-			after = before;
-			best_s = c->base_s;
-		}
-		cJSON_AddStringToObject(rec, "confirmed", model ? "model" :
-		    "alone");
 	}
-	noise = margin(&r->o, sb, sa);
-	if (admits(&r->o, before, after, noise))
+	*before = bu[0];
+	*sb = bs[0];
+	*after = HUGE_VAL;
+	for (j = 1; j < np && !bad; j++)
+		if (bu[j] >= 0 && bu[j] < *after) {
+			*after = bu[j];
+			*sa = bs[j];
+			ct->best_s = pair[j];
+		}
+	if (bad || *after == HUGE_VAL) {
+		/* No winner stands. */
+		if (bad)
+			*before = c->base.us;
+		*after = *before;
+		ct->best_s = c->base_s;
+	}
+	cJSON_AddStringToObject(rec, "confirmed", model ? "model" : "alone");
+	return 0;
+}
+
+/* The record of a searched case: the decision and how it was reached. */
+static void
+record_result(ctune *ct, cJSON *rec, double before, double after,
+    double sb, double sa)
+{
+	opat_case *c = ct->c;
+	const char *outcome;
+	double noise = margin(&ct->r->o, sb, sa);
+	cJSON *fails;
+	int i;
+
+	if (admits(&ct->r->o, before, after, noise))
 		outcome = c->hit ? "update" : "add";
 	else
 		outcome = c->hit ? "reserved" : "unsatisfied";
@@ -1095,28 +1117,85 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 	cJSON_AddNumberToObject(rec, "spread_us", round6(after * sa));
 	cJSON_AddItemToObject(rec, "schedule", opat_sched_json(
 	    strcmp(outcome, "add") == 0 || strcmp(outcome, "update") == 0 ?
-	    &best_s : &c->base_s));
-	cJSON_AddNumberToObject(rec, "trials", trials);
-	cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
-	cJSON_AddStringToObject(rec, "strategy", opat_strategy_name(strategy));
+	    &ct->best_s : &c->base_s));
+	cJSON_AddNumberToObject(rec, "trials", ct->trials);
+	cJSON_AddNumberToObject(rec, "tuning_time_s", round6(ct->spent));
+	cJSON_AddStringToObject(rec, "strategy",
+	    opat_strategy_name(ct->strategy));
 	cJSON_AddStringToObject(rec, "outcome", outcome);
 	if (c->hit)
 		cJSON_AddStringToObject(rec, "bank", c->hit_from);
-	cJSON_AddItemToObject(rec, "history", hist);
+	cJSON_AddItemToObject(rec, "history", ct->hist);
+	ct->hist = NULL;
 	for (i = 1; i < OPAT_NSTATUS; i++)
-		if (nfail[i])
+		if (ct->nfail[i])
 			break;
 	if (i < OPAT_NSTATUS) {
 		fails = cJSON_AddObjectToObject(rec, "failed");
 		for (i = 1; i < OPAT_NSTATUS; i++)
-			if (nfail[i])
+			if (ct->nfail[i])
 				cJSON_AddNumberToObject(fails,
-				    opat_status_name(i), nfail[i]);
-		if (first_reason[0])
-			cJSON_AddStringToObject(rec, "reason", first_reason);
+				    opat_status_name(i), ct->nfail[i]);
+		if (ct->first_reason[0])
+			cJSON_AddStringToObject(rec, "reason",
+			    ct->first_reason);
 	}
-	c->spent = spent;
-	return 0;
+}
+
+/* Tune one case within its budget; returns its record. */
+static int
+tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
+    cJSON **recp)
+{
+	ctune ct;
+	double before, after, sb, sa;
+	cJSON *rec = new_record(r, c);
+	int rc;
+
+	*recp = rec;
+	memset(&ct, 0, sizeof(ct));
+	ct.r = r;
+	ct.c = c;
+	ct.trials = 1;
+	ct.spent = c->base.cost_s;
+	if ((rc = search_space(r, c, &ct.sp)) < 0)
+		return rc;
+	if (c->hit && !r->o.repeat_tune) {
+		record_reserved(rec, c);
+		return 0;
+	}
+	if (c->base.status != OPAT_OK) {
+		cJSON_AddNumberToObject(rec, "trials", 1);
+		cJSON_AddNumberToObject(rec, "tuning_time_s",
+		    round6(ct.spent));
+		cJSON_AddStringToObject(rec, "outcome", "failed");
+		record_failure(rec, &c->base);
+		return 0;
+	}
+	ct.strategy = r->o.strategy;
+	if (ct.strategy == OPAT_AUTO)
+		ct.strategy = (long long)opat_space_legal(&ct.sp,
+		    max_trials + 1) <= max_trials ? OPAT_EXHAUSTIVE :
+		    OPAT_EVOLUTION;
+	ct.best = c->base;
+	ct.best_s = c->base_s;
+	ct.hist = cJSON_CreateArray();
+	add_history(ct.hist, 1, round6(c->base.us));
+	if ((rc = search(&ct, max_trials, max_s)) < 0)
+		goto out;
+	before = c->base.us;
+	after = ct.best.us;
+	sb = c->base.spread;
+	sa = ct.best.spread;
+	/* Not in replay, whose numbers are all there is. */
+	if (r->replay == NULL && after < before &&
+	    (rc = confirm(&ct, rec, &before, &after, &sb, &sa)) < 0)
+		goto out;
+	record_result(&ct, rec, before, after, sb, sa);
+	c->spent = ct.spent;
+out:
+	cJSON_Delete(ct.hist);
+	return rc;
 }
 
 static int

@@ -1,6 +1,7 @@
 /*
- * opat.h - operator tuning (aoe-opat): private to lib/opat.c,
- * lib/search.c, lib/measure.c and tools/aoe-opat.c; not part of the
+ * opat.h - operator tuning (aoe-opat) and the measuring harness that
+ * aoe-sgat shares: private to lib/tune/opat.c, search.c, measure.c and
+ * sgat.c, tools/aoe-opat.c and the white-box tests; not part of the
  * public header.
  */
 #ifndef AOE_OPAT_H
@@ -134,6 +135,29 @@ int opat_child_lock(const char *path, int *gate, int fd);
 void opat_child_exclusive(int lk, int gate, int fd);
 void opat_child_report(double *rep, int n, int inner, int fd)
     __attribute__((noreturn));
+
+/*
+ * The parent's side: run n measuring children, at most parallel at once
+ * (each forked with aoe_fork_child).  Child i runs fn(i, fd, arg), which
+ * speaks the protocol above on fd and never returns.  A child silent for
+ * timeout_s seconds while not waiting for the lock is killed.  t[i] gets
+ * child i's result (opat_child_result) and cost_s its wall time.  Returns
+ * 0, or an error of the harness (pipe, fork, poll), the children still
+ * running then killed.
+ */
+typedef void (*opat_child_fn)(int i, int fd, void *arg);
+int opat_children_run(int n, int parallel, double timeout_s,
+    opat_child_fn fn, void *arg, opat_timing *t);
+/*
+ * Turn what a child said (out, its lines, which this cuts at their
+ * newlines) and how it ended (wait status wst, or killed at its time
+ * limit) into t, cost_s left 0.  The last line other than "waiting",
+ * "running" and "locked" is the result: "ok" with the six numbers is
+ * ok; "wrong why" wrong; "invalid why", an "ok" line that does not parse
+ * (garbled) and anything else invalid; no result line a crash, as is a
+ * signal (SIGABRT an abort); a kill at the time limit is a timeout.
+ */
+void opat_child_result(char *out, int wst, int killed, opat_timing *t);
 
 /*
  * Check a computed output against its reference: bit for bit unless it is

@@ -14,14 +14,11 @@
  * crashes or outlives the time limit marks only its candidate.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,36 +41,6 @@ sgat_opts_init(sgat_opts *o)
 	o->seed = 1;
 }
 
-static uint64_t
-xrnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
-
-static void
-fill_inputs(aoe_graph *g, uint64_t seed)
-{
-	int i;
-
-	for (i = 0; i < g->ninputs; i++) {
-		aoe_tensor *t = g->tensors[g->inputs[i]];
-		int64_t j, n = aoe_tensor_numel(t);
-		uint64_t s = (seed + 977 * (uint64_t)i) | 1;
-		if (t->data == NULL || n <= 0)
-			continue;
-		if (t->dtype == AOE_F32) {
-			float *p = t->data;
-			for (j = 0; j < n; j++)
-				p[j] = (float)((double)(xrnd(&s) >> 11) /
-				    9007199254740992.0 * 2.0 - 1.0);
-		} else
-			memset(t->data, 0, aoe_tensor_nbytes(t));
-	}
-}
-
 /* Compare the graph's outputs with the reference (opat_verify). */
 static int
 compare(aoe_graph *g, void **ref, char *why, size_t len)
@@ -89,9 +56,9 @@ compare(aoe_graph *g, void **ref, char *why, size_t len)
 
 /*
  * The measuring child: g under (mode, d), timed whole; or, with sig set,
- * g as aoe-run runs it with decisions d for the subgraphs of signature sig
- * (added to the table of decisions chosen so far), timing only the nodes named in
- * names inside each run.  Never returns.
+ * g as aoe-run runs it with decisions d for the subgraphs of signature
+ * sig (added to the table of decisions chosen so far), timing only the
+ * nodes named in names inside each run.  Never returns.
  */
 static void
 child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
@@ -111,7 +78,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	/* The reference: no decisions. */
 	co.fuse_mode = AOE_FUSE_OFF;
 	if (aoe_graph_prepare(g, &co) < 0 ||
-	    (fill_inputs(g, seed), aoe_graph_run(g, ro)) < 0) {
+	    (aoe_graph_fill_inputs(g, seed), aoe_graph_run(g, ro)) < 0) {
 		snprintf(line, sizeof(line), "invalid the reference fails: "
 		    "%s\n", aoe_errmsg());
 		opat_say(fd, line);
@@ -156,7 +123,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 		}
 		pro.profile = 1;
 	}
-	fill_inputs(g, seed);
+	aoe_graph_fill_inputs(g, seed);
 	if (inject && fault && strncmp(fault, "crash", 5) == 0) {
 		volatile int *volatile bad = NULL;
 		*bad = 1;
@@ -205,12 +172,26 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	opat_child_report(rep, n, inner, fd);
 }
 
-static int
-ends_with(const char *s, const char *t)
-{
-	size_t a = strlen(s), b = strlen(t);
+/* What the measuring child needs (see child). */
+typedef struct meas_arg {
+	aoe_graph *g;
+	const aoe_run_opts *ro;
+	int mode;
+	const aoe_sched *d;
+	int inject;
+	uint64_t seed;
+	const sgat_opts *o;
+	const char *sig;
+	const cJSON *names;
+} meas_arg;
 
-	return a >= b && strcmp(s + a - b, t) == 0;
+static void
+meas_child(int i, int fd, void *arg)
+{
+	meas_arg *a = arg;
+
+	child(a->g, a->ro, a->mode, a->d, a->inject, a->seed, a->o, a->sig,
+	    a->names, fd);
 }
 
 /*
@@ -222,88 +203,18 @@ measure_in(aoe_graph *g, const aoe_run_opts *ro, int mode,
     const aoe_sched *d, int inject, uint64_t seed, const sgat_opts *o,
     const char *sig, const cJSON *names, opat_timing *t)
 {
-	char buf[2048], *line, *nl, *last = NULL;
-	size_t len = 0;
-	double start = aoe_now_us(), deadline;
-	int p[2], wst = 0, killed = 0, waiting = 0;
-	pid_t pid;
+	meas_arg a;
 
-	memset(t, 0, sizeof(*t));
-	fflush(NULL);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return aoe_err(AOE_EIO, "pipe: %s", strerror(errno));
-	if ((pid = aoe_fork_child()) < 0) {
-		close(p[0]);
-		close(p[1]);
-		return aoe_err(AOE_EIO, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child(g, ro, mode, d, inject, seed, o, sig, names, p[1]);
-	}
-	close(p[1]);
-	deadline = start + o->timeout_s * 1e6;
-	for (;;) {
-		struct pollfd pf;
-		double now = aoe_now_us();
-		ssize_t r;
-		int ms = (int)((deadline - now) / 1000) + 1;
-
-		if (!waiting && now >= deadline) {
-			kill(pid, SIGKILL);
-			killed = 1;
-			break;
-		}
-		pf.fd = p[0];
-		pf.events = POLLIN;
-		if (poll(&pf, 1, waiting ? 1000 : ms < 1 ? 1 : ms) <= 0)
-			continue;
-		r = read(p[0], buf + len, sizeof(buf) - 1 - len);
-		if (r <= 0)
-			break;
-		len += (size_t)r;
-		buf[len] = '\0';
-		waiting = ends_with(buf, "waiting\n");
-		deadline = aoe_now_us() + o->timeout_s * 1e6;
-		if (len >= sizeof(buf) - 1)
-			break;
-	}
-	while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
-		;
-	close(p[0]);
-	buf[len] = '\0';
-	for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-		*nl = '\0';
-		if (strcmp(line, "waiting") && strcmp(line, "running") &&
-		    strcmp(line, "locked"))
-			last = line;
-	}
-	t->cost_s = (aoe_now_us() - start) / 1e6;
-	if (killed) {
-		t->status = OPAT_TIMEOUT;
-		snprintf(t->reason, sizeof(t->reason), "killed after the time "
-		    "limit");
-	} else if (WIFSIGNALED(wst)) {
-		t->status = WTERMSIG(wst) == SIGABRT ? OPAT_ABORT : OPAT_CRASH;
-		snprintf(t->reason, sizeof(t->reason), "killed by signal %d "
-		    "(%s)", WTERMSIG(wst), strsignal(WTERMSIG(wst)));
-	} else if (last == NULL) {
-		t->status = OPAT_CRASH;
-		snprintf(t->reason, sizeof(t->reason), "exited without a "
-		    "result");
-	} else if (strncmp(last, "ok ", 3) == 0 && sscanf(last + 3,
-	    "%lf %lf %lf %lf %d %d", &t->us, &t->mean_us, &t->min_us,
-	    &t->spread, &t->runs, &t->inner) == 6) {
-		t->status = OPAT_OK;
-	} else if (strncmp(last, "wrong ", 6) == 0) {
-		t->status = OPAT_WRONG;
-		snprintf(t->reason, sizeof(t->reason), "%s", last + 6);
-	} else {
-		t->status = OPAT_INVALID;
-		snprintf(t->reason, sizeof(t->reason), "%s",
-		    strncmp(last, "invalid ", 8) == 0 ? last + 8 : last);
-	}
-	return 0;
+	a.g = g;
+	a.ro = ro;
+	a.mode = mode;
+	a.d = d;
+	a.inject = inject;
+	a.seed = seed;
+	a.o = o;
+	a.sig = sig;
+	a.names = names;
+	return opat_children_run(1, 1, o->timeout_s, meas_child, &a, t);
 }
 
 static int
@@ -430,23 +341,41 @@ typedef struct sub {
 	int instances;
 } sub;
 
+/* The tuning of one subgraph, as its steps share it. */
+typedef struct tuning {
+	aoe_graph *g;		/* the model */
+	aoe_graph *sg;		/* the subgraph alone */
+	const sub *s;
+	const aoe_run_opts *ro;
+	const sgat_opts *o;
+	int nthreads;
+	uint64_t seed;
+	int hit;		/* the baseline is the bank's entry */
+	int nlay, ninpl;	/* nodes a layout, memory reuse would change */
+	aoe_sched base_d, best_d;
+	opat_timing base, best;
+	cJSON *cands;		/* the record's candidates */
+	double spent;
+	int trials;
+} tuning;
+
 /*
- * Measure candidate d of subgraph sg, list it in cands, and make it the
- * best when it is faster; 0, or negative when nothing can be measured.
+ * Measure candidate d of the subgraph, list it in the candidates, and
+ * make it the best when it is faster; 0, or negative when nothing can be
+ * measured.
  */
 static int
-try_cand(aoe_graph *sg, const aoe_run_opts *ro, const aoe_sched *d,
-    uint64_t seed, const sgat_opts *o, cJSON *cands, double *spent,
-    int *trials, opat_timing *best, aoe_sched *best_d)
+try_cand(tuning *tu, const aoe_sched *d)
 {
 	cJSON *cj;
 	opat_timing t;
 	int rc;
 
-	if ((rc = measure(sg, ro, AOE_FUSE_FORCE, d, 1, seed, o, &t)) < 0)
+	if ((rc = measure(tu->sg, tu->ro, AOE_FUSE_FORCE, d, 1, tu->seed,
+	    tu->o, &t)) < 0)
 		return rc;
-	*spent += t.cost_s;
-	(*trials)++;
+	tu->spent += t.cost_s;
+	tu->trials++;
 	cj = cJSON_CreateObject();
 	cJSON_AddItemToObject(cj, "schedule", d_json(d));
 	cJSON_AddStringToObject(cj, "status", opat_status_name(t.status));
@@ -455,30 +384,21 @@ try_cand(aoe_graph *sg, const aoe_run_opts *ro, const aoe_sched *d,
 		cJSON_AddNumberToObject(cj, "spread", round6(t.spread));
 	} else
 		cJSON_AddStringToObject(cj, "reason", t.reason);
-	cJSON_AddItemToArray(cands, cj);
-	if (t.status == OPAT_OK && t.us < best->us) {
-		*best = t;
-		*best_d = *d;
+	cJSON_AddItemToArray(tu->cands, cj);
+	if (t.status == OPAT_OK && t.us < tu->best.us) {
+		tu->best = t;
+		tu->best_d = *d;
 	}
 	return 0;
 }
 
-/* Tune one subgraph; returns its record. */
+/* A subgraph's record, up to what tuning it adds. */
 static cJSON *
-tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
-    int nthreads, aoe_sched *chosen, int *keep)
+record_new(const aoe_graph *g, const sub *s, int nthreads)
 {
-	cJSON *rec = cJSON_CreateObject(), *cands, *types;
-	aoe_graph *sg = NULL;
-	aoe_sched base_d, cand[MAXCAND], best_d;
-	opat_timing base, best, b2, a2;
+	cJSON *rec = cJSON_CreateObject(), *types;
 	char kb[32], first[512], when[32];
-	const char *outcome;
-	double spent = 0, before, after, noise, sb, sa;
-	int hit, nc = 0, bn, act, add, th, nbn, nact, nadd, i, trials = 0;
-	int lay, nlay, inpl, ninpl, el, nel;
-	int rc;
-	uint64_t seed = o->seed ^ s->key;
+	int i;
 
 	snprintf(kb, sizeof(kb), "%llu", (unsigned long long)s->key);
 	snprintf(first, sizeof(first), "%s..%s", g->nodes[s->nodes[0]].name,
@@ -499,70 +419,54 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	cJSON_AddStringToObject(rec, "tool_version", AOE_VERSION);
 	cJSON_AddStringToObject(rec, "measured_at", when);
 	cJSON_AddStringToObject(rec, "method", "sgat");
-	*keep = 0;
-	/*
-	 * The baseline is what a run does without tuning: the bank's entry,
-	 * else the default decisions, less those that change nothing here.
-	 */
-	aoe_fuse_default(&base_d);
-	hit = aoe_bank_graph_find(s->sig, &base_d);
-	aoe_sgat_effect(g, s->nodes, s->n, &base_d, &nbn, &nact, &nadd,
-	    &nel);
+	return rec;
+}
+
+/*
+ * The baseline is what a run does without tuning: the bank's entry,
+ * else the default decisions, less those that change nothing here.
+ */
+static void
+baseline(tuning *tu)
+{
+	const sub *s = tu->s;
+	int nbn, nact, nadd, nel;
+
+	aoe_fuse_default(&tu->base_d);
+	tu->hit = aoe_bank_graph_find(s->sig, &tu->base_d);
+	aoe_sgat_effect(tu->g, s->nodes, s->n, &tu->base_d, &nbn, &nact,
+	    &nadd, &nel);
 	if (nbn == 0)
-		aoe_sched_set(&base_d, "fuse_bn", 0);
+		aoe_sched_set(&tu->base_d, "fuse_bn", 0);
 	if (nact == 0)
-		aoe_sched_set(&base_d, "fuse_act", 0);
+		aoe_sched_set(&tu->base_d, "fuse_act", 0);
 	if (nadd == 0)
-		aoe_sched_set(&base_d, "fuse_add", 0);
+		aoe_sched_set(&tu->base_d, "fuse_add", 0);
 	if (nel == 0)
-		aoe_sched_set(&base_d, "fuse_elem", 0);
-	nlay = aoe_sgat_layout_nodes(g, s->nodes, s->n);
-	ninpl = aoe_sgat_inplace_nodes(g, s->nodes, s->n);
-	if (nlay == 0)
-		aoe_sched_set(&base_d, "layout", 0);
-	if (ninpl == 0)
-		aoe_sched_set(&base_d, "inplace", 0);
-	if ((rc = aoe_sgat_extract(g, s->nodes, s->n, &sg)) < 0) {
-		cJSON_AddStringToObject(rec, "reason", aoe_errmsg());
-		cJSON_AddStringToObject(rec, "outcome", "failed");
-		return rec;
-	}
-	cands = cJSON_AddArrayToObject(rec, "candidates");
-	rc = measure(sg, ro, AOE_FUSE_FORCE, &base_d, 0, seed, o, &base);
-	spent += base.cost_s;
-	trials++;
-	if (rc < 0 || base.status != OPAT_OK) {
-		cJSON_AddStringToObject(rec, "reason", rc < 0 ? aoe_errmsg() :
-		    base.reason);
-		cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
-		cJSON_AddStringToObject(rec, "outcome", "failed");
-		aoe_graph_free(sg);
-		return rec;
-	}
-	best = base;
-	best_d = base_d;
-	if (hit && !o->repeat_tune) {
-		cJSON_AddNumberToObject(rec, "before_us", round6(base.us));
-		cJSON_AddNumberToObject(rec, "after_us", round6(base.us));
-		cJSON_AddNumberToObject(rec, "spread", round6(base.spread));
-		cJSON_AddItemToObject(rec, "schedule", d_json(&base_d));
-		cJSON_AddNumberToObject(rec, "trials", trials);
-		cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
-		cJSON_AddStringToObject(rec, "outcome", "reserved");
-		*chosen = base_d;
-		*keep = 1;
-		aoe_graph_free(sg);
-		return rec;
-	}
-	/*
-	 * The space: each combination of the fusions where they apply,
-	 * with thread counts; then, with every fusion that applies, the
-	 * blocked layout (where a Conv of the chain can take it) and memory
-	 * reuse on and off.
-	 */
+		aoe_sched_set(&tu->base_d, "fuse_elem", 0);
+	tu->nlay = aoe_sgat_layout_nodes(tu->g, s->nodes, s->n);
+	tu->ninpl = aoe_sgat_inplace_nodes(tu->g, s->nodes, s->n);
+	if (tu->nlay == 0)
+		aoe_sched_set(&tu->base_d, "layout", 0);
+	if (tu->ninpl == 0)
+		aoe_sched_set(&tu->base_d, "inplace", 0);
+}
+
+/*
+ * The space, into cand (MAXCAND at most): each combination of the
+ * fusions where they apply, with thread counts; then, with every fusion
+ * that applies, the blocked layout (where a Conv of the chain can take
+ * it) and memory reuse on and off.  Returns the number of candidates.
+ */
+static int
+fusion_space(const tuning *tu, aoe_sched *cand)
+{
+	const sub *s = tu->s;
+	int i, th, nc = 0, bn, act, add, el, lay, inpl, nbn, nact, nadd, nel;
+
 	for (i = 0; i < 20; i++)
-		for (th = 0; th < nthreads && nc < MAXCAND; th = th ? th * 2 :
-		    1) {
+		for (th = 0; th < tu->nthreads && nc < MAXCAND; th = th ?
+		    th * 2 : 1) {
 			aoe_sched d;
 			int all = i >= 16;
 			bn = all || (i & 1);
@@ -570,15 +474,15 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 			add = all || (i >> 2 & 1);
 			el = all || (i >> 3 & 1);
 			lay = all ? ((i - 16) & 1 ? AOE_LAYOUT_8C : 0) :
-			    (int)aoe_sched_get(&base_d, "layout", 0);
+			    (int)aoe_sched_get(&tu->base_d, "layout", 0);
 			inpl = all ? (i - 16) >> 1 & 1 :
-			    aoe_sched_get(&base_d, "inplace", 0) != 0;
+			    aoe_sched_get(&tu->base_d, "inplace", 0) != 0;
 			memset(&d, 0, sizeof(d));
 			aoe_sched_set(&d, "fuse_bn", bn);
 			aoe_sched_set(&d, "fuse_act", act);
 			aoe_sched_set(&d, "fuse_add", add);
 			aoe_sched_set(&d, "fuse_elem", el);
-			aoe_sgat_effect(g, s->nodes, s->n, &d, &nbn, &nact,
+			aoe_sgat_effect(tu->g, s->nodes, s->n, &d, &nbn, &nact,
 			    &nadd, &nel);
 			/* "Every fusion": those that apply, here. */
 			if (all) {
@@ -596,96 +500,181 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 			aoe_sched_set(&d, "inplace", inpl);
 			if ((bn && nbn == 0) || (act && nact == 0) ||
 			    (add && nadd == 0) || (el && nel == 0) ||
-			    (lay && nlay == 0) || (inpl && ninpl == 0) ||
-			    same_d(&d, &base_d) || seen_d(cand, nc, &d))
+			    (lay && tu->nlay == 0) ||
+			    (inpl && tu->ninpl == 0) ||
+			    same_d(&d, &tu->base_d) || seen_d(cand, nc, &d))
 				continue;
 			cand[nc++] = d;
 		}
+	return nc;
+}
+
+/*
+ * Per-op decisions, from the best so far, one node at a time: that node
+ * on one thread (when the chain runs on more), and a GEMM's thread split
+ * by rows or by columns.  A change is kept when the subgraph measures
+ * faster with it.
+ */
+static void
+per_op(tuning *tu)
+{
+	const sub *s = tu->s;
+	int alive[AOE_SGAT_MAXPOS], splits[AOE_SGAT_MAXPOS], k, v;
+	int cth = (int)aoe_sched_get(&tu->best_d, "threads", 0);
+	int np = s->n < AOE_SGAT_MAXPOS ? s->n : AOE_SGAT_MAXPOS;
+	aoe_sched from = tu->best_d;
+
+	if (aoe_sgat_per_op(tu->g, s->nodes, np, &from, alive, splits) < 0)
+		np = 0;
+	for (k = 0; k < np; k++)
+		for (v = 0; v < 3; v++) {
+			aoe_sched d = tu->best_d;
+			uint64_t m;
+			if (!alive[k] || (v == 0 && (tu->nthreads < 2 ||
+			    cth == 1)) || (v > 0 && !splits[k]))
+				continue;
+			if (tu->o->budget_trials > 0 &&
+			    tu->trials >= tu->o->budget_trials)
+				break;
+			if (v == 0) {
+				m = (uint64_t)aoe_sched_get(&d, "serial", 0) ^
+				    (1ULL << k);
+				aoe_sched_set(&d, "serial", (int64_t)m);
+			} else {
+				m = (uint64_t)aoe_sched_get(&d, "split", 0) &
+				    ~(3ULL << 2 * k);
+				aoe_sched_set(&d, "split",
+				    (int64_t)(m | (uint64_t)v << 2 * k));
+			}
+			if (same_d(&d, &tu->base_d))
+				continue;
+			/* A harness error ends this node's variants. */
+			if (try_cand(tu, &d) < 0)
+				break;
+		}
+}
+
+/*
+ * The best of several noisy numbers is biased low, and a subgraph alone
+ * has its data warm in the caches: confirm the winner in the model, as
+ * aoe-run runs it with the decisions taken so far, timing the subgraph's
+ * nodes (every instance) inside whole runs; CONFIRM rounds, the best of
+ * each kept, since a busy host only adds.  Sets the times (and spreads)
+ * before and after; a winner that fails once is no winner.
+ */
+static void
+confirm(tuning *tu, double *before, double *after, double *sb, double *sa)
+{
+	opat_timing b2, a2;
+	int round, bad = 0;
+
+	*before = *after = HUGE_VAL;
+	for (round = 0; round < CONFIRM && !bad; round++) {
+		measure_in(tu->g, tu->ro, 0, &tu->base_d, 0, tu->seed + 1 +
+		    round, tu->o, tu->s->sig, tu->s->names, &b2);
+		measure_in(tu->g, tu->ro, 0, &tu->best_d, 1, tu->seed + 1 +
+		    round, tu->o, tu->s->sig, tu->s->names, &a2);
+		tu->spent += b2.cost_s + a2.cost_s;
+		bad = b2.status != OPAT_OK || a2.status != OPAT_OK;
+		if (!bad && b2.us < *before) {
+			*before = b2.us;
+			*sb = b2.spread;
+		}
+		if (!bad && a2.us < *after) {
+			*after = a2.us;
+			*sa = a2.spread;
+		}
+	}
+	if (bad) {
+		tu->best_d = tu->base_d;
+		*before = *after = tu->base.us;
+		*sa = *sb = tu->base.spread;
+	}
+}
+
+/*
+ * The record's end: the times and the decisions chosen (none when
+ * chosen is NULL), the cost, the outcome.
+ */
+static void
+record_end(cJSON *rec, const tuning *tu, const aoe_sched *chosen,
+    double before, double after, double spread, const char *outcome)
+{
+	if (chosen != NULL) {
+		cJSON_AddNumberToObject(rec, "before_us", round6(before));
+		cJSON_AddNumberToObject(rec, "after_us", round6(after));
+		cJSON_AddNumberToObject(rec, "spread", round6(spread));
+		cJSON_AddItemToObject(rec, "schedule", d_json(chosen));
+		cJSON_AddNumberToObject(rec, "trials", tu->trials);
+	}
+	cJSON_AddNumberToObject(rec, "tuning_time_s", round6(tu->spent));
+	cJSON_AddStringToObject(rec, "outcome", outcome);
+}
+
+/* Tune one subgraph; returns its record. */
+static cJSON *
+tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
+    int nthreads, aoe_sched *chosen, int *keep)
+{
+	cJSON *rec = record_new(g, s, nthreads);
+	aoe_sched cand[MAXCAND];
+	tuning tu;
+	const char *outcome;
+	double before, after, noise, sb, sa;
+	int nc, i, rc;
+
+	memset(&tu, 0, sizeof(tu));
+	tu.g = g;
+	tu.s = s;
+	tu.ro = ro;
+	tu.o = o;
+	tu.nthreads = nthreads;
+	tu.seed = o->seed ^ s->key;
+	*keep = 0;
+	baseline(&tu);
+	if ((rc = aoe_sgat_extract(g, s->nodes, s->n, &tu.sg)) < 0) {
+		cJSON_AddStringToObject(rec, "reason", aoe_errmsg());
+		cJSON_AddStringToObject(rec, "outcome", "failed");
+		return rec;
+	}
+	tu.cands = cJSON_AddArrayToObject(rec, "candidates");
+	rc = measure(tu.sg, ro, AOE_FUSE_FORCE, &tu.base_d, 0, tu.seed, o,
+	    &tu.base);
+	tu.spent += tu.base.cost_s;
+	tu.trials++;
+	if (rc < 0 || tu.base.status != OPAT_OK) {
+		cJSON_AddStringToObject(rec, "reason", rc < 0 ? aoe_errmsg() :
+		    tu.base.reason);
+		record_end(rec, &tu, NULL, 0, 0, 0, "failed");
+		aoe_graph_free(tu.sg);
+		return rec;
+	}
+	tu.best = tu.base;
+	tu.best_d = tu.base_d;
+	if (tu.hit && !o->repeat_tune) {
+		record_end(rec, &tu, &tu.base_d, tu.base.us, tu.base.us,
+		    tu.base.spread, "reserved");
+		*chosen = tu.base_d;
+		*keep = 1;
+		aoe_graph_free(tu.sg);
+		return rec;
+	}
+	nc = fusion_space(&tu, cand);
 	/* The baseline counts as one of the budget's trials. */
 	if (o->budget_trials > 0 && nc > o->budget_trials - 1)
 		nc = o->budget_trials - 1;
 	rc = 0;
 	for (i = 0; i < nc; i++)
-		if ((rc = try_cand(sg, ro, &cand[i], seed, o, cands, &spent,
-		    &trials, &best, &best_d)) < 0)
+		if ((rc = try_cand(&tu, &cand[i])) < 0)
 			break;
-	/*
-	 * Per-op decisions, from the best so far, one node at a time: that
-	 * node on one thread (when the chain runs on more), and a GEMM's
-	 * thread split by rows or by columns.  A change is kept when the
-	 * subgraph measures faster with it.
-	 */
-	if (rc >= 0) {
-		int alive[AOE_SGAT_MAXPOS], splits[AOE_SGAT_MAXPOS], k, v;
-		int cth = (int)aoe_sched_get(&best_d, "threads", 0);
-		int np = s->n < AOE_SGAT_MAXPOS ? s->n : AOE_SGAT_MAXPOS;
-		aoe_sched from = best_d;
-
-		if (aoe_sgat_per_op(g, s->nodes, np, &from, alive, splits) < 0)
-			np = 0;
-		for (k = 0; k < np; k++)
-			for (v = 0; v < 3; v++) {
-				aoe_sched d = best_d;
-				uint64_t m;
-				if (!alive[k] || (v == 0 && (nthreads < 2 ||
-				    cth == 1)) || (v > 0 && !splits[k]))
-					continue;
-				if (o->budget_trials > 0 &&
-				    trials >= o->budget_trials)
-					break;
-				if (v == 0) {
-					m = (uint64_t)aoe_sched_get(&d,
-					    "serial", 0) ^ (1ULL << k);
-					aoe_sched_set(&d, "serial", (int64_t)m);
-				} else {
-					m = (uint64_t)aoe_sched_get(&d,
-					    "split", 0) & ~(3ULL << 2 * k);
-					aoe_sched_set(&d, "split",
-					    (int64_t)(m | (uint64_t)v << 2 * k));
-				}
-				if (same_d(&d, &base_d))
-					continue;
-				if ((rc = try_cand(sg, ro, &d, seed, o, cands,
-				    &spent, &trials, &best, &best_d)) < 0)
-					break;
-			}
-	}
-	before = base.us;
-	after = best.us;
-	sb = base.spread;
-	sa = best.spread;
-	/*
-	 * The best of several noisy numbers is biased low, and a subgraph
-	 * alone has its data warm in the caches: confirm the winner in the
-	 * model, as aoe-run runs it with the decisions taken so far, timing
-	 * the subgraph's nodes (every instance) inside whole runs; CONFIRM
-	 * rounds, the best of each kept, since a busy host only adds.
-	 */
-	if (!same_d(&best_d, &base_d)) {
-		int round, bad = 0;
-		before = after = HUGE_VAL;
-		for (round = 0; round < CONFIRM && !bad; round++) {
-			measure_in(g, ro, 0, &base_d, 0, seed + 1 + round, o,
-			    s->sig, s->names, &b2);
-			measure_in(g, ro, 0, &best_d, 1, seed + 1 + round, o,
-			    s->sig, s->names, &a2);
-			spent += b2.cost_s + a2.cost_s;
-			bad = b2.status != OPAT_OK || a2.status != OPAT_OK;
-			if (!bad && b2.us < before) {
-				before = b2.us;
-				sb = b2.spread;
-			}
-			if (!bad && a2.us < after) {
-				after = a2.us;
-				sa = a2.spread;
-			}
-		}
-		if (bad) {
-			/* A winner that fails once is no winner. */
-			best_d = base_d;
-			before = after = base.us;
-			sa = sb = base.spread;
-		}
+	if (rc >= 0)
+		per_op(&tu);
+	before = tu.base.us;
+	after = tu.best.us;
+	sb = tu.base.spread;
+	sa = tu.best.spread;
+	if (!same_d(&tu.best_d, &tu.base_d)) {
+		confirm(&tu, &before, &after, &sb, &sa);
 		cJSON_AddStringToObject(rec, "confirmed", "model");
 	}
 	noise = o->noise_floor;
@@ -693,25 +682,167 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 		noise = sb;
 	if (sa > noise)
 		noise = sa;
-	if (!same_d(&best_d, &base_d) && after < before * (1 - noise)) {
-		outcome = hit ? "update" : "add";
-		*chosen = best_d;
+	if (!same_d(&tu.best_d, &tu.base_d) && after < before * (1 - noise)) {
+		outcome = tu.hit ? "update" : "add";
+		*chosen = tu.best_d;
 		*keep = 1;
 	} else {
-		outcome = hit ? "reserved" : "unsatisfied";
-		*chosen = base_d;
-		*keep = hit;
+		outcome = tu.hit ? "reserved" : "unsatisfied";
+		*chosen = tu.base_d;
+		*keep = tu.hit;
 		after = before;
 	}
-	cJSON_AddNumberToObject(rec, "before_us", round6(before));
-	cJSON_AddNumberToObject(rec, "after_us", round6(after));
-	cJSON_AddNumberToObject(rec, "spread", round6(noise));
-	cJSON_AddItemToObject(rec, "schedule", d_json(chosen));
-	cJSON_AddNumberToObject(rec, "trials", trials);
-	cJSON_AddNumberToObject(rec, "tuning_time_s", round6(spent));
-	cJSON_AddStringToObject(rec, "outcome", outcome);
-	aoe_graph_free(sg);
+	record_end(rec, &tu, chosen, before, after, noise, outcome);
+	aoe_graph_free(tu.sg);
 	return rec;
+}
+
+/*
+ * The distinct subgraphs of g's partition into subs (its first instance,
+ * the names of every instance); their number in *nsub.  0, or an error.
+ */
+static int
+find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub)
+{
+	int *part, *nodes, np, i, j, k, rc = 0;
+	sub *subs;
+
+	part = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
+	aoe_sgat_partition(g, part, &np);
+	*subsp = subs = aoe_xcalloc((size_t)np + 1, sizeof(*subs));
+	for (i = 0; i < np; i++) {
+		char *sig;
+		int n = aoe_sgat_members(g, part, i, nodes);
+		if ((rc = aoe_sgat_signature(g, nodes, n, nthreads, &sig)) < 0)
+			break;
+		for (j = 0; j < *nsub; j++)
+			if (strcmp(subs[j].sig, sig) == 0)
+				break;
+		if (j == *nsub) {
+			subs[j].sig = sig;
+			subs[j].key = aoe_op_key(sig);
+			subs[j].nodes = aoe_xcalloc((size_t)n, sizeof(int));
+			memcpy(subs[j].nodes, nodes, (size_t)n * sizeof(int));
+			subs[j].n = n;
+			subs[j].names = cJSON_CreateArray();
+			(*nsub)++;
+		} else
+			free(sig);
+		subs[j].instances++;
+		for (k = 0; k < n; k++)
+			cJSON_AddItemToArray(subs[j].names,
+			    cJSON_CreateString(g->nodes[nodes[k]].name));
+	}
+	free(part);
+	free(nodes);
+	return rc;
+}
+
+/*
+ * A subgraph finished by an interrupted run: print its record again and
+ * keep its decisions when they were kept then.
+ */
+static void
+from_journal(const cJSON *old, const sub *s, aoe_dtable *decisions,
+    FILE *out)
+{
+	char *txt = cJSON_PrintUnformatted(old);
+	const cJSON *oc = cJSON_GetObjectItemCaseSensitive(old, "outcome");
+	aoe_sched chosen;
+
+	fprintf(out, "%s\n", txt);
+	free(txt);
+	if (cJSON_IsString(oc) && (!strcmp(oc->valuestring, "add") ||
+	    !strcmp(oc->valuestring, "update") ||
+	    !strcmp(oc->valuestring, "reserved"))) {
+		(void)aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(old,
+		    "schedule"), &chosen, NULL, 0);
+		aoe_dtable_set(decisions, s->sig, &chosen);
+	}
+}
+
+/*
+ * Tune the subgraphs in turn, each with the decisions chosen before it,
+ * writing their records (and the journal's); those of the journal done
+ * are taken from it.  Failed subgraphs are counted in *nfailed.
+ */
+static int
+tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
+    const sgat_opts *o, const cJSON *done, FILE *jfp, FILE *out,
+    int *nfailed)
+{
+	const cJSON *old, *oc, *b, *a;
+	aoe_sched chosen;
+	cJSON *rec;
+	char kb[32];
+	int i, keep, rc;
+
+	for (i = 0; i < nsub; i++) {
+		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
+		    subs[i].key);
+		if (done && (old = cJSON_GetObjectItemCaseSensitive(done,
+		    kb)) != NULL) {
+			from_journal(old, &subs[i], ro->decisions, out);
+			if (o->progress)
+				aoe_warnx("[%d/%d] %s: from the journal", i + 1,
+				    nsub, kb);
+			continue;
+		}
+		keep = 0;
+		rec = tune_one(g, &subs[i], ro, o, ro->nthreads, &chosen,
+		    &keep);
+		if (keep)
+			aoe_dtable_set(ro->decisions, subs[i].sig, &chosen);
+		oc = cJSON_GetObjectItemCaseSensitive(rec, "outcome");
+		if (strcmp(oc->valuestring, "failed") == 0)
+			(*nfailed)++;
+		if (o->progress) {
+			b = cJSON_GetObjectItemCaseSensitive(rec, "before_us");
+			a = cJSON_GetObjectItemCaseSensitive(rec, "after_us");
+			aoe_warnx("[%d/%d] %s (%d nodes x%d): %s %.1f -> %.1f "
+			    "us", i + 1, nsub, kb, subs[i].n,
+			    subs[i].instances, oc->valuestring,
+			    cJSON_IsNumber(b) ? b->valuedouble : 0,
+			    cJSON_IsNumber(a) ? a->valuedouble : 0);
+		}
+		rc = emit(rec, out, jfp);
+		cJSON_Delete(rec);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The whole model, without the subgraph bank (the default decisions
+ * everywhere) and with the decisions, alternately in two rounds; the
+ * best of each is kept (a busy host only adds).  0, or an error.
+ */
+static int
+model_times(aoe_graph *g, aoe_run_opts *ro, const sgat_opts *o,
+    const char *path, opat_timing *mb, opat_timing *mr)
+{
+	opat_timing b1, r1;
+	int i, rc;
+
+	memset(mb, 0, sizeof(*mb));
+	memset(mr, 0, sizeof(*mr));
+	for (i = 0; i < 2; i++) {
+		if ((rc = measure(g, ro, AOE_FUSE_ALL, NULL, 0, o->seed, o,
+		    &b1)) < 0 || (rc = measure(g, ro, AOE_FUSE_BANK, NULL, 0,
+		    o->seed, o, &r1)) < 0)
+			return rc;
+		if (b1.status != OPAT_OK || r1.status != OPAT_OK)
+			return aoe_err(AOE_EDATA, "%s: the whole model: %s",
+			    path, b1.status != OPAT_OK ? b1.reason :
+			    r1.reason);
+		if (i == 0 || b1.us < mb->us)
+			*mb = b1;
+		if (i == 0 || r1.us < mr->us)
+			*mr = r1;
+	}
+	return 0;
 }
 
 int
@@ -722,8 +853,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	cJSON *done = NULL, *rec;
 	FILE *jfp = NULL;
 	sub *subs = NULL;
-	int *part = NULL, *nodes = NULL, np, nsub = 0, i, j, rc, nthreads;
-	int nfailed = 0;
+	int nsub = 0, i, rc, nfailed = 0;
 	opat_timing mb, mr;
 	double t0 = aoe_now_us();
 
@@ -733,7 +863,6 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	ro.use_bank = o->use_bank;
 	ro.static_memory = 0;
 	ro.profile = 0;
-	nthreads = ro.nthreads;
 	/* The chains as the model has them; the decisions chosen so far. */
 	ro.fuse_mode = AOE_FUSE_OFF;
 	ro.decisions = aoe_dtable_new();
@@ -753,108 +882,15 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 			goto out;
 		}
 	}
-	part = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
-	nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
-	aoe_sgat_partition(g, part, &np);
-	subs = aoe_xcalloc((size_t)np + 1, sizeof(*subs));
-	for (i = 0; i < np; i++) {
-		char *sig;
-		int n = aoe_sgat_members(g, part, i, nodes);
-		if ((rc = aoe_sgat_signature(g, nodes, n, nthreads, &sig)) < 0)
-			goto out;
-		for (j = 0; j < nsub; j++)
-			if (strcmp(subs[j].sig, sig) == 0)
-				break;
-		if (j == nsub) {
-			subs[nsub].sig = sig;
-			subs[nsub].key = aoe_op_key(sig);
-			subs[nsub].nodes = aoe_xcalloc((size_t)n, sizeof(int));
-			memcpy(subs[nsub].nodes, nodes, (size_t)n * sizeof(int));
-			subs[nsub].n = n;
-			subs[nsub].names = cJSON_CreateArray();
-			nsub++;
-		} else
-			free(sig);
-		subs[j].instances++;
-		for (int k = 0; k < n; k++)
-			cJSON_AddItemToArray(subs[j].names,
-			    cJSON_CreateString(g->nodes[nodes[k]].name));
-	}
-	for (i = 0; i < nsub; i++) {
-		char kb[32];
-		aoe_sched chosen;
-		const cJSON *old, *oc;
-		int keep = 0;
-
-		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
-		    subs[i].key);
-		if (done && (old = cJSON_GetObjectItemCaseSensitive(done,
-		    kb)) != NULL) {
-			/* Finished by an interrupted run: keep its record. */
-			char *s = cJSON_PrintUnformatted(old);
-			fprintf(out, "%s\n", s);
-			free(s);
-			oc = cJSON_GetObjectItemCaseSensitive(old, "outcome");
-			if (cJSON_IsString(oc) && (!strcmp(oc->valuestring,
-			    "add") || !strcmp(oc->valuestring, "update") ||
-			    !strcmp(oc->valuestring, "reserved"))) {
-				(void)aoe_sched_from_json(
-				    cJSON_GetObjectItemCaseSensitive(old,
-				    "schedule"), &chosen, NULL, 0);
-				aoe_dtable_set(ro.decisions, subs[i].sig, &chosen);
-			}
-			if (o->progress)
-				aoe_warnx("[%d/%d] %s: from the journal", i + 1,
-				    nsub, kb);
-			continue;
-		}
-		rec = tune_one(g, &subs[i], &ro, o, nthreads, &chosen, &keep);
-		if (keep)
-			aoe_dtable_set(ro.decisions, subs[i].sig, &chosen);
-		oc = cJSON_GetObjectItemCaseSensitive(rec, "outcome");
-		if (strcmp(oc->valuestring, "failed") == 0)
-			nfailed++;
-		if (o->progress) {
-			const cJSON *b = cJSON_GetObjectItemCaseSensitive(rec,
-			    "before_us"), *a = cJSON_GetObjectItemCaseSensitive(
-			    rec, "after_us");
-			aoe_warnx("[%d/%d] %s (%d nodes x%d): %s %.1f -> %.1f "
-			    "us", i + 1, nsub, kb, subs[i].n,
-			    subs[i].instances, oc->valuestring,
-			    cJSON_IsNumber(b) ? b->valuedouble : 0,
-			    cJSON_IsNumber(a) ? a->valuedouble : 0);
-		}
-		rc = emit(rec, out, jfp);
-		cJSON_Delete(rec);
-		if (rc < 0)
-			goto out;
-	}
-	/*
-	 * The whole model, without the subgraph bank (the default
-	 * decisions everywhere) and with the decisions, alternately in two
-	 * rounds; the best of each is kept (a busy host only adds).
-	 */
-	for (i = 0; i < 2; i++) {
-		opat_timing b1, r1;
-		if ((rc = measure(g, &ro, AOE_FUSE_ALL, NULL, 0, o->seed, o,
-		    &b1)) < 0 || (rc = measure(g, &ro, AOE_FUSE_BANK, NULL, 0,
-		    o->seed, o, &r1)) < 0)
-			goto out;
-		if (b1.status != OPAT_OK || r1.status != OPAT_OK) {
-			rc = aoe_err(AOE_EDATA, "%s: the whole model: %s",
-			    path, b1.status != OPAT_OK ? b1.reason :
-			    r1.reason);
-			goto out;
-		}
-		if (i == 0 || b1.us < mb.us)
-			mb = b1;
-		if (i == 0 || r1.us < mr.us)
-			mr = r1;
-	}
+	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub)) < 0 ||
+	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, out,
+	    &nfailed)) < 0 ||
+	    (rc = model_times(g, &ro, o, path, &mb, &mr)) < 0)
+		goto out;
 	rec = cJSON_CreateObject();
 	cJSON_AddStringToObject(rec, "kind", "model");
 	cJSON_AddStringToObject(rec, "graph", path);
-	cJSON_AddNumberToObject(rec, "threads", nthreads);
+	cJSON_AddNumberToObject(rec, "threads", ro.nthreads);
 	cJSON_AddNumberToObject(rec, "baseline_us", round6(mb.us));
 	cJSON_AddNumberToObject(rec, "result_us", round6(mr.us));
 	cJSON_AddNumberToObject(rec, "baseline_spread", round6(mb.spread));
@@ -877,8 +913,6 @@ out:
 		cJSON_Delete(subs[i].names);
 	}
 	free(subs);
-	free(part);
-	free(nodes);
 	cJSON_Delete(done);
 	if (jfp)
 		fclose(jfp);
