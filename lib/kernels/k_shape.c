@@ -128,16 +128,6 @@ strides(const aoe_tensor *t, int64_t *st)
 	}
 }
 
-static int64_t
-prod(const int64_t *d, int a, int b)
-{
-	int64_t p = 1;
-
-	for (; a < b; a++)
-		p *= d[a];
-	return p;
-}
-
 /* Read index j of an int32 or int64 tensor. */
 static inline int64_t
 idx_at(const void *p, int dt, int64_t j)

@@ -120,6 +120,67 @@ ceildiv(int64_t a, int64_t b)
 	return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 
+/* The product of d[lo..hi) (1 when the range is empty). */
+static inline int64_t
+prod(const int64_t *d, int lo, int hi)
+{
+	int64_t p = 1;
+	int i;
+
+	for (i = lo; i < hi; i++)
+		p *= d[i];
+	return p;
+}
+
+/*
+ * Threads for n items of work when a thread should get at least grain of
+ * them: n / grain, at most nthreads, and 1 below two grains or when grain
+ * is 0 or less (a knob "par" of 0 forces one thread).
+ */
+static inline int
+nthreads_for(int64_t n, int64_t grain, int nthreads)
+{
+	int64_t t;
+
+	if (nthreads <= 1 || grain <= 0 || n < 2 * grain)
+		return 1;
+	t = n / grain;
+	return t < nthreads ? (int)t : nthreads;
+}
+
+/*
+ * Optional input i of n, or NULL when it is absent: past the node's
+ * inputs, no tensor, or a tensor with an empty name (ONNX's way of
+ * leaving out an optional input in the middle).
+ */
+static inline aoe_tensor *
+opt_in(const aoe_graph *g, const aoe_node *n, int i)
+{
+	aoe_tensor *t = aoe_in(g, n, i);
+
+	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
+		return NULL;
+	return t;
+}
+
+/* Optional output i of n, or NULL when it is absent (as opt_in). */
+static inline aoe_tensor *
+opt_out(const aoe_graph *g, const aoe_node *n, int i)
+{
+	aoe_tensor *t = aoe_out(g, n, i);
+
+	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
+		return NULL;
+	return t;
+}
+
+/*
+ * Check that n has lo to hi inputs, the first lo of them present (see
+ * opt_in), and an output 0 (kutil.c): 0, or -AOE_EDATA with a message
+ * naming the node.
+ */
+int aoe_need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi);
+
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
     int64_t j0, int64_t nc, int nr, float *dst);

@@ -106,17 +106,6 @@ opat_space_legal(const aoe_space *sp, uint64_t limit)
 	return n;
 }
 
-static double
-prod(const aoe_tensor *t, int from, int to)
-{
-	double p = 1;
-	int i;
-
-	for (i = from; i < to; i++)
-		p *= (double)t->dims[i];
-	return p;
-}
-
 /* The GEMM a Conv, Gemm or MatMul node computes, for the analytical model. */
 static void
 geometry(opat_search *s)
@@ -142,8 +131,8 @@ geometry(opat_search *s)
 			return;
 		s->geo = 2;
 		s->gm = (double)(b->dims[0] / g);
-		s->gk = prod(b, 1, b->ndim);
-		s->gn = prod(y, 2, y->ndim);
+		s->gk = (double)prod(b->dims, 1, b->ndim);
+		s->gn = (double)prod(y->dims, 2, y->ndim);
 		s->gbatch = (double)y->dims[0] * (double)g;
 		for (i = 0; i < b->ndim - 2; i++)
 			if ((st && i < nst && st[i] != 1) ||
@@ -171,11 +160,12 @@ geometry(opat_search *s)
 		s->gk = (double)a->dims[a->ndim - 1];
 		s->gn = b->ndim >= 2 ? (double)y->dims[y->ndim - 1] : 1;
 		if (b->ndim <= 2) {
-			s->gm = prod(y, 0, y->ndim) / s->gn;
+			s->gm = (double)prod(y->dims, 0, y->ndim) / s->gn;
 			s->gbatch = 1;
 		} else {
 			s->gm = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
-			s->gbatch = prod(y, 0, y->ndim) / (s->gm * s->gn);
+			s->gbatch = (double)prod(y->dims, 0, y->ndim) /
+			    (s->gm * s->gn);
 		}
 		s->const_b = b->kind == AOE_T_CONST && b->ndim <= 2;
 	}
