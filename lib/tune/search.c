@@ -36,16 +36,6 @@
 #define PARENTS 4
 #define KNN 3
 
-static uint64_t
-rnd(uint64_t *seed)
-{
-	uint64_t z = (*seed += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 uint64_t
 opat_hash(uint64_t h, const char *s)
 {
@@ -654,7 +644,7 @@ crossover(const opat_search *s, const aoe_sched *a, const aoe_sched *b,
 	*out = *a;
 	for (i = 0; i < s->sp->nknobs; i++) {
 		const char *name = s->sp->knobs[i].name;
-		if (rnd(&seed) & 1)
+		if (aoe_splitmix64(&seed) & 1)
 			aoe_sched_set(out, name, aoe_sched_get(b, name,
 			    s->sp->knobs[i].def));
 	}
@@ -747,7 +737,8 @@ enumerate(opat_search *s)
 		}
 		s->eidx[n] = i;
 		s->eprior[n] = analytic(s, &p);
-		s->ejit[n] = (double)(rnd(&s->seed) >> 11) * 0x1p-53 * 1e-9;
+		s->ejit[n] = (double)(aoe_splitmix64(&s->seed) >> 11) *
+		    0x1p-53 * 1e-9;
 		for (j = 0; j < nk; j++) {
 			int ft = feature(s, j, &p);
 			s->ekv[(size_t)n * nk + j] = ft < 0 ? 255 :
@@ -951,11 +942,12 @@ next_evolution(opat_search *s, int max, aoe_sched *out)
 	/* Children of the best points. */
 	for (tries = 0; np > 0 && npool < POOL && tries < POOL * 8; tries++) {
 		/* Prefer the best parents: the smaller of two draws. */
-		int a = (int)(rnd(&s->seed) % np), b = (int)(rnd(&s->seed) % np);
+		int a = (int)(aoe_splitmix64(&s->seed) % np);
+		int b = (int)(aoe_splitmix64(&s->seed) % np);
 		const aoe_sched *pa = &s->pts[par[a < b ? a : b]];
-		int m, nm = 1 + (int)(rnd(&s->seed) % 2);
+		int m, nm = 1 + (int)(aoe_splitmix64(&s->seed) % 2);
 
-		if (np > 1 && rnd(&s->seed) % 3 == 0) {
+		if (np > 1 && aoe_splitmix64(&s->seed) % 3 == 0) {
 			s->seed += 7;
 			crossover(s, pa, &s->pts[par[(a + 1 + b) % np]], &c);
 			nm--;
