@@ -39,13 +39,7 @@
 uint64_t
 opat_hash(uint64_t h, const char *s)
 {
-	if (h == 0)
-		h = 0xcbf29ce484222325ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return aoe_fnv1a(h != 0 ? h : AOE_FNV_INIT, s, strlen(s));
 }
 
 static int
