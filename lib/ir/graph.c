@@ -232,8 +232,16 @@ aoe_node_free(aoe_node *n)
 	free(n->in);
 	free(n->out);
 	aoe_node_clear_attrs(n);
+	aoe_node_unprepare(n);
+}
+
+void
+aoe_node_unprepare(aoe_node *n)
+{
 	if (n->priv_free)
 		n->priv_free(n->priv);
+	n->priv = NULL;
+	n->priv_free = NULL;
 }
 
 void

@@ -25,6 +25,11 @@ int aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
 void aoe_node_free(aoe_node *n);
 void aoe_node_clear_attrs(aoe_node *n);
 /*
+ * Free the state a kernel prepared for n (priv, by its priv_free) and
+ * clear both, so that n can be prepared again or run unprepared.
+ */
+void aoe_node_unprepare(aoe_node *n);
+/*
  * A schedule from its JSON object ({"mr":4,"nr":16}): every member a knob
  * name of [A-Za-z0-9_] shorter than AOE_KNOB_NAME, appearing once, whose
  * value is an integer in the int64_t range; at most AOE_SCHED_MAX of them.

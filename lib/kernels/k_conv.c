@@ -1138,10 +1138,7 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 	int64_t K, gi;
 	int rc, algo;
 
-	if (n->priv_free)
-		n->priv_free(n->priv);
-	n->priv = NULL;
-	n->priv_free = NULL;
+	aoe_node_unprepare(n);
 	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
 		return rc;
 	K = cg.cg * cg.ksz;
@@ -2099,10 +2096,7 @@ convt_prepare(aoe_graph *g, aoe_node *n)
 	int64_t rows, gi;
 	int rc;
 
-	if (n->priv_free)
-		n->priv_free(n->priv);
-	n->priv = NULL;
-	n->priv_free = NULL;
+	aoe_node_unprepare(n);
 	if ((rc = conv_geom_of(g, n, 1, &cg)) < 0)
 		return rc;
 	rows = cg.mg * cg.ksz;

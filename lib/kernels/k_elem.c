@@ -65,20 +65,6 @@ stored(const aoe_tensor *t)
 	return aoe_tensor_numel(t);
 }
 
-/*
- * Threads to use for n elements of work.
- */
-static int
-nthreads_for(int64_t n, int64_t grain, int nthreads)
-{
-	int64_t t;
-
-	if (nthreads <= 1 || grain <= 0 || n < 2 * grain)
-		return 1;
-	t = n / grain;
-	return t < nthreads ? (int)t : nthreads;
-}
-
 static void
 elem_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -108,35 +94,6 @@ static int
 is_num_type(int dt)
 {
 	return dt == AOE_F32 || dt == AOE_F64 || is_int_type(dt);
-}
-
-/* An optional input that is absent: no index, or an empty name. */
-static aoe_tensor *
-opt_in(const aoe_graph *g, const aoe_node *n, int i)
-{
-	aoe_tensor *t = aoe_in(g, n, i);
-
-	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
-		return NULL;
-	return t;
-}
-
-static int
-need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi)
-{
-	int i;
-
-	if (n->nin < lo || n->nin > hi)
-		return aoe_err(AOE_EDATA, "%s '%s': %d inputs, expected %d..%d",
-		    n->op_type, n->name, n->nin, lo, hi);
-	for (i = 0; i < lo; i++)
-		if (opt_in(g, n, i) == NULL)
-			return aoe_err(AOE_EDATA, "%s '%s': input %d is missing",
-			    n->op_type, n->name, i);
-	if (n->nout < 1 || aoe_out(g, n, 0) == NULL)
-		return aoe_err(AOE_EDATA, "%s '%s': no output", n->op_type,
-		    n->name);
-	return 0;
 }
 
 /*
@@ -597,7 +554,7 @@ unary_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x;
 	int rc, dt, intok;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	dt = x->dtype;
@@ -661,7 +618,7 @@ not_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x;
 	int rc;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_BOOL)
@@ -692,7 +649,7 @@ isx_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x;
 	int rc;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32 && x->dtype != AOE_F64)
@@ -734,7 +691,7 @@ clip_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x, *t;
 	int rc, i;
 
-	if ((rc = need_inputs(g, n, 1, 3)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 3)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32 && x->dtype != AOE_F64 &&
@@ -1393,11 +1350,11 @@ bin_infer(aoe_graph *g, aoe_node *n)
 		return aoe_err(AOE_EINTERNAL, "%s '%s': no kernel", n->op_type,
 		    n->name);
 	if (b->kind == K_WHERE)
-		rc = need_inputs(g, n, 3, 3);
+		rc = aoe_need_inputs(g, n, 3, 3);
 	else if (b->kind == K_VAR)
-		rc = need_inputs(g, n, 1, 16);
+		rc = aoe_need_inputs(g, n, 1, 16);
 	else
-		rc = need_inputs(g, n, 2, 2);
+		rc = aoe_need_inputs(g, n, 2, 2);
 	if (rc < 0)
 		return rc;
 	nin = n->nin;

@@ -1280,10 +1280,7 @@ prepack_b(aoe_graph *g, aoe_node *n, const aoe_tensor *b, int trans,
 	gemm_priv *q;
 	size_t sz;
 
-	if (n->priv_free)
-		n->priv_free(n->priv);
-	n->priv = NULL;
-	n->priv_free = NULL;
+	aoe_node_unprepare(n);
 	if (b->kind != AOE_T_CONST || b->data == NULL || m <= 1 || nn <= 1 ||
 	    k <= 0 || aoe_sched_get(&n->sched, "prepack", 1) == 0)
 		return 0;

@@ -133,13 +133,10 @@ static int
 reorder_run_op(aoe_kctx *k)
 {
 	const aoe_tensor *x = aoe_in(k->g, k->n, 0);
-	int64_t sp = 1;
-	int i;
 
-	for (i = 2; i < x->ndim; i++)
-		sp *= x->dims[i];
 	reorder_run(x->data, aoe_out(k->g, k->n, 0)->data, x->dims[0],
-	    x->dims[1], sp, aoe_attr_int(k->n, "to", 0) != 0, k->nthreads);
+	    x->dims[1], prod(x->dims, 2, x->ndim),
+	    aoe_attr_int(k->n, "to", 0) != 0, k->nthreads);
 	return 0;
 }
 

@@ -41,17 +41,6 @@
 #define MAX_TILE 1024
 #define DEF_VEC 1
 
-static int
-nthreads_for(int64_t n, int64_t grain, int nthreads)
-{
-	int64_t t;
-
-	if (nthreads <= 1 || grain <= 0 || n < 2 * grain)
-		return 1;
-	t = n / grain;
-	return t < nthreads ? (int)t : nthreads;
-}
-
 static void
 norm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -63,55 +52,6 @@ norm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 	if (strcmp(n->op_type, "Softmax") == 0 ||
 	    strcmp(n->op_type, "LogSoftmax") == 0)
 		aoe_sched_set(s, "vec", DEF_VEC);
-}
-
-static aoe_tensor *
-opt_in(const aoe_graph *g, const aoe_node *n, int i)
-{
-	aoe_tensor *t = aoe_in(g, n, i);
-
-	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
-		return NULL;
-	return t;
-}
-
-static aoe_tensor *
-opt_out(const aoe_graph *g, const aoe_node *n, int i)
-{
-	aoe_tensor *t = aoe_out(g, n, i);
-
-	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
-		return NULL;
-	return t;
-}
-
-static int
-need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi)
-{
-	int i;
-
-	if (n->nin < lo || n->nin > hi)
-		return aoe_err(AOE_EDATA, "%s '%s': %d inputs, expected %d..%d",
-		    n->op_type, n->name, n->nin, lo, hi);
-	for (i = 0; i < lo; i++)
-		if (opt_in(g, n, i) == NULL)
-			return aoe_err(AOE_EDATA, "%s '%s': input %d is missing",
-			    n->op_type, n->name, i);
-	if (n->nout < 1 || aoe_out(g, n, 0) == NULL)
-		return aoe_err(AOE_EDATA, "%s '%s': no output", n->op_type,
-		    n->name);
-	return 0;
-}
-
-static int64_t
-prod(const int64_t *d, int lo, int hi)
-{
-	int64_t p = 1;
-	int i;
-
-	for (i = lo; i < hi; i++)
-		p *= d[i];
-	return p;
 }
 
 /*
@@ -248,7 +188,7 @@ bn_infer(aoe_graph *g, aoe_node *n)
 	int64_t c;
 	int rc, i;
 
-	if ((rc = need_inputs(g, n, 5, 5)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 5, 5)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (aoe_attr_int(n, "training_mode", 0) != 0)
@@ -360,7 +300,7 @@ ln_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM], d;
 	int rc, axis, i, j;
 
-	if ((rc = need_inputs(g, n, 2, 3)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 2, 3)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32)
@@ -530,7 +470,7 @@ sm_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x;
 	int rc, axis;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32)
@@ -793,7 +733,7 @@ red_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM];
 	int rc, kind, i, nd, keep;
 
-	if ((rc = need_inputs(g, n, 1, 2)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 2)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	kind = rop_kind(n->op_type);
@@ -1246,7 +1186,7 @@ arg_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM];
 	int rc, axis, i, nd = 0, keep;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32 && x->dtype != AOE_I64 && x->dtype != AOE_I32)
@@ -1360,7 +1300,7 @@ in_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x, *p;
 	int rc, i;
 
-	if ((rc = need_inputs(g, n, 3, 3)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 3, 3)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32)
@@ -1449,7 +1389,7 @@ lrn_infer(aoe_graph *g, aoe_node *n)
 	aoe_tensor *x;
 	int rc;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32)

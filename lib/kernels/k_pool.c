@@ -60,17 +60,6 @@
 static int layout_infer(aoe_graph *, aoe_node *);
 static int run_8c(aoe_kctx *);
 
-static int
-nthreads_for(int64_t n, int64_t grain, int nthreads)
-{
-	int64_t t;
-
-	if (nthreads <= 1 || grain <= 0 || n < 2 * grain)
-		return 1;
-	t = n / grain;
-	return t < nthreads ? (int)t : nthreads;
-}
-
 static void
 pool_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -80,55 +69,6 @@ pool_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 		aoe_sched_set(s, "vec", DEF_VEC);
 		aoe_sched_set(s, "tile", DEF_TILE);
 	}
-}
-
-static aoe_tensor *
-opt_in(const aoe_graph *g, const aoe_node *n, int i)
-{
-	aoe_tensor *t = aoe_in(g, n, i);
-
-	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
-		return NULL;
-	return t;
-}
-
-static aoe_tensor *
-opt_out(const aoe_graph *g, const aoe_node *n, int i)
-{
-	aoe_tensor *t = aoe_out(g, n, i);
-
-	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
-		return NULL;
-	return t;
-}
-
-static int
-need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi)
-{
-	int i;
-
-	if (n->nin < lo || n->nin > hi)
-		return aoe_err(AOE_EDATA, "%s '%s': %d inputs, expected %d..%d",
-		    n->op_type, n->name, n->nin, lo, hi);
-	for (i = 0; i < lo; i++)
-		if (opt_in(g, n, i) == NULL)
-			return aoe_err(AOE_EDATA, "%s '%s': input %d is missing",
-			    n->op_type, n->name, i);
-	if (n->nout < 1 || aoe_out(g, n, 0) == NULL)
-		return aoe_err(AOE_EDATA, "%s '%s': no output", n->op_type,
-		    n->name);
-	return 0;
-}
-
-static int64_t
-prod(const int64_t *d, int lo, int hi)
-{
-	int64_t p = 1;
-	int i;
-
-	for (i = lo; i < hi; i++)
-		p *= d[i];
-	return p;
 }
 
 /*
@@ -244,7 +184,7 @@ pool_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM];
 	int rc, i, avg = strcmp(n->op_type, "AveragePool") == 0;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32 && (avg || (x->dtype != AOE_U8 &&
@@ -731,7 +671,7 @@ gpool_infer(aoe_graph *g, aoe_node *n)
 	int64_t dims[AOE_MAXDIM];
 	int rc, i;
 
-	if ((rc = need_inputs(g, n, 1, 1)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if (x->dtype != AOE_F32)
@@ -1007,7 +947,7 @@ resize_infer(aoe_graph *g, aoe_node *n)
 	struct rgeo r;
 	int rc, up = strcmp(n->op_type, "Upsample") == 0;
 
-	if ((rc = need_inputs(g, n, 1, up ? 2 : 4)) < 0)
+	if ((rc = aoe_need_inputs(g, n, 1, up ? 2 : 4)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
 	if ((rc = resize_geo(g, n, &r)) < 0)

@@ -128,16 +128,6 @@ strides(const aoe_tensor *t, int64_t *st)
 	}
 }
 
-static int64_t
-prod(const int64_t *d, int a, int b)
-{
-	int64_t p = 1;
-
-	for (; a < b; a++)
-		p *= d[a];
-	return p;
-}
-
 /* Read index j of an int32 or int64 tensor. */
 static inline int64_t
 idx_at(const void *p, int dt, int64_t j)
@@ -433,41 +423,14 @@ tr8x8(const char *src, int64_t ls, char *dst, int64_t ld)
 {
 	const float *s = (const float *)src;
 	float *d = (float *)dst;
-	__m256 r0, r1, r2, r3, r4, r5, r6, r7;
-	__m256 t0, t1, t2, t3, t4, t5, t6, t7;
+	__m256 r[8];
+	int i;
 
-	r0 = _mm256_loadu_ps(s);
-	r1 = _mm256_loadu_ps(s + ls);
-	r2 = _mm256_loadu_ps(s + 2 * ls);
-	r3 = _mm256_loadu_ps(s + 3 * ls);
-	r4 = _mm256_loadu_ps(s + 4 * ls);
-	r5 = _mm256_loadu_ps(s + 5 * ls);
-	r6 = _mm256_loadu_ps(s + 6 * ls);
-	r7 = _mm256_loadu_ps(s + 7 * ls);
-	t0 = _mm256_unpacklo_ps(r0, r1);
-	t1 = _mm256_unpackhi_ps(r0, r1);
-	t2 = _mm256_unpacklo_ps(r2, r3);
-	t3 = _mm256_unpackhi_ps(r2, r3);
-	t4 = _mm256_unpacklo_ps(r4, r5);
-	t5 = _mm256_unpackhi_ps(r4, r5);
-	t6 = _mm256_unpacklo_ps(r6, r7);
-	t7 = _mm256_unpackhi_ps(r6, r7);
-	r0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-	r1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-	r2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-	r3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-	r4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-	r5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-	r6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-	r7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-	_mm256_storeu_ps(d, _mm256_permute2f128_ps(r0, r4, 0x20));
-	_mm256_storeu_ps(d + ld, _mm256_permute2f128_ps(r1, r5, 0x20));
-	_mm256_storeu_ps(d + 2 * ld, _mm256_permute2f128_ps(r2, r6, 0x20));
-	_mm256_storeu_ps(d + 3 * ld, _mm256_permute2f128_ps(r3, r7, 0x20));
-	_mm256_storeu_ps(d + 4 * ld, _mm256_permute2f128_ps(r0, r4, 0x31));
-	_mm256_storeu_ps(d + 5 * ld, _mm256_permute2f128_ps(r1, r5, 0x31));
-	_mm256_storeu_ps(d + 6 * ld, _mm256_permute2f128_ps(r2, r6, 0x31));
-	_mm256_storeu_ps(d + 7 * ld, _mm256_permute2f128_ps(r3, r7, 0x31));
+	for (i = 0; i < 8; i++)
+		r[i] = _mm256_loadu_ps(s + i * ls);
+	aoe_tr8(r);
+	for (i = 0; i < 8; i++)
+		_mm256_storeu_ps(d + i * ld, r[i]);
 }
 #endif
 

@@ -120,6 +120,67 @@ ceildiv(int64_t a, int64_t b)
 	return a >= 0 ? (a + b - 1) / b : -(-a / b);
 }
 
+/* The product of d[lo..hi) (1 when the range is empty). */
+static inline int64_t
+prod(const int64_t *d, int lo, int hi)
+{
+	int64_t p = 1;
+	int i;
+
+	for (i = lo; i < hi; i++)
+		p *= d[i];
+	return p;
+}
+
+/*
+ * Threads for n items of work when a thread should get at least grain of
+ * them: n / grain, at most nthreads, and 1 below two grains or when grain
+ * is 0 or less (a knob "par" of 0 forces one thread).
+ */
+static inline int
+nthreads_for(int64_t n, int64_t grain, int nthreads)
+{
+	int64_t t;
+
+	if (nthreads <= 1 || grain <= 0 || n < 2 * grain)
+		return 1;
+	t = n / grain;
+	return t < nthreads ? (int)t : nthreads;
+}
+
+/*
+ * Optional input i of n, or NULL when it is absent: past the node's
+ * inputs, no tensor, or a tensor with an empty name (ONNX's way of
+ * leaving out an optional input in the middle).
+ */
+static inline aoe_tensor *
+opt_in(const aoe_graph *g, const aoe_node *n, int i)
+{
+	aoe_tensor *t = aoe_in(g, n, i);
+
+	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
+		return NULL;
+	return t;
+}
+
+/* Optional output i of n, or NULL when it is absent (as opt_in). */
+static inline aoe_tensor *
+opt_out(const aoe_graph *g, const aoe_node *n, int i)
+{
+	aoe_tensor *t = aoe_out(g, n, i);
+
+	if (t != NULL && (t->name == NULL || t->name[0] == '\0'))
+		return NULL;
+	return t;
+}
+
+/*
+ * Check that n has lo to hi inputs, the first lo of them present (see
+ * opt_in), and an output 0 (kutil.c): 0, or -AOE_EDATA with a message
+ * naming the node.
+ */
+int aoe_need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi);
+
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
     int64_t j0, int64_t nc, int nr, float *dst);
@@ -264,9 +325,52 @@ int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
  */
 int aoe_space_isa_why(const char *knob, int64_t v, char *why, size_t len);
 
-#if defined(__AVX2__) && defined(__FMA__)
+#ifdef __AVX2__
 #include <immintrin.h>
 
+/* Transpose 8x8 in registers: on return r[q] holds lane q of each r. */
+static inline __attribute__((always_inline)) void
+aoe_tr8(__m256 r[8])
+{
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+
+	t0 = _mm256_unpacklo_ps(r[0], r[1]);
+	t1 = _mm256_unpackhi_ps(r[0], r[1]);
+	t2 = _mm256_unpacklo_ps(r[2], r[3]);
+	t3 = _mm256_unpackhi_ps(r[2], r[3]);
+	t4 = _mm256_unpacklo_ps(r[4], r[5]);
+	t5 = _mm256_unpackhi_ps(r[4], r[5]);
+	t6 = _mm256_unpacklo_ps(r[6], r[7]);
+	t7 = _mm256_unpackhi_ps(r[6], r[7]);
+	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+	r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+	r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+	r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+	r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+	r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+	r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+	r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* A mask of the first n (0..8) lanes. */
+static inline __m256i
+aoe_lane_mask(int n)
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+	    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
 static inline __m256 v_exp(__m256 x);
 
 /* The epilogue e over row row of a result, y[0..len) (see aoe_epi). */
@@ -359,46 +463,6 @@ v_exp(__m256 x)
 	y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), big);
 	y = _mm256_andnot_ps(tiny, y);
 	return y;
-}
-
-/* Transpose 8x8 in registers: on return r[q] holds lane q of each r. */
-static inline __attribute__((always_inline)) void
-aoe_tr8(__m256 r[8])
-{
-	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
-
-	t0 = _mm256_unpacklo_ps(r[0], r[1]);
-	t1 = _mm256_unpackhi_ps(r[0], r[1]);
-	t2 = _mm256_unpacklo_ps(r[2], r[3]);
-	t3 = _mm256_unpackhi_ps(r[2], r[3]);
-	t4 = _mm256_unpacklo_ps(r[4], r[5]);
-	t5 = _mm256_unpackhi_ps(r[4], r[5]);
-	t6 = _mm256_unpacklo_ps(r[6], r[7]);
-	t7 = _mm256_unpackhi_ps(r[6], r[7]);
-	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-	r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-	r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-	r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-	r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-	r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-	r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-	r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-	r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* A mask of the first n (0..8) lanes. */
-static inline __m256i
-aoe_lane_mask(int n)
-{
-	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
-	    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 #endif

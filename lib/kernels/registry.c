@@ -133,10 +133,7 @@ aoe_space_apply(aoe_graph *g, aoe_node *n, const aoe_sched *s)
 		    n->op_type, n->name, why);
 	n->sched = *s;
 	n->sched_from_bank = 0;
-	if (n->priv_free)
-		n->priv_free(n->priv);
-	n->priv = NULL;
-	n->priv_free = NULL;
+	aoe_node_unprepare(n);
 	if (n->op && n->op->prepare)
 		return n->op->prepare(g, n);
 	return 0;

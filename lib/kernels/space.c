@@ -199,17 +199,6 @@ aoe_space_point(const aoe_space *sp, uint64_t idx, aoe_sched *s)
 	return aoe_space_validate(sp, s, NULL, 0) == 0;
 }
 
-/* splitmix64. */
-static uint64_t
-rnd(uint64_t *seed)
-{
-	uint64_t z = (*seed += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 int
 aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 {
@@ -220,7 +209,8 @@ aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 		for (i = 0; i < sp->nknobs; i++) {
 			const aoe_knob *k = &sp->knobs[i];
 			aoe_sched_set(s, k->name, aoe_knob_value(k,
-			    (int64_t)(rnd(seed) % (uint64_t)aoe_knob_count(k))));
+			    (int64_t)(aoe_splitmix64(seed) %
+			    (uint64_t)aoe_knob_count(k))));
 		}
 		if (aoe_space_validate(sp, s, NULL, 0) == 0)
 			return 0;
@@ -235,7 +225,8 @@ aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 			for (i = 0; i < sp->nknobs; i++)
 				ord[i] = i;
 			for (i = sp->nknobs - 1; i > 0; i--) {
-				j = (int)(rnd(seed) % (uint64_t)(i + 1));
+				j = (int)(aoe_splitmix64(seed) %
+				    (uint64_t)(i + 1));
 				tmp = ord[i];
 				ord[i] = ord[j];
 				ord[j] = tmp;
@@ -263,11 +254,12 @@ aoe_space_mutate(const aoe_space *sp, uint64_t *seed, const aoe_sched *from,
 	for (t = 0; t < SAMPLE_TRIES && sp->nknobs > 0; t++) {
 		*to = *from;
 		/* Knobs with one value cannot change. */
-		k = &sp->knobs[rnd(seed) % (uint64_t)sp->nknobs];
+		k = &sp->knobs[aoe_splitmix64(seed) % (uint64_t)sp->nknobs];
 		if ((c = aoe_knob_count(k)) < 2)
 			continue;
 		cur = aoe_sched_get(from, k->name, k->def);
-		v = aoe_knob_value(k, (int64_t)(rnd(seed) % (uint64_t)c));
+		v = aoe_knob_value(k,
+		    (int64_t)(aoe_splitmix64(seed) % (uint64_t)c));
 		if (v == cur)
 			continue;
 		if (aoe_sched_set(to, k->name, v) < 0)

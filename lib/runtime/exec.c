@@ -218,10 +218,7 @@ fold(aoe_graph *g, aoe_node *n)
 	k.scratch = scratch;
 	rc = n->op->run(&k);
 	free(scratch);
-	if (n->priv_free)
-		n->priv_free(n->priv);
-	n->priv = NULL;
-	n->priv_free = NULL;
+	aoe_node_unprepare(n);
 	if (rc < 0)
 		return rc;
 	n->dead = 1;
@@ -604,10 +601,7 @@ int
 aoe_node_prepare(aoe_graph *g, aoe_node *n)
 {
 	/* A graph may be prepared again, e.g. with new schedules. */
-	if (n->priv_free)
-		n->priv_free(n->priv);
-	n->priv = NULL;
-	n->priv_free = NULL;
+	aoe_node_unprepare(n);
 	if (n->op->prepare)
 		return n->op->prepare(g, n);
 	return 0;

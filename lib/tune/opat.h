@@ -168,7 +168,10 @@ void opat_child_result(char *out, int wst, int killed, opat_timing *t);
 int opat_verify(const aoe_tensor *t, const void *ref, char *why,
     size_t len);
 
-/* 64-bit FNV-1a of a string, mixed with h. */
+/*
+ * 64-bit FNV-1a (aoe_fnv1a) of string s, continuing from h, or from
+ * AOE_FNV_INIT when h is 0.
+ */
 uint64_t opat_hash(uint64_t h, const char *s);
 
 /*

@@ -36,26 +36,10 @@
 #define PARENTS 4
 #define KNN 3
 
-static uint64_t
-rnd(uint64_t *seed)
-{
-	uint64_t z = (*seed += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 uint64_t
 opat_hash(uint64_t h, const char *s)
 {
-	if (h == 0)
-		h = 0xcbf29ce484222325ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return aoe_fnv1a(h != 0 ? h : AOE_FNV_INIT, s, strlen(s));
 }
 
 static int
@@ -106,17 +90,6 @@ opat_space_legal(const aoe_space *sp, uint64_t limit)
 	return n;
 }
 
-static double
-prod(const aoe_tensor *t, int from, int to)
-{
-	double p = 1;
-	int i;
-
-	for (i = from; i < to; i++)
-		p *= (double)t->dims[i];
-	return p;
-}
-
 /* The GEMM a Conv, Gemm or MatMul node computes, for the analytical model. */
 static void
 geometry(opat_search *s)
@@ -142,8 +115,8 @@ geometry(opat_search *s)
 			return;
 		s->geo = 2;
 		s->gm = (double)(b->dims[0] / g);
-		s->gk = prod(b, 1, b->ndim);
-		s->gn = prod(y, 2, y->ndim);
+		s->gk = (double)prod(b->dims, 1, b->ndim);
+		s->gn = (double)prod(y->dims, 2, y->ndim);
 		s->gbatch = (double)y->dims[0] * (double)g;
 		for (i = 0; i < b->ndim - 2; i++)
 			if ((st && i < nst && st[i] != 1) ||
@@ -171,11 +144,12 @@ geometry(opat_search *s)
 		s->gk = (double)a->dims[a->ndim - 1];
 		s->gn = b->ndim >= 2 ? (double)y->dims[y->ndim - 1] : 1;
 		if (b->ndim <= 2) {
-			s->gm = prod(y, 0, y->ndim) / s->gn;
+			s->gm = (double)prod(y->dims, 0, y->ndim) / s->gn;
 			s->gbatch = 1;
 		} else {
 			s->gm = y->ndim >= 2 ? (double)y->dims[y->ndim - 2] : 1;
-			s->gbatch = prod(y, 0, y->ndim) / (s->gm * s->gn);
+			s->gbatch = (double)prod(y->dims, 0, y->ndim) /
+			    (s->gm * s->gn);
 		}
 		s->const_b = b->kind == AOE_T_CONST && b->ndim <= 2;
 	}
@@ -664,7 +638,7 @@ crossover(const opat_search *s, const aoe_sched *a, const aoe_sched *b,
 	*out = *a;
 	for (i = 0; i < s->sp->nknobs; i++) {
 		const char *name = s->sp->knobs[i].name;
-		if (rnd(&seed) & 1)
+		if (aoe_splitmix64(&seed) & 1)
 			aoe_sched_set(out, name, aoe_sched_get(b, name,
 			    s->sp->knobs[i].def));
 	}
@@ -757,7 +731,8 @@ enumerate(opat_search *s)
 		}
 		s->eidx[n] = i;
 		s->eprior[n] = analytic(s, &p);
-		s->ejit[n] = (double)(rnd(&s->seed) >> 11) * 0x1p-53 * 1e-9;
+		s->ejit[n] = (double)(aoe_splitmix64(&s->seed) >> 11) *
+		    0x1p-53 * 1e-9;
 		for (j = 0; j < nk; j++) {
 			int ft = feature(s, j, &p);
 			s->ekv[(size_t)n * nk + j] = ft < 0 ? 255 :
@@ -961,11 +936,12 @@ next_evolution(opat_search *s, int max, aoe_sched *out)
 	/* Children of the best points. */
 	for (tries = 0; np > 0 && npool < POOL && tries < POOL * 8; tries++) {
 		/* Prefer the best parents: the smaller of two draws. */
-		int a = (int)(rnd(&s->seed) % np), b = (int)(rnd(&s->seed) % np);
+		int a = (int)(aoe_splitmix64(&s->seed) % np);
+		int b = (int)(aoe_splitmix64(&s->seed) % np);
 		const aoe_sched *pa = &s->pts[par[a < b ? a : b]];
-		int m, nm = 1 + (int)(rnd(&s->seed) % 2);
+		int m, nm = 1 + (int)(aoe_splitmix64(&s->seed) % 2);
 
-		if (np > 1 && rnd(&s->seed) % 3 == 0) {
+		if (np > 1 && aoe_splitmix64(&s->seed) % 3 == 0) {
 			s->seed += 7;
 			crossover(s, pa, &s->pts[par[(a + 1 + b) % np]], &c);
 			nm--;
