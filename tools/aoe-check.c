@@ -1,7 +1,7 @@
 /*
  * aoe-check - check the preconditions of a tuning run.
  *
- * Each of AOE's preconditions, adapted to a CPU host (see check.c): a
+ * Each of AOE's preconditions, adapted to a CPU host (see lib/tune/check.c): a
  * table of OK, WARN and FAIL with the measured value and the limit, or
  * JSON.  Exit 0 when the machine is ready to tune, 1 when it is not.
  */

@@ -222,7 +222,7 @@ struct uprm {
 	int vec;
 };
 
-/* A unary kernel; o may be x (a node run in place, lib/exec.c). */
+/* A unary kernel; o may be x (a node run in place, lib/runtime/exec.c). */
 typedef void (*ufn)(float *o, const float *x, int64_t n,
     const struct uprm *p);
 
@@ -1489,7 +1489,7 @@ pow_scalar_run(float *o, const float *x, int64_t n, float e)
 
 /*
  * The plan for output y; operands of a blocked y are blocked and of its
- * shape (lib/fuse.c sees to that), so one flat run covers the blocks.
+ * shape (lib/passes/fuse.c sees to that), so one flat run covers the blocks.
  */
 static void
 plan_for(struct bplan *p, int nin, aoe_tensor *const *in,
@@ -1607,7 +1607,7 @@ bin_run(aoe_kctx *k)
 }
 
 /*
- * AoeElemChain: a run of element-wise float nodes that lib/fuse.c made
+ * AoeElemChain: a run of element-wise float nodes that lib/passes/fuse.c made
  * one (decision fuse_elem), computed a tile at a time in a buffer that
  * stays in L1: input 0 is the value the chain starts from, and each
  * step applies a unary op to it, or a binary one with a scalar or

@@ -8,7 +8,7 @@
 
 #include "aoe_engine.h"
 
-/* The preconditions of a tuning run (lib/check.c, aoe-check(1)). */
+/* The preconditions of a tuning run (lib/tune/check.c, aoe-check(1)). */
 enum { AOE_CHECK_OK = 0, AOE_CHECK_WARN, AOE_CHECK_FAIL };
 #define AOE_CHECK_MAX 16
 typedef struct aoe_check_opts {

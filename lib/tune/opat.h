@@ -123,8 +123,8 @@ int opat_measure(aoe_graph *g, int ni, const aoe_sched *s,
     const uint64_t *seeds, int n, const opat_meas_opts *o, opat_timing *t);
 
 /*
- * The measuring children's protocol (lib/measure.c, lib/sgat.c): write s
- * to the parent; take the measure lock shared while preparing (saying
+ * The measuring children's protocol (lib/tune/measure.c,
+ * lib/tune/sgat.c): write s to the parent; take the measure lock shared while preparing (saying
  * "waiting", then "running"; returns the lock's descriptor, the gate's
  * in *gate), then exclusively for the timed runs ("waiting", "locked");
  * and say the result of n timed repeats rep[] ("ok median mean min spread
@@ -161,7 +161,7 @@ void opat_child_result(char *out, int wst, int killed, opat_timing *t);
 
 /*
  * Check a computed output against its reference: bit for bit unless it is
- * float32, else within the tolerances of lib/measure.c (relative L2 1e-4,
+ * float32, else within the tolerances of lib/tune/measure.c (relative L2 1e-4,
  * each element 1e-3 of the largest |ref|), with no NaN or Inf where the
  * reference is finite.  0, or -1 with why.  Used by aoe-opat and aoe-sgat.
  */

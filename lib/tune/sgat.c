@@ -1,6 +1,6 @@
 /*
  * sgat.c - subgraph tuning: for each distinct chain of a graph (see
- * lib/fuse.c), measure the chain as a whole under each combination of
+ * lib/passes/fuse.c), measure the chain as a whole under each combination of
  * its decisions (fusions, thread count), keep the fastest only when it
  * beats the baseline beyond the noise, and time the whole model without
  * and with the decisions.

@@ -1,5 +1,5 @@
 /*
- * sgat.h - subgraph tuning (aoe-sgat): private to lib/sgat.c and
+ * sgat.h - subgraph tuning (aoe-sgat): private to lib/tune/sgat.c and
  * tools/aoe-sgat.c; not part of the public header.
  */
 #ifndef AOE_SGAT_H
