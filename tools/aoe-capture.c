@@ -37,9 +37,7 @@ usage(int status)
 
 /*
  * One operator case, for the summary: the key of its canonical signature
- * (aoe_op_signature, as the bank keys it), or, for a signature too long
- * for the buffer, a hash of the op type, the input and output dtypes and
- * shapes, and the attributes.
+ * (aoe_op_signature, as the bank keys it).
  */
 typedef struct opcase {
 	const char *op_type;
@@ -47,66 +45,17 @@ typedef struct opcase {
 } opcase;
 
 static uint64_t
-mix(uint64_t h, uint64_t w)
-{
-	h ^= w;
-	h *= 0x9E3779B97F4A7C15ULL;
-	return h ^ h >> 29;
-}
-
-static uint64_t
-mixstr(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = mix(h, (unsigned char)*s);
-	return mix(h, 0);
-}
-
-static uint64_t
-tensor_sig(uint64_t h, const aoe_tensor *t)
-{
-	int d;
-
-	if (t == NULL)
-		return mix(h, 0x9d);
-	h = mix(h, (uint64_t)t->dtype);
-	h = mix(h, (uint64_t)(int64_t)t->ndim);
-	for (d = 0; d < t->ndim; d++)
-		h = mix(h, (uint64_t)t->dims[d]);
-	return h;
-}
-
-static uint64_t
 node_sig(const aoe_graph *g, const aoe_node *n)
 {
-	uint64_t h = mixstr(1469598103934665603ULL, n->op_type);
-	char sig[8192];
-	int i, j;
+	/* As long a signature as aoe_bank_find() computes. */
+	char *sig = aoe_xmalloc(65536);
+	uint64_t h;
 
-	if (aoe_op_signature(g, n, 1, sig, sizeof(sig)) == 0)
-		return aoe_op_key(sig);
-
-	for (i = 0; i < n->nin; i++)
-		h = tensor_sig(h, aoe_in(g, n, i));
-	for (i = 0; i < n->nout; i++)
-		h = tensor_sig(h, aoe_out(g, n, i));
-	for (i = 0; i < n->nattr; i++) {
-		const aoe_attr *a = &n->attrs[i];
-		h = mixstr(h, a->name);
-		h = mix(h, (uint64_t)a->type);
-		h = mix(h, (uint64_t)a->i);
-		h = mix(h, (uint64_t)(int64_t)(a->f * 1e6));
-		h = mixstr(h, a->s);
-		for (j = 0; j < a->n; j++) {
-			if (a->ints)
-				h = mix(h, (uint64_t)a->ints[j]);
-			if (a->floats)
-				h = mix(h, (uint64_t)(int64_t)(a->floats[j] *
-				    1e6));
-			if (a->strings)
-				h = mixstr(h, a->strings[j]);
-		}
-	}
+	if (aoe_op_signature(g, n, 1, sig, 65536) == 0)
+		h = aoe_op_key(sig);
+	else	/* no canonical case: the node is one of its own */
+		h = aoe_op_key(n->name) ^ 0x8000000000000000ULL;
+	free(sig);
 	return h;
 }
 
