@@ -210,47 +210,31 @@ check_member(const char *arch, struct archive_entry *ae,
 	return 0;
 }
 
-int
-aoe_bank_import(const aoe_bank_opts *o, const char *archive,
-    aoe_bank_counts *c)
-{
-	char dir[PATH_MAX], file[PATH_MAX], parent[PATH_MAX], tmp[PATH_MAX + 32];
-	char hex[65], buf[65536], msoc[128] = "", *man = NULL, *sl;
-	char label[PATH_MAX + 32];
-	const char *arch, *name = NULL, *want;
+/* An import in progress: the archive, and what has been read of it. */
+typedef struct import {
+	const char *arch;		/* its name, for messages */
 	struct archive *a;
-	struct archive_entry *ae;
-	aoe_sha256 sh;
-	int64_t size = 0, mlen = 0;
-	int rc = 0, fd = -1, have_ops = 0, r;
-	cJSON *m = NULL, *f;
-	la_ssize_t got;
-	long n = 0;
+	char *man;			/* manifest.json, NUL-terminated */
+	int have_ops;			/* ops.jsonl was extracted */
+	char tmp[PATH_MAX + 32];	/* to this file ("": none) */
+	int fd;
+	aoe_sha256 sh;			/* with this checksum */
+	int64_t size;			/* and size */
+} import;
 
-	tmp[0] = '\0';
-	memset(c, 0, sizeof(*c));
-	arch = archive;
-	/* Errors in the extracted file name it in the archive. */
-	snprintf(label, sizeof(label), "%s:%s", arch, OPS_FILE);
-	a = archive_read_new();
-	archive_read_support_filter_all(a);
-	archive_read_support_format_tar(a);
-	if (archive_read_open_filename(a, strcmp(arch, "-") ? arch : NULL,
-	    65536) != ARCHIVE_OK) {
-		rc = aoe_err(errno == ENOENT ? AOE_EIO : AOE_EDATA,
-		    "cannot open '%s': %s", arch, archive_error_string(a));
-		goto out;
-	}
-	/*
-	 * The nearest existing directory on the bank's path holds the
-	 * extracted file: nothing is created before the archive is accepted.
-	 */
-	if ((rc = aoe_bank_target(o, dir, file)) < 0)
-		goto out;
-	snprintf(parent, sizeof(parent), "%s", dir);
+/*
+ * The nearest existing directory on dir's path: the extracted file goes
+ * there, so that nothing is created before the archive is accepted.
+ */
+static void
+nearest_dir(const char *dir, char *parent, size_t len)
+{
+	char *sl;
+
+	snprintf(parent, len, "%s", dir);
 	while (!bank_is_dir(parent)) {
 		if ((sl = strrchr(parent, '/')) == NULL) {
-			strcpy(parent, ".");
+			snprintf(parent, len, ".");
 			break;
 		}
 		if (sl == parent)
@@ -258,141 +242,207 @@ aoe_bank_import(const aoe_bank_opts *o, const char *archive,
 		else
 			*sl = '\0';
 	}
-	aoe_sha256_init(&sh);
-	while ((r = archive_read_next_header(a, &ae)) == ARCHIVE_OK) {
-		if ((rc = check_member(arch, ae, o, &name)) < 0)
-			goto out;
-		if (strcmp(name, "manifest.json") == 0) {
-			if (man || archive_entry_size(ae) > (1 << 20)) {
-				rc = aoe_err(AOE_EDATA, "%s: a second or "
-				    "oversized manifest.json", arch);
-				goto out;
-			}
-			man = aoe_xmalloc((size_t)archive_entry_size(ae) + 1);
-			while ((got = archive_read_data(a, man + mlen,
-			    (size_t)(archive_entry_size(ae) - mlen))) > 0)
-				mlen += got;
-			if (got < 0 || mlen != archive_entry_size(ae)) {
-				rc = aoe_err(AOE_EDATA, "%s: manifest.json: "
-				    "%s", arch, got < 0 ?
-				    archive_error_string(a) : "truncated");
-				goto out;
-			}
-			man[mlen] = '\0';
-			continue;
-		}
-		if (have_ops++) {
-			rc = aoe_err(AOE_EDATA, "%s: two %s entries", arch,
-			    OPS_FILE);
-			goto out;
-		}
-		snprintf(tmp, sizeof(tmp), "%s/.aoe-import.XXXXXX", parent);
-		if ((fd = mkstemp(tmp)) < 0) {
-			rc = aoe_err(AOE_EIO, "cannot create a file in '%s': "
-			    "%s", parent, strerror(errno));
-			tmp[0] = '\0';
-			goto out;
-		}
-		while ((got = archive_read_data(a, buf, sizeof(buf))) > 0) {
-			size += got;
-			if (size > o->max_size) {
-				rc = aoe_err(AOE_ENOMEM, "%s: %s is over the "
-				    "size limit", arch, OPS_FILE);
-				goto out;
-			}
-			aoe_sha256_update(&sh, buf, (size_t)got);
-			if (write(fd, buf, (size_t)got) != got) {
-				rc = aoe_err(AOE_EIO, "cannot write '%s': %s",
-				    tmp, strerror(errno));
-				goto out;
-			}
-		}
-		if (got < 0) {
-			rc = aoe_err(AOE_EDATA, "%s: %s", arch,
-			    archive_error_string(a));
-			goto out;
-		}
+}
+
+/* Read the current member, manifest.json, into im->man. */
+static int
+read_manifest(import *im, struct archive_entry *ae)
+{
+	int64_t mlen = 0, sz = archive_entry_size(ae);
+	la_ssize_t got;
+
+	if (im->man || sz > (1 << 20))
+		return aoe_err(AOE_EDATA, "%s: a second or oversized "
+		    "manifest.json", im->arch);
+	im->man = aoe_xmalloc((size_t)sz + 1);
+	while ((got = archive_read_data(im->a, im->man + mlen,
+	    (size_t)(sz - mlen))) > 0)
+		mlen += got;
+	if (got < 0 || mlen != sz)
+		return aoe_err(AOE_EDATA, "%s: manifest.json: %s", im->arch,
+		    got < 0 ? archive_error_string(im->a) : "truncated");
+	im->man[mlen] = '\0';
+	return 0;
+}
+
+/* Extract the current member, ops.jsonl, into a file in parent. */
+static int
+extract_ops(import *im, const aoe_bank_opts *o, const char *parent)
+{
+	char buf[65536];
+	la_ssize_t got;
+
+	if (im->have_ops++)
+		return aoe_err(AOE_EDATA, "%s: two %s entries", im->arch,
+		    OPS_FILE);
+	snprintf(im->tmp, sizeof(im->tmp), "%s/.aoe-import.XXXXXX", parent);
+	if ((im->fd = mkstemp(im->tmp)) < 0) {
+		im->tmp[0] = '\0';
+		return aoe_err(AOE_EIO, "cannot create a file in '%s': %s",
+		    parent, strerror(errno));
 	}
-	if (r != ARCHIVE_EOF) {
-		rc = aoe_err(AOE_EDATA, "%s: not a valid archive: %s", arch,
-		    archive_error_string(a));
-		goto out;
+	while ((got = archive_read_data(im->a, buf, sizeof(buf))) > 0) {
+		im->size += got;
+		if (im->size > o->max_size)
+			return aoe_err(AOE_ENOMEM, "%s: %s is over the size "
+			    "limit", im->arch, OPS_FILE);
+		aoe_sha256_update(&im->sh, buf, (size_t)got);
+		if (write(im->fd, buf, (size_t)got) != got)
+			return aoe_err(AOE_EIO, "cannot write '%s': %s",
+			    im->tmp, strerror(errno));
 	}
-	if (man == NULL || !have_ops) {
-		rc = aoe_err(AOE_EDATA, "%s: no %s in the archive", arch,
-		    man ? OPS_FILE : "manifest.json");
-		goto out;
+	if (got < 0)
+		return aoe_err(AOE_EDATA, "%s: %s", im->arch,
+		    archive_error_string(im->a));
+	return 0;
+}
+
+/* Every member, each checked before it is read. */
+static int
+read_members(import *im, const aoe_bank_opts *o, const char *parent)
+{
+	struct archive_entry *ae;
+	const char *name = NULL;
+	int r, rc;
+
+	aoe_sha256_init(&im->sh);
+	while ((r = archive_read_next_header(im->a, &ae)) == ARCHIVE_OK) {
+		if ((rc = check_member(im->arch, ae, o, &name)) < 0)
+			return rc;
+		rc = strcmp(name, "manifest.json") == 0 ?
+		    read_manifest(im, ae) : extract_ops(im, o, parent);
+		if (rc < 0)
+			return rc;
 	}
+	if (r != ARCHIVE_EOF)
+		return aoe_err(AOE_EDATA, "%s: not a valid archive: %s",
+		    im->arch, archive_error_string(im->a));
+	if (im->man == NULL || !im->have_ops)
+		return aoe_err(AOE_EDATA, "%s: no %s in the archive", im->arch,
+		    im->man ? OPS_FILE : "manifest.json");
+	return 0;
+}
+
+/*
+ * The manifest *mp of the import: well formed, with the extracted file's
+ * checksum and size, for soc_version want (msoc gets the manifest's);
+ * *fp is its entry for ops.jsonl.
+ */
+static int
+check_manifest(const import *im, const char *want, cJSON **mp,
+    const cJSON **fp, char *msoc, size_t len)
+{
+	char hex[65];
+	aoe_sha256 sh = im->sh;
+	const cJSON *f;
+	cJSON *m;
+
 	aoe_sha256_hex(&sh, hex);
-	if ((m = cJSON_Parse(man)) == NULL || bank_jstr(m, "soc_version") == NULL ||
+	if ((*mp = m = cJSON_Parse(im->man)) == NULL ||
+	    bank_jstr(m, "soc_version") == NULL ||
 	    !aoe_soc_valid(bank_jstr(m, "soc_version")) ||
-	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(m, "files"))) {
-		rc = aoe_err(AOE_EDATA, "%s: manifest.json is malformed",
-		    arch);
-		goto out;
-	}
-	f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "files"), 0);
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(m, "files")))
+		return aoe_err(AOE_EDATA, "%s: manifest.json is malformed",
+		    im->arch);
+	*fp = f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m,
+	    "files"), 0);
 	if (f == NULL || bank_jstr(f, "sha256") == NULL ||
 	    strcmp(bank_jstr(f, "sha256"), hex) != 0 ||
 	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(f, "size")) ||
 	    cJSON_GetObjectItemCaseSensitive(f, "size")->valuedouble !=
-	    (double)size) {
-		rc = aoe_err(AOE_EDATA, "%s: %s does not match the manifest's "
-		    "checksum", arch, OPS_FILE);
-		goto out;
-	}
-	snprintf(msoc, sizeof(msoc), "%s", bank_jstr(m, "soc_version"));
-	want = o->soc ? o->soc : aoe_soc_version();
-	if (strcmp(msoc, want) != 0) {
-		rc = aoe_err(AOE_EUNSUP, "%s: the bank is for soc_version "
+	    (double)im->size)
+		return aoe_err(AOE_EDATA, "%s: %s does not match the "
+		    "manifest's checksum", im->arch, OPS_FILE);
+	snprintf(msoc, len, "%s", bank_jstr(m, "soc_version"));
+	if (strcmp(msoc, want) != 0)
+		return aoe_err(AOE_EUNSUP, "%s: the bank is for soc_version "
 		    "'%s', not '%s'; name it with --soc-version %s to import "
-		    "it", arch, msoc, want, msoc);
+		    "it", im->arch, msoc, want, msoc);
+	return 0;
+}
+
+/* Read the extracted file through, counting its entries into *n. */
+static int
+count_entries(const import *im, const char *msoc, const char *label,
+    const cJSON *f, long *n)
+{
+	char soc[128];
+	rdr r;
+	int rc;
+
+	snprintf(soc, sizeof(soc), "%s", msoc);
+	if ((rc = bank_rdr_open(&r, im->tmp, soc, sizeof(soc), 0)) < 0)
+		return rc;
+	r.path = label;
+	while ((rc = bank_rdr_next(&r)) == 1)
+		(*n)++;
+	bank_rdr_close(&r);
+	if (rc < 0)
+		return rc;
+	f = cJSON_GetObjectItemCaseSensitive(f, "entries");
+	if (!cJSON_IsNumber(f) || f->valuedouble != (double)*n)
+		return aoe_err(AOE_EDATA, "%s: the manifest counts %.0f "
+		    "entries, %s holds %ld", im->arch, cJSON_IsNumber(f) ?
+		    f->valuedouble : -1.0, OPS_FILE, *n);
+	return 0;
+}
+
+int
+aoe_bank_import(const aoe_bank_opts *o, const char *archive,
+    aoe_bank_counts *c)
+{
+	char dir[PATH_MAX], file[PATH_MAX], parent[PATH_MAX];
+	char label[PATH_MAX + 32], msoc[128] = "", soc[128];
+	const cJSON *f = NULL;
+	cJSON *m = NULL;
+	import im;
+	long n = 0;
+	int rc;
+	src s;
+
+	memset(c, 0, sizeof(*c));
+	memset(&im, 0, sizeof(im));
+	im.arch = archive;
+	im.fd = -1;
+	/* Errors in the extracted file name it in the archive. */
+	snprintf(label, sizeof(label), "%s:%s", archive, OPS_FILE);
+	im.a = archive_read_new();
+	archive_read_support_filter_all(im.a);
+	archive_read_support_format_tar(im.a);
+	if (archive_read_open_filename(im.a, strcmp(archive, "-") ? archive :
+	    NULL, 65536) != ARCHIVE_OK) {
+		rc = aoe_err(errno == ENOENT ? AOE_EIO : AOE_EDATA,
+		    "cannot open '%s': %s", archive,
+		    archive_error_string(im.a));
 		goto out;
 	}
 	if ((rc = aoe_bank_target(o, dir, file)) < 0)
 		goto out;
+	nearest_dir(dir, parent, sizeof(parent));
+	if ((rc = read_members(&im, o, parent)) < 0 ||
+	    (rc = check_manifest(&im, o->soc ? o->soc : aoe_soc_version(),
+	    &m, &f, msoc, sizeof(msoc))) < 0 ||
+	    (rc = aoe_bank_target(o, dir, file)) < 0)
+		goto out;
 	/* Check the extracted file completely, then merge it in. */
-	{
-		char soc[128];
-		rdr r2;
-		snprintf(soc, sizeof(soc), "%s", msoc);
-		if ((rc = bank_rdr_open(&r2, tmp, soc, sizeof(soc), 0)) < 0)
-			goto out;
-		r2.path = label;
-		while ((rc = bank_rdr_next(&r2)) == 1)
-			n++;
-		bank_rdr_close(&r2);
-		if (rc < 0)
-			goto out;
-		f = cJSON_GetObjectItemCaseSensitive(f, "entries");
-		if (!cJSON_IsNumber(f) || f->valuedouble != (double)n) {
-			rc = aoe_err(AOE_EDATA, "%s: the manifest counts "
-			    "%.0f entries, %s holds %ld", arch, cJSON_IsNumber(f) ?
-			    f->valuedouble : -1.0, OPS_FILE, n);
-			goto out;
-		}
-	}
-	{
-		char soc[128];
-		src s;
-		snprintf(soc, sizeof(soc), "%s", msoc);
-		memset(&s, 0, sizeof(s));
-		if ((rc = bank_rdr_open(&s.r, tmp, soc, sizeof(soc), 0)) < 0)
-			goto out;
-		s.r.path = label;
-		rc = bank_write(o, dir, file, soc, sizeof(soc), &s, 1,
-		    o->policy, c);
-		bank_rdr_close(&s.r);
-		c->read = n;
-	}
+	if ((rc = count_entries(&im, msoc, label, f, &n)) < 0)
+		goto out;
+	snprintf(soc, sizeof(soc), "%s", msoc);
+	memset(&s, 0, sizeof(s));
+	if ((rc = bank_rdr_open(&s.r, im.tmp, soc, sizeof(soc), 0)) < 0)
+		goto out;
+	s.r.path = label;
+	rc = bank_write(o, dir, file, soc, sizeof(soc), &s, 1, o->policy, c);
+	bank_rdr_close(&s.r);
+	c->read = n;
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp[0])
-		unlink(tmp);
+	if (im.fd >= 0)
+		close(im.fd);
+	if (im.tmp[0])
+		unlink(im.tmp);
 	cJSON_Delete(m);
-	free(man);
-	archive_read_free(a);
+	free(im.man);
+	archive_read_free(im.a);
 	return rc;
 }
 
