@@ -127,126 +127,135 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int
-main(int argc, char **argv)
+/* The command line beyond the run options. */
+typedef struct cli {
+	char **inputs;		/* --input name=file */
+	int ninputs;
+	char *outdir, *shapes;
+	long long warmup, runs, seed;
+	int quiet;
+} cli;
+
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "input", required_argument, NULL, 'i' },
+	{ "input-shape", required_argument, NULL, 's' },
+	{ "no-bank", no_argument, NULL, 'B' },
+	{ "output-dir", required_argument, NULL, 'o' },
+	{ "profile", no_argument, NULL, 'p' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "warmup", required_argument, NULL, 'w' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* One option c (with optarg); exits on --help, --version and misuse. */
+static void
+option(int c, aoe_run_opts *o, cli *a)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "input-shape", required_argument, NULL, 's' },
-		{ "no-bank", no_argument, NULL, 'B' },
-		{ "output-dir", required_argument, NULL, 'o' },
-		{ "profile", no_argument, NULL, 'p' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ NULL, 0, NULL, 0 }
-	};
-	aoe_run_opts o;
-	aoe_graph *g = NULL;
-	char **inputs = NULL, *outdir = NULL, *shapes = NULL;
-	long long warmup = 3, runs = 10, seed = 1;
-	int ninputs = 0, quiet = 0, c, i, j, rc;
-	double *times, t0;
-
-	aoe_setprogname(argv[0]);
-	aoe_run_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "hi:o:pqr:s:t:Vw:", longopts,
-	    NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage(AOE_EXIT_OK);
-			break;
-		case 'i':
-			if (strchr(optarg, '=') == NULL) {
-				aoe_warnx("--input '%s': expected name=file",
-				    optarg);
-				exit(AOE_EXIT_USAGE);
-			}
-			inputs = aoe_xrealloc(inputs, (size_t)(ninputs + 1) *
-			    sizeof(char *));
-			inputs[ninputs++] = optarg;
-			break;
-		case 's':
-			aoe_shape_spec_add(&shapes, optarg);
-			break;
-		case 'B':
-			o.use_bank = 0;
-			break;
-		case 'o':
-			outdir = optarg;
-			break;
-		case 'p':
-			o.profile = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'r':
-			runs = aoe_optnum("runs", optarg, 1, MAXRUNS);
-			break;
-		case 'S':
-			seed = aoe_optnum("seed", optarg, 0, INT64_MAX);
-			break;
-		case 't':
-			o.nthreads = (int)aoe_optnum("threads", optarg, 1, 1024);
-			break;
-		case 'V':
-			printf("aoe-run %s\n", AOE_VERSION);
-			return AOE_EXIT_OK;
-		case 'w':
-			warmup = aoe_optnum("warmup", optarg, 0, MAXRUNS);
-			break;
-		default:
-			usage(AOE_EXIT_USAGE);
+	switch (c) {
+	case 'h':
+		usage(AOE_EXIT_OK);
+		break;
+	case 'i':
+		if (strchr(optarg, '=') == NULL) {
+			aoe_warnx("--input '%s': expected name=file", optarg);
+			exit(AOE_EXIT_USAGE);
 		}
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc != 1)
+		a->inputs = aoe_xrealloc(a->inputs, (size_t)(a->ninputs + 1) *
+		    sizeof(char *));
+		a->inputs[a->ninputs++] = optarg;
+		break;
+	case 's':
+		aoe_shape_spec_add(&a->shapes, optarg);
+		break;
+	case 'B':
+		o->use_bank = 0;
+		break;
+	case 'o':
+		a->outdir = optarg;
+		break;
+	case 'p':
+		o->profile = 1;
+		break;
+	case 'q':
+		a->quiet = 1;
+		break;
+	case 'r':
+		a->runs = aoe_optnum("runs", optarg, 1, MAXRUNS);
+		break;
+	case 'S':
+		a->seed = aoe_optnum("seed", optarg, 0, INT64_MAX);
+		break;
+	case 't':
+		o->nthreads = (int)aoe_optnum("threads", optarg, 1, 1024);
+		break;
+	case 'V':
+		printf("aoe-run %s\n", AOE_VERSION);
+		exit(AOE_EXIT_OK);
+	case 'w':
+		a->warmup = aoe_optnum("warmup", optarg, 0, MAXRUNS);
+		break;
+	default:
 		usage(AOE_EXIT_USAGE);
+	}
+}
 
-	if ((rc = aoe_model_load(argv[0], &g)) < 0)
-		goto fail;
-	if (shapes && (rc = aoe_bind_shapes(g, shapes)) < 0)
-		goto fail;
-	if ((rc = aoe_graph_prepare(g, &o)) < 0)
-		goto fail;
+/* Whether --input item s names tensor t (s is "name=file"). */
+static int
+names(const char *s, const aoe_tensor *t)
+{
+	size_t l = strcspn(s, "=");
 
-	/* The inputs not read from files are those of the measurements. */
-	aoe_graph_fill_inputs(g, (uint64_t)seed);
+	return strlen(t->name) == l && strncmp(s, t->name, l) == 0;
+}
+
+/*
+ * The inputs: random ones, as the measurements' (aoe-opat(1)), but for
+ * those read from files; an --input that names no input is an error.
+ */
+static int
+set_inputs(aoe_graph *g, const cli *a)
+{
+	int i, j, rc;
+
+	aoe_graph_fill_inputs(g, (uint64_t)a->seed);
 	for (i = 0; i < g->ninputs; i++) {
 		aoe_tensor *t = g->tensors[g->inputs[i]];
 		const char *file = NULL;
-		for (j = 0; j < ninputs; j++) {
-			size_t l = strcspn(inputs[j], "=");
-			if (strlen(t->name) == l &&
-			    strncmp(inputs[j], t->name, l) == 0)
-				file = inputs[j] + l + 1;
-		}
+		for (j = 0; j < a->ninputs; j++)
+			if (names(a->inputs[j], t))
+				file = a->inputs[j] + strlen(t->name) + 1;
 		if (file && (rc = load_input(t, file)) < 0)
-			goto fail;
+			return rc;
 	}
-	for (j = 0; j < ninputs; j++) {
-		size_t l = strcspn(inputs[j], "=");
+	for (j = 0; j < a->ninputs; j++) {
 		for (i = 0; i < g->ninputs; i++)
-			if (strlen(g->tensors[g->inputs[i]]->name) == l &&
-			    strncmp(inputs[j], g->tensors[g->inputs[i]]->name,
-			    l) == 0)
+			if (names(a->inputs[j], g->tensors[g->inputs[i]]))
 				break;
-		if (i == g->ninputs) {
-			rc = aoe_err(AOE_EDATA, "--input '%.*s' is not an "
-			    "input of the model", (int)l, inputs[j]);
-			goto fail;
-		}
+		if (i == g->ninputs)
+			return aoe_err(AOE_EDATA, "--input '%.*s' is not an "
+			    "input of the model", (int)strcspn(a->inputs[j],
+			    "="), a->inputs[j]);
 	}
+	return 0;
+}
 
-	for (i = 0; i < warmup; i++)
-		if ((rc = aoe_graph_run(g, &o)) < 0)
-			goto fail;
+/* The warm-up runs, then the timed ones, and their latency line. */
+static int
+time_runs(aoe_graph *g, const aoe_run_opts *o, const cli *a,
+    const char *model)
+{
+	long long runs = a->runs, i;
+	double *times, t0;
+	int rc;
+
+	for (i = 0; i < a->warmup; i++)
+		if ((rc = aoe_graph_run(g, o)) < 0)
+			return rc;
 	/* Profile only the timed runs. */
 	for (i = 0; i < g->nnodes; i++) {
 		g->nodes[i].prof_us = 0;
@@ -255,33 +264,59 @@ main(int argc, char **argv)
 	times = aoe_xcalloc((size_t)runs, sizeof(double));
 	for (i = 0; i < runs; i++) {
 		t0 = aoe_now_us();
-		if ((rc = aoe_graph_run(g, &o)) < 0) {
+		if ((rc = aoe_graph_run(g, o)) < 0) {
 			free(times);
-			goto fail;
+			return rc;
 		}
 		times[i] = (aoe_now_us() - t0) / 1000.0;
 	}
 	qsort(times, (size_t)runs, sizeof(double), cmp_double);
-	if (!quiet)
+	if (!a->quiet)
 		printf("aoe model=%s threads=%d warmup=%lld runs=%lld "
-		    "median=%.3f p90=%.3f min=%.3f\n", argv[0],
-		    o.nthreads, warmup, runs,
-		    runs % 2 ? times[runs / 2] :
+		    "median=%.3f p90=%.3f min=%.3f\n", model, o->nthreads,
+		    a->warmup, runs, runs % 2 ? times[runs / 2] :
 		    (times[runs / 2 - 1] + times[runs / 2]) / 2,
 		    times[(runs * 9 + 9) / 10 - 1], times[0]);
 	free(times);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	aoe_run_opts o;
+	aoe_graph *g = NULL;
+	cli a = { NULL, 0, NULL, NULL, 3, 10, 1, 0 };
+	int c, rc;
+
+	aoe_setprogname(argv[0]);
+	aoe_run_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "hi:o:pqr:s:t:Vw:", longopts,
+	    NULL)) != -1)
+		option(c, &o, &a);
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		usage(AOE_EXIT_USAGE);
+
+	if ((rc = aoe_model_load(argv[0], &g)) < 0 ||
+	    (a.shapes && (rc = aoe_bind_shapes(g, a.shapes)) < 0) ||
+	    (rc = aoe_graph_prepare(g, &o)) < 0 ||
+	    (rc = set_inputs(g, &a)) < 0 ||
+	    (rc = time_runs(g, &o, &a, argv[0])) < 0)
+		goto fail;
 	if (o.profile)
 		aoe_profile_print(g, stderr);
-	if (outdir && (rc = write_outputs(g, outdir)) < 0)
+	if (a.outdir && (rc = write_outputs(g, a.outdir)) < 0)
 		goto fail;
 	aoe_graph_free(g);
-	free(inputs);
-	free(shapes);
+	free(a.inputs);
+	free(a.shapes);
 	return AOE_EXIT_OK;
 fail:
 	aoe_warnx("%s", aoe_errmsg());
 	aoe_graph_free(g);
-	free(inputs);
-	free(shapes);
+	free(a.inputs);
+	free(a.shapes);
 	return aoe_exit_status(rc);
 }
