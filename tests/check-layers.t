@@ -5,7 +5,7 @@
 plan 10
 cd "$top" || exit 1
 layers="base ir kernels runtime passes bank engine tune"
-objs=$(ls lib/*/*.o)
+objs=$(for c in lib/*/*.c; do echo "${c%.c}.o"; done)
 
 run sh lib/check-layers $layers -- $objs
 ok $status "libaoe's objects are layered"
