@@ -50,4 +50,7 @@ typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
 void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
     void *ctx);
 
+/* Whether s is one of list[0..n). */
+int aoe_str_in(const char *s, const char *const *list, size_t n);
+
 #endif

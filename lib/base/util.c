@@ -401,3 +401,14 @@ aoe_optnum(const char *opt, const char *s, long long min, long long max)
 	}
 	return v;
 }
+
+int
+aoe_str_in(const char *s, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, list[i]) == 0)
+			return 1;
+	return 0;
+}

@@ -589,3 +589,16 @@ aoe_op_internal(const char *op_type)
 	return strcmp(op_type, "AoeReorder") == 0 ||
 	    strcmp(op_type, "AoeElemChain") == 0;
 }
+
+int
+aoe_same_shape(const aoe_tensor *a, const aoe_tensor *b)
+{
+	int i;
+
+	if (a->ndim != b->ndim)
+		return 0;
+	for (i = 0; i < a->ndim; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}

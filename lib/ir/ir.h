@@ -40,4 +40,7 @@ struct cJSON;
 int aoe_sched_from_json(const struct cJSON *o, aoe_sched *s, char *why,
     size_t wl);
 
+/* Whether a and b have the same rank and dimensions. */
+int aoe_same_shape(const aoe_tensor *a, const aoe_tensor *b);
+
 #endif

@@ -62,23 +62,9 @@
 
 #define MAX_CHAIN 16
 
-
 /*
  * Partition.
  */
-
-static int
-same_shape(const aoe_tensor *a, const aoe_tensor *b)
-{
-	int i;
-
-	if (a->ndim != b->ndim)
-		return 0;
-	for (i = 0; i < a->ndim; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
 
 static int
 is_live(const aoe_graph *g, int v)
@@ -669,7 +655,7 @@ elem_link(const aoe_graph *g, const aoe_node *n, int cur)
 		return -1;
 	for (i = 0; i < (kind == 2 ? 2 : 1); i++) {
 		if ((c = aoe_in(g, n, i)) == NULL || c->kind == AOE_T_CONST ||
-		    !same_shape(c, y) || (cur >= 0 && n->in[i] != cur))
+		    !aoe_same_shape(c, y) || (cur >= 0 && n->in[i] != cur))
 			continue;
 		if (kind == 1)
 			return i;
@@ -1254,16 +1240,6 @@ aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c)
  * that wants it plain, and one converts a plain tensor that a blocked
  * node reads.
  */
-static int
-in_list(const char *s, const char *const *list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(s, list[i]) == 0)
-			return 1;
-	return 0;
-}
 
 /* Whether input j of n carries the data that a blocked n reads blocked. */
 static int
@@ -1298,29 +1274,29 @@ layout_capable(const aoe_graph *g, const aoe_node *n)
 				return 0;
 		return aoe_conv_8c_ok(g, n);
 	}
-	if (in_list(n->op_type, pools, sizeof(pools) / sizeof(pools[0])))
+	if (aoe_str_in(n->op_type, pools, sizeof(pools) / sizeof(pools[0])))
 		return aoe_pool_8c_ok(g, n);
 	/* A fused element-wise chain: every operand of the output's shape. */
 	if (strcmp(n->op_type, "AoeElemChain") == 0) {
 		for (j = 0; j < n->nin; j++)
 			if ((x = aoe_in(g, n, j)) == NULL ||
-			    x->kind == AOE_T_CONST || !same_shape(x, y))
+			    x->kind == AOE_T_CONST || !aoe_same_shape(x, y))
 				return 0;
 		return 1;
 	}
-	if (!in_list(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) &&
-	    !(n->nin == 2 && in_list(n->op_type, binary,
+	if (!aoe_str_in(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) &&
+	    !(n->nin == 2 && aoe_str_in(n->op_type, binary,
 	    sizeof(binary) / sizeof(binary[0]))))
 		return 0;
 	for (j = 0; j < n->nin; j++) {
 		if ((x = aoe_in(g, n, j)) == NULL || x->kind == AOE_T_CONST)
 			continue;
-		if (x->dtype != AOE_F32 || !same_shape(x, y))
+		if (x->dtype != AOE_F32 || !aoe_same_shape(x, y))
 			return 0;
 		nd++;
 	}
 	/* Clip's bounds are constants; a binary op has two operands. */
-	return nd == (in_list(n->op_type, binary, sizeof(binary) /
+	return nd == (aoe_str_in(n->op_type, binary, sizeof(binary) /
 	    sizeof(binary[0])) ? 2 : 1) && (strcmp(n->op_type, "Clip") != 0 ||
 	    nd == 1);
 }

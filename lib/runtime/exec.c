@@ -294,30 +294,6 @@ prune(aoe_graph *g)
 	free(need);
 }
 
-static int
-in_list(const char *s, const char *const *list, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(s, list[i]) == 0)
-			return 1;
-	return 0;
-}
-
-static int
-same_shape(const aoe_tensor *a, const aoe_tensor *b)
-{
-	int i;
-
-	if (a->ndim != b->ndim)
-		return 0;
-	for (i = 0; i < a->ndim; i++)
-		if (a->dims[i] != b->dims[i])
-			return 0;
-	return 1;
-}
-
 /*
  * Whether n may write its output over its input 0: an element-wise float
  * op whose input 0 has the output's shape, or a copy that only renames
@@ -341,12 +317,12 @@ aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n)
 	    aoe_tensor_nbytes(x) != aoe_tensor_nbytes(y) ||
 	    aoe_tensor_nbytes(y) == 0)
 		return 0;
-	if (in_list(n->op_type, copies, sizeof(copies) / sizeof(copies[0])))
+	if (aoe_str_in(n->op_type, copies, sizeof(copies) / sizeof(copies[0])))
 		return 1;
-	if (x->dtype != AOE_F32 || !same_shape(x, y))
+	if (x->dtype != AOE_F32 || !aoe_same_shape(x, y))
 		return 0;
-	return in_list(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) ||
-	    (n->nin == 2 && in_list(n->op_type, binary, sizeof(binary) /
+	return aoe_str_in(n->op_type, unary, sizeof(unary) / sizeof(unary[0])) ||
+	    (n->nin == 2 && aoe_str_in(n->op_type, binary, sizeof(binary) /
 	    sizeof(binary[0])));
 }
 
