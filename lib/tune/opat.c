@@ -629,6 +629,35 @@ replay_find(opat_run *r, opat_case *c, const aoe_space *sp,
 }
 
 /*
+ * A timing of candidate s, as a journal line (when journaling) and a
+ * line of --timings (when asked for).
+ */
+static void
+emit_timing(opat_run *r, const opat_case *c, const char *tag, const char *canon,
+    const aoe_sched *s, const opat_timing *t)
+{
+	cJSON *o;
+
+	if (r->jfp == NULL && r->tfp == NULL)
+		return;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "j", "timing");
+	cJSON_AddStringToObject(o, "key", c->keystr);
+	cJSON_AddStringToObject(o, "op_type", c->op_type);
+	cJSON_AddStringToObject(o, "tag", tag);
+	cJSON_AddStringToObject(o, "canon", canon);
+	cJSON_AddItemToObject(o, "schedule", opat_sched_json(s));
+	timing_fields(o, t);
+	if (r->jfp)
+		journal_line(r, o);
+	if (r->tfp) {
+		cJSON_DeleteItemFromObject(o, "j");
+		put_line(r->tfp, o);
+	}
+	cJSON_Delete(o);
+}
+
+/*
  * Get the timings of n schedules of case c: from the journal, the replay
  * set, or by measuring them.  tag tells baselines ("d", "b"), search
  * trials ("t") and confirmations ("c0", "c1") apart.
@@ -669,24 +698,7 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 			    + 1, mk);
 			continue;
 		}
-		if (r->jfp || r->tfp) {
-			cJSON *o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "j", "timing");
-			cJSON_AddStringToObject(o, "key", c->keystr);
-			cJSON_AddStringToObject(o, "op_type", c->op_type);
-			cJSON_AddStringToObject(o, "tag", tag);
-			cJSON_AddStringToObject(o, "canon", canon[i]);
-			cJSON_AddItemToObject(o, "schedule",
-			    opat_sched_json(&s[i]));
-			timing_fields(o, &t[i]);
-			if (r->jfp)
-				journal_line(r, o);
-			if (r->tfp) {
-				cJSON_DeleteItemFromObject(o, "j");
-				put_line(r->tfp, o);
-			}
-			cJSON_Delete(o);
-		}
+		emit_timing(r, c, tag, canon[i], &s[i], &t[i]);
 	}
 	if (ntodo > 0) {
 		opat_meas_opts mo;
@@ -707,28 +719,10 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 			goto out;
 		for (i = 0; i < ntodo; i++) {
 			int k = todo[i];
-			cJSON *o;
 			t[k] = mt[i];
 			/* Charge each its share of the batch's wall time. */
 			t[k].cost_s = (aoe_now_us() - t0) / 1e6 / ntodo;
-			if (r->jfp == NULL && r->tfp == NULL)
-				continue;
-			o = cJSON_CreateObject();
-			cJSON_AddStringToObject(o, "j", "timing");
-			cJSON_AddStringToObject(o, "key", c->keystr);
-			cJSON_AddStringToObject(o, "op_type", c->op_type);
-			cJSON_AddStringToObject(o, "tag", tag);
-			cJSON_AddStringToObject(o, "canon", canon[k]);
-			cJSON_AddItemToObject(o, "schedule",
-			    opat_sched_json(&s[k]));
-			timing_fields(o, &t[k]);
-			if (r->jfp)
-				journal_line(r, o);
-			if (r->tfp) {
-				cJSON_DeleteItemFromObject(o, "j");
-				put_line(r->tfp, o);
-			}
-			cJSON_Delete(o);
+			emit_timing(r, c, tag, canon[k], &s[k], &t[k]);
 		}
 	}
 out:
