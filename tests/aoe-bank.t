@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 100
+plan 102
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -388,7 +388,7 @@ head -1 "$T/out" | python3 -c '
 import json, sys
 l = json.loads(sys.stdin.readline())
 print(json.dumps({"key": l["key"], "op_type": l["op_type"], "names": [l["node"]], "before_us": 10,
-    "after_us": 5, "schedule": {"mr": 4}, "outcome": "add", "signature": l["signature"],
+    "after_us": 5, "schedule": {"nthreads": 1}, "outcome": "add", "signature": l["signature"],
     "soc_version": "socA"}))' > "$T/hit"
 aoe-bank -q commit "$T/hit"
 run aoe-bank lookup --threads 1 "$ex"
@@ -429,6 +429,36 @@ run aoe-bank -b "$T/hostile.jsonl" lookup --jsonl --threads 1 "$ex"
 ok $? "lookup: a key collision and another soc_version are ignored with a warning"
 run env AOE_BANK_THREADS= aoe-run --runs 1 --threads 1 "$ex"
 ok $status "aoe-run runs with the bank"
+# Entries whose schedules are not in their node's space (an unknown knob,
+# an illegal GEMM tile, a value off the list) are never applied: lookup
+# says "illegal" and warns once each; aoe-run computes what it computes
+# without them.
+aoe-bank lookup --jsonl --threads 1 "$ex" 2>/dev/null | python3 -c '
+import json, sys
+seen, out = set(), []
+for l in sys.stdin:
+    l = json.loads(l)
+    if l["op_type"] == "Conv" and l["key"] not in seen:
+        seen.add(l["key"]); out.append(l)
+scheds = [{"bogus_knob": 5}, {"mr": 4, "nr": 16}, {"algo": 99}]
+e = [{"key": l["key"], "op_type": l["op_type"], "signature": l["signature"], "schedule": s,
+      "time_us": 1, "baseline_us": 2, "soc_version": "socA", "tool_version": "0.1.0",
+      "measured_at": "2026-01-01T00:00:00Z", "method": "opat"} for l, s in zip(out, scheds)]
+for x in sorted(e, key=lambda x: int(x["key"])):
+    print(json.dumps(x))
+' > "$T/illegal.jsonl"
+run aoe-bank -b "$T/illegal.jsonl" lookup --jsonl --threads 1 "$ex"
+[ $status -eq 0 ] && [ "$(grep -c '"from":"illegal"' "$T/out")" -eq 3 ] &&
+    ! grep -q '"from":"custom"' "$T/out" &&
+    [ "$(grep -c "custom bank: entry [0-9]* for node '[^']*': illegal schedule: .*; ignored" "$T/err")" -eq 3 ] &&
+    grep -q "has no knob 'bogus_knob'" "$T/err" && grep -q 'algo=99 is not a legal value' "$T/err"
+ok $? "lookup: schedules outside the node's space are ignored with a warning naming the knob"
+mkdir -p "$T/ill/socA" && cp "$T/illegal.jsonl" "$T/ill/socA/ops.jsonl"
+aoe-run --no-bank --runs 1 --threads 1 -o "$T/ill-ref" "$ex" >/dev/null 2>&1
+run env TUNE_BANK_PATH="$T/ill" aoe-run --runs 1 --threads 1 -o "$T/ill-out" "$ex"
+[ $status -eq 0 ] && [ "$(grep -c 'illegal schedule' "$T/err")" -eq 3 ] &&
+    cmp -s "$T/ill-ref/$(ls "$T/ill-ref" | head -1)" "$T/ill-out/$(ls "$T/ill-ref" | head -1)"
+ok $? "aoe-run warns once for each illegal entry and computes as without the bank"
 run aoe-bank lookup --threads 2 "$ex"
 ! grep -q ' custom$' "$T/out"
 ok $? "lookup: another thread count is another case"

@@ -259,13 +259,15 @@ warn_once(uint64_t key, const char *fmt, const char *a, const char *b)
  * Look sig up: the custom bank, then the built-in one, each entry of
  * sig's key in turn (a valid bank has one).  An entry applies when it is
  * of this soc_version, its signature is sig and its schedule is valid;
- * one that does not is ignored with a warning.  node names the lookup
- * in the collision warning ("" for none).  1 and s filled on a hit (*from
- * the bank's name), else 0 (*from "miss" or "collision").
+ * one that does not is ignored with a warning.  With sp set, a valid
+ * schedule is also one that sp holds (aoe_space_validate).  node names
+ * the lookup in the warnings ("" for none).  1 and s filled on a hit
+ * (*from the bank's name), else 0 (*from "miss", "collision" or
+ * "illegal").
  */
 static int
 bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
-    const char **from)
+    const aoe_space *sp, const char **from)
 {
 	char why[256], what[300];
 	uint64_t key = aoe_op_key(sig);
@@ -314,6 +316,17 @@ bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
 			    s, why, sizeof(why)) < 0) {
 				warn_once(key, "%s bank: entry %llu: %s; "
 				    "ignored", b->name, why);
+			} else if (sp && aoe_space_validate(sp, s, why,
+			    sizeof(why)) < 0) {
+				/* A kernel never sees a schedule off its space. */
+				char msg[600];
+				snprintf(msg, sizeof(msg), "%s: illegal schedule: "
+				    "%s", what, why);
+				warn_once(key, "%s bank: entry %llu%s; ignored",
+				    b->name, msg);
+				memset(s, 0, sizeof(*s));
+				if (from)
+					*from = "illegal";
 			} else {
 				hit = 1;
 				if (from)
@@ -342,6 +355,7 @@ int
 aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
     aoe_sched *s, const char **from)
 {
+	aoe_space sp;
 	char *sig;
 	int hit;
 
@@ -352,7 +366,15 @@ aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
 		free(sig);
 		return 0;
 	}
-	hit = bset_find(&B.ops, sig, n->name, s, from);
+	/*
+	 * Entries are checked against the node's space here, where the
+	 * node is at hand; a node without a space takes no knobs.
+	 */
+	if (aoe_space_for(g, n, &sp) < 0) {
+		memset(&sp, 0, sizeof(sp));
+		snprintf(sp.op_type, sizeof(sp.op_type), "%s", n->op_type);
+	}
+	hit = bset_find(&B.ops, sig, n->name, s, &sp, from);
 	free(sig);
 	return hit;
 }
@@ -385,7 +407,7 @@ aoe_bank_graph_use(const char *file)
 int
 aoe_bank_graph_find(const char *sig, aoe_sched *d)
 {
-	return bset_find(&B.graphs, sig, "", d, NULL);
+	return bset_find(&B.graphs, sig, "", d, NULL, NULL);
 }
 
 int
