@@ -259,15 +259,16 @@ warn_once(uint64_t key, const char *fmt, const char *a, const char *b)
  * Look sig up: the custom bank, then the built-in one, each entry of
  * sig's key in turn (a valid bank has one).  An entry applies when it is
  * of this soc_version, its signature is sig and its schedule is valid;
- * one that does not is ignored with a warning.  With sp set, a valid
- * schedule is also one that sp holds (aoe_space_validate).  node names
+ * one that does not is ignored with a warning.  With valid set, a valid
+ * schedule is also one that valid(arg, ...) accepts.  node names
  * the lookup in the warnings ("" for none).  1 and s filled on a hit
  * (*from the bank's name), else 0 (*from "miss", "collision" or
  * "illegal").
  */
 static int
 bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
-    const aoe_space *sp, const char **from)
+    int (*valid)(void *, const aoe_sched *, char *, size_t), void *arg,
+    const char **from)
 {
 	char why[256], what[300];
 	uint64_t key = aoe_op_key(sig);
@@ -316,8 +317,8 @@ bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
 			    s, why, sizeof(why)) < 0) {
 				warn_once(key, "%s bank: entry %llu: %s; "
 				    "ignored", b->name, why);
-			} else if (sp && aoe_space_validate(sp, s, why,
-			    sizeof(why)) < 0) {
+			} else if (valid && valid(arg, s, why, sizeof(why)) <
+			    0) {
 				/* A kernel never sees a schedule off its space. */
 				char msg[600];
 				snprintf(msg, sizeof(msg), "%s: illegal schedule: "
@@ -351,11 +352,36 @@ aoe_bank_loaded_entries(void)
 	return bset_entries(&B.ops);
 }
 
+/* The node an operator entry is for. */
+typedef struct node_of {
+	const aoe_graph *g;
+	const aoe_node *n;
+} node_of;
+
+/*
+ * Whether s is a point of the node's search space, for this CPU; a node
+ * without a space takes no knobs.  Built only for an entry that matches,
+ * so that a miss costs no space.
+ */
+static int
+in_space(void *arg, const aoe_sched *s, char *why, size_t len)
+{
+	const node_of *nn = arg;
+	aoe_space sp;
+
+	if (aoe_space_for(nn->g, nn->n, &sp) < 0) {
+		memset(&sp, 0, sizeof(sp));
+		snprintf(sp.op_type, sizeof(sp.op_type), "%s",
+		    nn->n->op_type);
+	}
+	return aoe_space_validate(&sp, s, why, len);
+}
+
 int
 aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
     aoe_sched *s, const char **from)
 {
-	aoe_space sp;
+	node_of nn = { g, n };
 	char *sig;
 	int hit;
 
@@ -366,15 +392,7 @@ aoe_bank_find(const aoe_graph *g, const aoe_node *n, int nthreads,
 		free(sig);
 		return 0;
 	}
-	/*
-	 * Entries are checked against the node's space here, where the
-	 * node is at hand; a node without a space takes no knobs.
-	 */
-	if (aoe_space_for(g, n, &sp) < 0) {
-		memset(&sp, 0, sizeof(sp));
-		snprintf(sp.op_type, sizeof(sp.op_type), "%s", n->op_type);
-	}
-	hit = bset_find(&B.ops, sig, n->name, s, &sp, from);
+	hit = bset_find(&B.ops, sig, n->name, s, in_space, &nn, from);
 	free(sig);
 	return hit;
 }
@@ -407,7 +425,7 @@ aoe_bank_graph_use(const char *file)
 int
 aoe_bank_graph_find(const char *sig, aoe_sched *d)
 {
-	return bset_find(&B.graphs, sig, "", d, NULL, NULL);
+	return bset_find(&B.graphs, sig, "", d, NULL, NULL, NULL);
 }
 
 int

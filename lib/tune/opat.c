@@ -1090,6 +1090,26 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	return 0;
 }
 
+/*
+ * The counts of failed candidates by status as rec's "failed" object, if
+ * any failed; returns whether one did.
+ */
+static int
+add_failed(cJSON *rec, const int *nfail)
+{
+	cJSON *f = NULL;
+	int i;
+
+	for (i = 1; i < OPAT_NSTATUS; i++)
+		if (nfail[i]) {
+			if (f == NULL)
+				f = cJSON_AddObjectToObject(rec, "failed");
+			cJSON_AddNumberToObject(f, opat_status_name(i),
+			    nfail[i]);
+		}
+	return f != NULL;
+}
+
 /* The record of a searched case: the decision and how it was reached. */
 static void
 record_result(ctune *ct, cJSON *rec, double before, double after,
@@ -1098,8 +1118,6 @@ record_result(ctune *ct, cJSON *rec, double before, double after,
 	opat_case *c = ct->c;
 	const char *outcome;
 	double noise = margin(&ct->r->o, sb, sa);
-	cJSON *fails;
-	int i;
 
 	if (admits(&ct->r->o, before, after, noise))
 		outcome = c->hit ? "update" : "add";
@@ -1121,19 +1139,8 @@ record_result(ctune *ct, cJSON *rec, double before, double after,
 		cJSON_AddStringToObject(rec, "bank", c->hit_from);
 	cJSON_AddItemToObject(rec, "history", ct->hist);
 	ct->hist = NULL;
-	for (i = 1; i < OPAT_NSTATUS; i++)
-		if (ct->nfail[i])
-			break;
-	if (i < OPAT_NSTATUS) {
-		fails = cJSON_AddObjectToObject(rec, "failed");
-		for (i = 1; i < OPAT_NSTATUS; i++)
-			if (ct->nfail[i])
-				cJSON_AddNumberToObject(fails,
-				    opat_status_name(i), ct->nfail[i]);
-		if (ct->first_reason[0])
-			cJSON_AddStringToObject(rec, "reason",
-			    ct->first_reason);
-	}
+	if (add_failed(rec, ct->nfail) && ct->first_reason[0])
+		cJSON_AddStringToObject(rec, "reason", ct->first_reason);
 }
 
 /* Tune one case within its budget; returns its record. */
@@ -1599,7 +1606,7 @@ select_line(opat_run *r, cJSON *o, const char *path, long lineno)
 int
 opat_select_stream(opat_run *r, int argc, char **argv)
 {
-	int i, j, rc, worst = 0;
+	int i, rc, worst = 0;
 
 	for (i = 0; i < (argc ? argc : 1); i++)
 		if ((rc = each_line(argc ? argv[i] : "-", select_line, r)) <
@@ -1608,10 +1615,10 @@ opat_select_stream(opat_run *r, int argc, char **argv)
 	for (i = 0; i < r->nsel; i++) {
 		selcase *sc = &r->sel[i];
 		opat_case c;
-		cJSON *rec = cJSON_CreateObject(), *a, *names;
+		cJSON *rec = cJSON_CreateObject(), *names;
 		const char *outcome, *from = NULL;
 		double noise, before, after;
-		aoe_sched bs, es;
+		aoe_sched es;
 		int gi, ni, hit = 0;
 
 		memset(&c, 0, sizeof(c));
@@ -1663,18 +1670,8 @@ opat_select_stream(opat_run *r, int argc, char **argv)
 			cJSON_AddItemToObject(rec, "history", sc->hist);
 			sc->hist = NULL;
 		}
-		(void)bs;
 		cJSON_AddStringToObject(rec, "outcome", outcome);
-		for (j = 1; j < OPAT_NSTATUS; j++)
-			if (sc->nfail[j])
-				break;
-		if (j < OPAT_NSTATUS) {
-			a = cJSON_AddObjectToObject(rec, "failed");
-			for (j = 1; j < OPAT_NSTATUS; j++)
-				if (sc->nfail[j])
-					cJSON_AddNumberToObject(a,
-					    opat_status_name(j), sc->nfail[j]);
-		}
+		add_failed(rec, sc->nfail);
 		r->jrec = r->jrec ? r->jrec : map_new();
 		if ((rc = finish_case(r, &c, rec, 1)) < 0 && rc < worst)
 			worst = rc;
