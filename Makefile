@@ -35,8 +35,7 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 DEB_PACKAGES = build-essential libcjson-dev libarchive-dev parallel \
 	libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata \
 	mandoc gnuplot-nox valgrind
-DEB_BENCH = libopenblas-dev libdnnl-dev python3-torchvision python3-onnx \
-	nodejs npm
+DEB_BENCH = libopenblas-dev libdnnl-dev python3-torchvision python3-onnx
 
 LIBSRC = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
 LIBOBJ = $(LIBSRC:.c=.o) build/onnx.pb-c.o
@@ -114,9 +113,13 @@ deps:
 	    apt-get update && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y $$missing; fi
 
+# Node.js and npm by command, not by package: a host whose Node.js ships
+# its own npm (NodeSource's) conflicts with Debian's npm package.
 bench-deps:
 	@missing=; for p in $(DEB_BENCH); do \
 	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	    apt-get update && DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y $$missing; fi
