@@ -305,6 +305,11 @@ int aoe_space_elem(aoe_space *sp);
 int aoe_space_norm(aoe_space *sp);
 int aoe_space_pool(aoe_space *sp);
 int aoe_space_shape(aoe_space *sp);
+extern const aoe_op aoe_ops_rnn[];	/* k_rnn.c: LSTM, GRU, RNN */
+extern const aoe_op aoe_ops_einsum[];	/* k_einsum.c: Einsum */
+extern const aoe_op aoe_ops_tri[];	/* k_tri.c: Trilu, CumSum */
+int aoe_space_rnn(aoe_space *sp);
+int aoe_space_einsum(aoe_space *sp);
 /*
  * Add a knob whose values are 0 (when zero) and the powers of two from lo
  * to hi, or just its default when live is 0 (the kernel does not read

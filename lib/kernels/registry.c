@@ -19,6 +19,9 @@ static const aoe_family families[] = {
 	{ "pool", aoe_ops_pool, aoe_space_pool },
 	{ "shape", aoe_ops_shape, aoe_space_shape },
 	{ "layout", aoe_ops_layout, NULL },
+	{ "rnn", aoe_ops_rnn, aoe_space_rnn },
+	{ "einsum", aoe_ops_einsum, aoe_space_einsum },
+	{ "tri", aoe_ops_tri, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
