@@ -625,13 +625,6 @@ einsum_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 	aoe_sched_set(s, "packb", -1);
 }
 
-static int
-einsum_check(const aoe_space *sp, const aoe_sched *s, char *why,
-    size_t len)
-{
-	return aoe_space_gemm_check(sp, s, why, len);
-}
-
 int
 aoe_space_einsum(aoe_space *sp)
 {
@@ -646,7 +639,7 @@ aoe_space_einsum(aoe_space *sp)
 		return 0;
 	if ((rc = aoe_space_gemm_knobs(sp, pl.gm, pl.gn, pl.gk)) < 0)
 		return rc;
-	sp->check = einsum_check;
+	sp->check = aoe_space_gemm_check;
 	sp->constraints = "as Gemm's: (mr,nr) a micro-kernel of this CPU; "
 	    "mc % mr == 0; nc % nr == 0";
 	return 0;

@@ -729,30 +729,6 @@ rnn_run(aoe_kctx *k)
 	return 0;
 }
 
-static void
-rnn_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
-{
-	aoe_sgemm_default_sched(s);
-	aoe_sched_set(s, "par", 0);
-	aoe_sched_set(s, "packb", -1);
-	aoe_sched_set(s, "prepack", 1);
-}
-
-/* fact[0]: W and R are packed once in prepare, so packb cannot matter. */
-static int
-rnn_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
-{
-	if (aoe_space_gemm_check(sp, s, why, len) < 0)
-		return -1;
-	if (sp->fact[0] && aoe_sched_get(s, "prepack", 1) == 1 &&
-	    aoe_sched_get(s, "packb", -1) != -1) {
-		snprintf(why, len, "packb must be -1 when W and R are "
-		    "prepacked");
-		return -1;
-	}
-	return 0;
-}
-
 int
 aoe_space_rnn(aoe_space *sp)
 {
@@ -774,16 +750,19 @@ aoe_space_rnn(aoe_space *sp)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 1);
 	sp->fact[0] = cw;
-	sp->check = rnn_check;
+	sp->check = aoe_gemm_check;
 	sp->constraints = "as Gemm's: (mr,nr) a micro-kernel of this CPU; "
-	    "mc % mr == 0; nc % nr == 0; packb == -1 when W and R are "
-	    "prepacked";
+	    "mc % mr == 0; nc % nr == 0; packb == -1 when W and R (the "
+	    "constant B) are prepacked";
 	return 0;
 }
 
 const aoe_op aoe_ops_rnn[] = {
-	{ "LSTM", rnn_infer, rnn_run, rnn_prepare, rnn_default_sched },
-	{ "GRU", rnn_infer, rnn_run, rnn_prepare, rnn_default_sched },
-	{ "RNN", rnn_infer, rnn_run, rnn_prepare, rnn_default_sched },
+	{ "LSTM", rnn_infer, rnn_run, rnn_prepare,
+	    aoe_gemm_default_sched },
+	{ "GRU", rnn_infer, rnn_run, rnn_prepare,
+	    aoe_gemm_default_sched },
+	{ "RNN", rnn_infer, rnn_run, rnn_prepare,
+	    aoe_gemm_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
