@@ -19,6 +19,10 @@ static const aoe_family families[] = {
 	{ "pool", aoe_ops_pool, aoe_space_pool },
 	{ "shape", aoe_ops_shape, aoe_space_shape },
 	{ "layout", aoe_ops_layout, NULL },
+	{ "train", aoe_ops_train, aoe_space_par },
+	{ "scatter", aoe_ops_scatter, aoe_space_par },
+	{ "rearr", aoe_ops_rearr, aoe_space_par },
+	{ "matrix", aoe_ops_matrix, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
