@@ -9,8 +9,9 @@ torch.manual_seed(0) before each model is built, then the perturbation of
 export_torchvision.py (distinct biases, non-trivial norm statistics), so
 repeated runs give the same models.  The input is static, 1x3x224x224
 float32 named "input"; the output is "output".  Swin's exported graph holds
-the shifted-window ops (Roll as Slice and Concat, the attention mask as
-ScatterND-free arithmetic, Dropout nodes of ratio 0); ConvNeXt's holds
+the shifted-window ops (Roll as Slice and Concat, the attention mask
+written with ScatterND) and Dropout nodes in training mode with a ratio of
+0 (torchvision calls F.dropout with training=True); ConvNeXt's holds
 LayerNorm over channels and depthwise 7x7 convolutions.  Requires Debian's
 python3-torchvision.
 """
