@@ -49,6 +49,13 @@ elem(const aoe_tensor *t, int64_t i)
 		return ((const uint32_t *)t->data)[i];
 	case AOE_U64:
 		return (double)((const uint64_t *)t->data)[i];
+	case AOE_BF16: {
+		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
+		float f;
+
+		memcpy(&f, &u, 4);
+		return f;
+	}
 	default:
 		return NAN;
 	}
@@ -56,11 +63,22 @@ elem(const aoe_tensor *t, int64_t i)
 
 /* Compare got with want; on mismatch, describe it in msg. */
 static int
-compare(const aoe_tensor *got, const aoe_tensor *want, char *msg, size_t n)
+compare(const aoe_tensor *got, aoe_tensor *want, char *msg, size_t n)
 {
 	char a[128], b[128];
 	int64_t i, numel;
+	double rtol = RTOL;
 
+	/*
+	 * The test data stores bfloat16 as uint16 bits.  ONNX 1.12's Cast
+	 * tests truncate float32 to bfloat16 while the spec names no
+	 * rounding; libaoe rounds to nearest even, as ONNX Runtime and
+	 * torch do, so bfloat16 values compare within one bfloat16 ulp.
+	 */
+	if (got->dtype == AOE_BF16 && want->dtype == AOE_U16) {
+		want->dtype = AOE_BF16;
+		rtol = 1.0 / 128;
+	}
 	if (got->dtype != want->dtype) {
 		snprintf(msg, n, "output '%s' is %s, expected %s", got->name,
 		    aoe_dtype_name(got->dtype), aoe_dtype_name(want->dtype));
@@ -89,7 +107,7 @@ compare(const aoe_tensor *got, const aoe_tensor *want, char *msg, size_t n)
 		if (isinf(x) || isinf(y)) {
 			if (x == y)
 				continue;
-		} else if (fabs(x - y) <= ATOL + RTOL * fabs(y))
+		} else if (fabs(x - y) <= ATOL + rtol * fabs(y))
 			continue;
 		snprintf(msg, n, "output '%s'[%lld] is %.9g, expected %.9g",
 		    got->name, (long long)i, x, y);
@@ -141,6 +159,8 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 			result = rc == -AOE_EUNSUP ? SKIP : FAIL;
 			goto out;
 		}
+		if (t->dtype == AOE_BF16 && ins[i]->dtype == AOE_U16)
+			ins[i]->dtype = AOE_BF16;	/* its bits */
 		if (t->dtype != ins[i]->dtype) {
 			/* The .pb stores e.g. bfloat16 as its bits. */
 			snprintf(msg, n, "input '%s' is declared %s (%d), its "
@@ -149,12 +169,16 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 			result = SKIP;
 			goto out;
 		}
-		if (t->ndim >= 0 && t->ndim != ins[i]->ndim) {
-			snprintf(msg, n, "input '%s' is declared %s, its data "
-			    "is %s", t->name, aoe_shape_str(t, a, sizeof(a)),
+		/*
+		 * Some of ONNX 1.12's data disagree with their model's
+		 * declared rank (CastLike's 'like' in the bfloat16 tests):
+		 * say so, and bind the data's shape, as for any other input.
+		 */
+		if (t->ndim >= 0 && t->ndim != ins[i]->ndim)
+			printf("# %s: input '%s' is declared %s, its data is "
+			    "%s: bound to the data\n", dir, t->name,
+			    aoe_shape_str(t, a, sizeof(a)),
 			    aoe_shape_str(ins[i], b, sizeof(b)));
-			goto out;
-		}
 		aoe_tensor_set(t, ins[i]->dtype, ins[i]->ndim, ins[i]->dims);
 		if (as_const) {
 			t->kind = AOE_T_CONST;
