@@ -19,6 +19,9 @@ static const aoe_family families[] = {
 	{ "pool", aoe_ops_pool, aoe_space_pool },
 	{ "shape", aoe_ops_shape, aoe_space_shape },
 	{ "layout", aoe_ops_layout, NULL },
+	{ "signal", aoe_ops_signal, NULL },
+	{ "sample", aoe_ops_sample, NULL },
+	{ "random", aoe_ops_random, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
