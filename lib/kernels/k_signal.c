@@ -546,7 +546,7 @@ window_run(aoe_kctx *k)
 {
 	const aoe_node *n = k->n;
 	void *y = aoe_out(k->g, n, 0)->data;
-	int64_t size, i;
+	int64_t size = 0, i;
 	double a0, a1, a2, per, t;
 	int dt, rc;
 
