@@ -90,8 +90,11 @@ gs_params(const aoe_graph *g, const aoe_node *n, struct gs_args *a)
 	if (x->ndim != 4)
 		return aoe_err(AOE_EDATA, "%s '%s': input has rank %d, "
 		    "expected 4 (N, C, H, W)", n->op_type, n->name, x->ndim);
-	if (grid->ndim != 4 || grid->dims[3] != 2 ||
-	    grid->dims[0] != x->dims[0])
+	if (grid->ndim != 4)
+		return aoe_err(AOE_EDATA, "%s '%s': grid has rank %d, "
+		    "expected 4 (N, H_out, W_out, 2)", n->op_type, n->name,
+		    grid->ndim);
+	if (grid->dims[3] != 2 || grid->dims[0] != x->dims[0])
 		return aoe_err(AOE_EDATA, "%s '%s': grid must be [N, H_out, "
 		    "W_out, 2] with the input's N", n->op_type, n->name);
 	if ((a->mode = str_attr(n, "mode", "bilinear", modes, 5, &s)) < 0)
