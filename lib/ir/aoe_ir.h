@@ -26,7 +26,8 @@ typedef enum {
 	AOE_F16 = 10,
 	AOE_F64 = 11,
 	AOE_U32 = 12,
-	AOE_U64 = 13
+	AOE_U64 = 13,
+	AOE_BF16 = 16
 } aoe_dtype;
 
 /* Size of one element in bytes, 0 for unsupported types. */

@@ -23,6 +23,7 @@ static const struct {
 	{ AOE_F64, 8, "float64" },
 	{ AOE_U32, 4, "uint32" },
 	{ AOE_U64, 8, "uint64" },
+	{ AOE_BF16, 2, "bfloat16" },
 };
 
 size_t

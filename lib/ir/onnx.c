@@ -128,6 +128,7 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 		break;
 	case AOE_U16:
 	case AOE_F16:
+	case AOE_BF16:
 		TYPED(int32_data, tp->n_int32_data, uint16_t);
 		break;
 	case AOE_I8:

@@ -50,6 +50,7 @@
 #endif
 
 #include "aoe_kernels.h"
+#include "half.h"
 #include "kernel.h"
 
 #define DEF_PAR 32768
@@ -1125,18 +1126,53 @@ FOR_TYPES(X_CMP, GT)
 FOR_TYPES(X_CMP, LE)
 FOR_TYPES(X_CMP, GE)
 
+/*
+ * float16: each element converted to float32, computed there and, for
+ * arithmetic, rounded back once (as numpy computes float16).
+ */
+#define DEF_BIN_H(name, TO, CONV, EXPR)					\
+static void								\
+name(void *o_, const void *a_, const void *b_, const void *c_,		\
+    int64_t n, int sa, int sb, int sc, const void *prm)			\
+{									\
+	TO *po = o_;							\
+	const uint16_t *pa = a_, *pb = b_;				\
+	int64_t i;							\
+	(void)c_; (void)sc; (void)prm;					\
+	for (i = 0; i < n; i++) {					\
+		float x = h2f(pa[sa ? i : 0]), y = h2f(pb[sb ? i : 0]);	\
+		po[i] = CONV(EXPR);					\
+	}								\
+}
+#define X_ARITH_H(OP) DEF_BIN_H(b_##OP##_f16, uint16_t, f2h,		\
+	OP##_E(F, float, float))
+#define X_CMP_H(OP) DEF_BIN_H(b_##OP##_f16, uint8_t, (uint8_t),	\
+	OP##_E(F, float, float))
+X_ARITH_H(ADD)
+X_ARITH_H(SUB)
+X_ARITH_H(MUL)
+X_ARITH_H(DIV)
+X_ARITH_H(MAX)
+X_ARITH_H(MIN)
+X_CMP_H(EQ)
+X_CMP_H(LT)
+X_CMP_H(GT)
+X_CMP_H(LE)
+X_CMP_H(GE)
+#define H_ENTRY(OP) [AOE_F16] = b_##OP##_f16
+
 #define NTYPES 14
-static const bfn tab_add[NTYPES] = { FOR_TYPES(X_ENTRY, ADD) };
-static const bfn tab_sub[NTYPES] = { FOR_TYPES(X_ENTRY, SUB) };
-static const bfn tab_mul[NTYPES] = { FOR_TYPES(X_ENTRY, MUL) };
-static const bfn tab_div[NTYPES] = { FOR_TYPES(X_ENTRY, DIV) };
-static const bfn tab_max[NTYPES] = { FOR_TYPES(X_ENTRY, MAX) };
-static const bfn tab_min[NTYPES] = { FOR_TYPES(X_ENTRY, MIN) };
-static const bfn tab_eq[NTYPES] = { FOR_TYPES(X_ENTRY, EQ) };
-static const bfn tab_lt[NTYPES] = { FOR_TYPES(X_ENTRY, LT) };
-static const bfn tab_gt[NTYPES] = { FOR_TYPES(X_ENTRY, GT) };
-static const bfn tab_le[NTYPES] = { FOR_TYPES(X_ENTRY, LE) };
-static const bfn tab_ge[NTYPES] = { FOR_TYPES(X_ENTRY, GE) };
+static const bfn tab_add[NTYPES] = { FOR_TYPES(X_ENTRY, ADD) H_ENTRY(ADD) };
+static const bfn tab_sub[NTYPES] = { FOR_TYPES(X_ENTRY, SUB) H_ENTRY(SUB) };
+static const bfn tab_mul[NTYPES] = { FOR_TYPES(X_ENTRY, MUL) H_ENTRY(MUL) };
+static const bfn tab_div[NTYPES] = { FOR_TYPES(X_ENTRY, DIV) H_ENTRY(DIV) };
+static const bfn tab_max[NTYPES] = { FOR_TYPES(X_ENTRY, MAX) H_ENTRY(MAX) };
+static const bfn tab_min[NTYPES] = { FOR_TYPES(X_ENTRY, MIN) H_ENTRY(MIN) };
+static const bfn tab_eq[NTYPES] = { FOR_TYPES(X_ENTRY, EQ) H_ENTRY(EQ) };
+static const bfn tab_lt[NTYPES] = { FOR_TYPES(X_ENTRY, LT) H_ENTRY(LT) };
+static const bfn tab_gt[NTYPES] = { FOR_TYPES(X_ENTRY, GT) H_ENTRY(GT) };
+static const bfn tab_le[NTYPES] = { FOR_TYPES(X_ENTRY, LE) H_ENTRY(LE) };
+static const bfn tab_ge[NTYPES] = { FOR_TYPES(X_ENTRY, GE) H_ENTRY(GE) };
 
 /*
  * Mod: fmod = 1 truncates (C's %, fmod); fmod = 0 takes the sign of the
@@ -1176,7 +1212,8 @@ name(void *o_, const void *a_, const void *b_, const void *c_,		\
 #define MOD_U(T) (y == 0 ? (T)0 : (T)(x % y))
 #define X_MOD(OP, sfx, T, UT, K, code) DEF_MOD(b_MOD_##sfx, T, K)
 FOR_TYPES(X_MOD, MOD)
-static const bfn tab_mod[NTYPES] = { FOR_TYPES(X_ENTRY, MOD) };
+DEF_BIN_H(b_MOD_f16, uint16_t, f2h, fmodf(x, y))
+static const bfn tab_mod[NTYPES] = { FOR_TYPES(X_ENTRY, MOD) H_ENTRY(MOD) };
 
 /*
  * BitShift on the unsigned types: prm points to 1 for LEFT, 0 for RIGHT;
@@ -1373,6 +1410,8 @@ scale_mean(void *o, int dt, int64_t numel, int cnt)
 		switch (dt) {
 		case AOE_F32: ((float *)o)[i] /= (float)cnt; break;
 		case AOE_F64: ((double *)o)[i] /= cnt; break;
+		case AOE_F16: ((uint16_t *)o)[i] = f2h(h2f(((uint16_t *)o)[i]) /
+		    (float)cnt); break;
 		case AOE_I8: ((int8_t *)o)[i] /= cnt; break;
 		case AOE_I16: ((int16_t *)o)[i] /= cnt; break;
 		case AOE_I32: ((int32_t *)o)[i] /= cnt; break;
@@ -1481,7 +1520,7 @@ bin_infer(aoe_graph *g, aoe_node *n)
 			    aoe_dtype_name(dt));
 		/* FALLTHROUGH */
 	case K_MOD:
-		if ((dt == AOE_F32 || dt == AOE_F64) &&
+		if ((dt == AOE_F32 || dt == AOE_F64 || dt == AOE_F16) &&
 		    aoe_attr_int(n, "fmod", 0) != 1)
 			return aoe_err(AOE_EDATA, "%s '%s': fmod must be 1 for "
 			    "%s inputs", n->op_type, n->name,
@@ -1490,8 +1529,8 @@ bin_infer(aoe_graph *g, aoe_node *n)
 	case K_ARITH:
 	case K_VAR:
 	case K_CMP:
-		if (!is_num_type(dt) && !(strcmp(b->op, "Equal") == 0 &&
-		    dt == AOE_BOOL))
+		if (!is_num_type(dt) && dt != AOE_F16 &&
+		    !(strcmp(b->op, "Equal") == 0 && dt == AOE_BOOL))
 			return aoe_err(AOE_EUNSUP, "%s '%s': %s inputs not "
 			    "supported", n->op_type, n->name,
 			    aoe_dtype_name(dt));

@@ -24,6 +24,7 @@
 #endif
 
 #include "aoe_kernels.h"
+#include "half.h"
 #include "kernel.h"
 
 #define GRAIN_DEF	(64 * 1024)
@@ -77,8 +78,6 @@ dtname(int dt)
 		return "complex64";
 	case 15:
 		return "complex128";
-	case 16:
-		return "bfloat16";
 	}
 	return aoe_dtype_name(dt);
 }
@@ -1738,118 +1737,6 @@ f2u(double x)
 	    (uint64_t)x : (uint64_t)f2i(x);
 }
 
-static inline float
-h2f(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f;
-	uint32_t m = h & 0x3ff, u;
-	float f;
-
-	if (e == 0) {
-		f = (float)m * 0x1p-24f;
-		return s ? -f : f;
-	}
-	if (e == 31)
-		u = s | 0x7f800000 | (m << 13);
-	else
-		u = s | ((e + 112) << 23) | (m << 13);
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint16_t
-f2h(float f)
-{
-	uint32_t u, sign;
-	uint16_t o;
-
-	memcpy(&u, &f, 4);
-	sign = (u >> 16) & 0x8000;
-	u &= 0x7fffffff;
-	if (u >= 0x47800000) {
-		/* At least 65536, infinity or NaN (kept quiet). */
-		if (u > 0x7f800000)
-			o = (uint16_t)(0x7e00 | ((u >> 13) & 0x3ff));
-		else
-			o = 0x7c00;
-	} else if (u < 0x38800000) {
-		/* A float16 denormal or zero: let the FPU round. */
-		float t, magic;
-		uint32_t mu = (uint32_t)((127 - 15) + (23 - 10) + 1) << 23, tu;
-
-		memcpy(&magic, &mu, 4);
-		memcpy(&t, &u, 4);
-		t += magic;
-		memcpy(&tu, &t, 4);
-		o = (uint16_t)(tu - mu);
-	} else {
-		uint32_t odd = (u >> 13) & 1;
-
-		u += ((uint32_t)(15 - 127) << 23) + 0xfff + odd;
-		o = (uint16_t)(u >> 13);
-	}
-	return (uint16_t)(o | sign);
-}
-
-/* Double to float16 directly, rounding once. */
-static inline uint16_t
-d2h(double d)
-{
-	uint64_t u, m, rem, half, r;
-	uint16_t sign;
-	int e, sh;
-
-	memcpy(&u, &d, 8);
-	sign = (uint16_t)((u >> 48) & 0x8000);
-	u &= 0x7fffffffffffffffULL;
-	if (u >= 0x7ff0000000000000ULL)
-		return sign | (u > 0x7ff0000000000000ULL ?
-		    (uint16_t)(0x7e00 | ((u >> 42) & 0x3ff)) : 0x7c00);
-	e = (int)(u >> 52) - 1023;
-	if (e >= 16)
-		return sign | 0x7c00;
-	if (e < -25)
-		return sign;
-	m = (u & 0xfffffffffffffULL) | (1ULL << 52);
-	sh = e >= -14 ? 42 : 42 + (-14 - e);
-	r = m >> sh;
-	rem = m & ((1ULL << sh) - 1);
-	half = 1ULL << (sh - 1);
-	if (rem > half || (rem == half && (r & 1)))
-		r++;
-	if (e >= -14)
-		return sign | (uint16_t)((uint64_t)(e + 14) * 1024 + r);
-	return sign | (uint16_t)r;
-}
-
-static void
-h2f_n(const uint16_t *s, float *d, int64_t n)
-{
-	int64_t i = 0;
-
-#ifdef __F16C__
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(d + i, _mm256_cvtph_ps(
-		    _mm_loadu_si128((const __m128i *)(s + i))));
-#endif
-	for (; i < n; i++)
-		d[i] = h2f(s[i]);
-}
-
-static void
-f2h_n(const float *s, uint16_t *d, int64_t n)
-{
-	int64_t i = 0;
-
-#ifdef __F16C__
-	for (; i + 8 <= n; i += 8)
-		_mm_storeu_si128((__m128i *)(d + i), _mm256_cvtps_ph(
-		    _mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
-#endif
-	for (; i < n; i++)
-		d[i] = f2h(s[i]);
-}
-
 #define TO_F32(v)	((float)(v))
 #define TO_F64(v)	((double)(v))
 #define TO_INT(T, v)	((T)_Generic((v), float: f2i(v), double: f2i(v), \
@@ -1924,6 +1811,34 @@ cast_plain(const void *src, int st, void *dst, int dt, int64_t n)
 	return -1;
 }
 
+/*
+ * float16 or bfloat16 (st) to float32, and float32 to either (dt); other
+ * types reach the two through float32.
+ */
+static void
+half_to_f32(const void *src, int st, float *d, int64_t n)
+{
+	if (st == AOE_F16)
+		h2f_n(src, d, n);
+	else
+		bf2f_n(src, d, n);
+}
+
+static void
+f32_to_half(const float *s, void *dst, int dt, int64_t n)
+{
+	if (dt == AOE_F16)
+		f2h_n(s, dst, n);
+	else
+		f2bf_n(s, dst, n);
+}
+
+static int
+is_half(int dt)
+{
+	return dt == AOE_F16 || dt == AOE_BF16;
+}
+
 /* Convert n elements from dtype st to dtype dt. */
 static int
 cast_elems(const void *src, int st, void *dst, int dt, int64_t n)
@@ -1937,26 +1852,28 @@ cast_elems(const void *src, int st, void *dst, int dt, int64_t n)
 			memcpy(dst, src, (size_t)n * ses);
 		return 0;
 	}
-	if (st == AOE_F16) {
+	if (is_half(st)) {
 		if (dt == AOE_F32) {
-			h2f_n(src, dst, n);
+			half_to_f32(src, st, dst, n);
 			return 0;
 		}
 		for (i = 0; i < n; i += m) {
 			m = n - i < 256 ? n - i : 256;
-			h2f_n((const uint16_t *)src + i, tmp, m);
-			if (cast_plain(tmp, AOE_F32, (char *)dst + i *
+			half_to_f32((const uint16_t *)src + i, st, tmp, m);
+			if (is_half(dt))
+				f32_to_half(tmp, (uint16_t *)dst + i, dt, m);
+			else if (cast_plain(tmp, AOE_F32, (char *)dst + i *
 			    (int64_t)des, dt, m) < 0)
 				return -1;
 		}
 		return 0;
 	}
-	if (dt == AOE_F16) {
+	if (is_half(dt)) {
 		if (st == AOE_F32) {
-			f2h_n(src, dst, n);
+			f32_to_half(src, dst, dt, n);
 			return 0;
 		}
-		if (st == AOE_F64) {
+		if (st == AOE_F64 && dt == AOE_F16) {
 			for (i = 0; i < n; i++)
 				((uint16_t *)dst)[i] =
 				    d2h(((const double *)src)[i]);
@@ -1967,7 +1884,7 @@ cast_elems(const void *src, int st, void *dst, int dt, int64_t n)
 			if (cast_plain((const char *)src + i * (int64_t)ses,
 			    st, tmp, AOE_F32, m) < 0)
 				return -1;
-			f2h_n(tmp, (uint16_t *)dst + i, m);
+			f32_to_half(tmp, (uint16_t *)dst + i, dt, m);
 		}
 		return 0;
 	}

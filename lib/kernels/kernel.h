@@ -180,6 +180,22 @@ opt_out(const aoe_graph *g, const aoe_node *n, int i)
  * naming the node.
  */
 int aoe_need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi);
+/*
+ * Element i of p, of dtype dt (a number type, float16 or bfloat16), as a
+ * double, and v stored there (converted as Cast does, integers
+ * truncated toward zero and saturated to int64 first); kutil.c.
+ */
+double aoe_get_f64(const void *p, int dt, int64_t i);
+void aoe_put_f64(void *p, int dt, int64_t i, double v);
+/* Whether aoe_get_f64 and aoe_put_f64 take dtype dt. */
+int aoe_num_dtype(int dt);
+/*
+ * Input i of n as one number: a constant scalar (or one-element tensor)
+ * of a number type; 0, or a negative error naming the node ("must be a
+ * constant" when it is not one).
+ */
+int aoe_const_scalar(const aoe_graph *g, const aoe_node *n, int i,
+    double *v);
 
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
@@ -303,6 +319,9 @@ extern const aoe_op aoe_ops_train[];	/* k_train.c: losses, Dropout */
 extern const aoe_op aoe_ops_scatter[];	/* k_scatter.c: scatter, GatherND */
 extern const aoe_op aoe_ops_rearr[];	/* k_rearr.c: DepthToSpace... */
 extern const aoe_op aoe_ops_matrix[];	/* k_matrix.c: EyeLike, Det */
+extern const aoe_op aoe_ops_signal[];	/* k_signal.c: DFT, STFT, windows */
+extern const aoe_op aoe_ops_sample[];	/* k_sample.c: GridSample, RoiAlign */
+extern const aoe_op aoe_ops_random[];	/* k_random.c: Bernoulli, Random* */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
 int aoe_space_elem(aoe_space *sp);

@@ -26,6 +26,9 @@ static const aoe_family families[] = {
 	{ "scatter", aoe_ops_scatter, aoe_space_par },
 	{ "rearr", aoe_ops_rearr, aoe_space_par },
 	{ "matrix", aoe_ops_matrix, NULL },
+	{ "signal", aoe_ops_signal, NULL },
+	{ "sample", aoe_ops_sample, NULL },
+	{ "random", aoe_ops_random, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -181,6 +181,12 @@ foldable(const aoe_graph *g, const aoe_node *n)
 	if (strcmp(n->op_type, "Shape") == 0 ||
 	    strcmp(n->op_type, "Size") == 0)
 		return 1;
+	/* Random values without a seed differ at each run. */
+	if ((strncmp(n->op_type, "Random", 6) == 0 ||
+	    strcmp(n->op_type, "Bernoulli") == 0 ||
+	    strcmp(n->op_type, "Multinomial") == 0) &&
+	    aoe_attr_find(n, "seed") == NULL)
+		return 0;
 
 	for (j = 0; j < n->nin; j++) {
 		const aoe_tensor *t = aoe_in(g, n, j);
