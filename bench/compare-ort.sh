@@ -30,7 +30,7 @@ while getopts r:n: c; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 \
-    transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls
+    transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls swin_t convnext_tiny
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 

