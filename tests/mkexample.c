@@ -165,7 +165,7 @@ main(int argc, char **argv)
 	aoe_node_add_attr(&g->nodes[ni], "transB", AOE_A_INT)->i = 1;
 	if (mode == 'u') {
 		y = unary(g, "NonMaxSuppression", "head.nms", y);
-		y = unary(g, "Einsum", "head.einsum", y);
+		y = unary(g, "NoSuchOperator", "head.nosuch", y);
 	}
 	y = unary(g, "Softmax", "probabilities", y);
 	t = g->tensors[y];

@@ -23,7 +23,10 @@
  * mc, kc, nc, par, packb), sized by the input projection's m x n x k, and
  * prepack: W and R, when constant, packed once in prepare for the
  * schedule's micro-kernel (the recurrent product then reads its packed
- * R at every step instead of packing it again).
+ * R at every step instead of packing it again); and dir_par: the two
+ * directions of a bidirectional layer at once, each on half of the
+ * threads (small recurrent products split badly across threads), or
+ * one after the other on all of them.
  */
 #include <ctype.h>
 #include <math.h>
@@ -253,14 +256,18 @@ rnn_parse(const aoe_graph *g, const aoe_node *n, rnn *r)
 	return parse_acts(n, r);
 }
 
-/* The workspace: XW, then the states h, c and a row buffer t. */
+/*
+ * The workspace of a direction: XW, then the states h, c and a row
+ * buffer t, and GRU's recurrent product; one a direction, so that both
+ * can run at once.
+ */
 static size_t
 rnn_scratch(const rnn *r)
 {
 	int64_t gh = r->ng * r->hid;
 
 	return sizeof(float) * (size_t)(r->seq * r->batch * gh +
-	    3 * r->batch * r->hid + r->batch * gh + 64);
+	    3 * r->batch * r->hid + r->batch * gh + 16);
 }
 
 static int
@@ -297,7 +304,7 @@ rnn_infer(aoe_graph *g, aoe_node *n)
 		if (opt_out(g, n, i) != NULL &&
 		    (rc = aoe_set_output(g, n, i, AOE_F32, 3, dims)) < 0)
 			return rc;
-	n->scratch = rnn_scratch(&r);
+	n->scratch = rnn_scratch(&r) * r.ndir;
 	return 0;
 }
 
@@ -524,9 +531,23 @@ gemm_bt(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
 	return aoe_sgemm_ex(&x, nthreads, s);
 }
 
-/* One direction d of node n (rev: it runs backwards in time). */
+/* The sequence length of batch entry b (T without sequence_lens). */
+static inline int64_t
+seqlen(const aoe_tensor *sl, int64_t b, int64_t T)
+{
+	if (sl == NULL)
+		return T;
+	return sl->dtype == AOE_I32 ? ((const int32_t *)sl->data)[b] :
+	    ((const int64_t *)sl->data)[b];
+}
+
+/*
+ * One direction d of node n (rev: it runs backwards in time) on
+ * nthreads threads, in workspace ws (rnn_scratch() of one direction).
+ */
 static int
-rnn_dir(aoe_kctx *k, const rnn *r, int d, int rev, float *ws)
+rnn_dir(const aoe_kctx *k, const rnn *r, int d, int rev, int nthreads,
+    float *ws)
 {
 	const aoe_graph *g = k->g;
 	const aoe_node *n = k->n;
@@ -551,7 +572,7 @@ rnn_dir(aoe_kctx *k, const rnn *r, int d, int rev, float *ws)
 
 	/* The input projection of every step, then the biases. */
 	if ((rc = gemm_bt(rows, gh, r->in, x, r->in, w, q ? q->w[d] : NULL,
-	    q ? q->id : 0, 0, xw, gh, k->nthreads, k->sched)) < 0)
+	    q ? q->id : 0, 0, xw, gh, nthreads, k->sched)) < 0)
 		return rc;
 	if (bias != NULL)
 		for (j = 0; j < rows; j++) {
@@ -583,27 +604,16 @@ rnn_dir(aoe_kctx *k, const rnn *r, int d, int rev, float *ws)
 		/* The recurrent product onto this step's rows. */
 		if (r->type == GRU && r->lbr)
 			rc = gemm_bt(B, gh, H, h, H, rw, q ? q->ra[d] : NULL,
-			    q ? q->id : 0, 0, hr, gh, k->nthreads, k->sched);
+			    q ? q->id : 0, 0, hr, gh, nthreads, k->sched);
 		else
 			rc = gemm_bt(B, ra, H, h, H, rw, q ? q->ra[d] : NULL,
-			    q ? q->id : 0, 1, gt, ldx, k->nthreads, k->sched);
+			    q ? q->id : 0, 1, gt, ldx, nthreads, k->sched);
 		if (rc < 0)
 			return rc;
 		for (b = 0; b < B; b++) {
 			float *gb = gt + b * ldx, *hp = h + b * H;
 			float *cp = c + b * H, *tb = t + b * H;
-			int64_t len = T;
-			if (sl != NULL)
-				len = sl->dtype == AOE_I32 ?
-				    ((const int32_t *)sl->data)[b] :
-				    ((const int64_t *)sl->data)[b];
-			if (len < 0 || len > T)
-				return aoe_err(AOE_EDATA, "%s '%s': "
-				    "sequence_lens[%lld] = %lld is not in "
-				    "[0, %lld]", n->op_type, n->name,
-				    (long long)b, (long long)len,
-				    (long long)T);
-			if (ti >= len) {
+			if (ti >= seqlen(sl, b, T)) {
 				if (r->type == GRU && !r->lbr)
 					memset(tb, 0, sizeof(float) * H);
 				continue;
@@ -666,16 +676,11 @@ rnn_dir(aoe_kctx *k, const rnn *r, int d, int rev, float *ws)
 			/* (r . H) Rh^T, then the new state. */
 			if (!r->lbr && (rc = gemm_bt(B, H, H, t, H, rw + ra * H,
 			    q ? q->rb[d] : NULL, q ? q->id : 0, 1, gt + ra,
-			    ldx, k->nthreads, k->sched)) < 0)
+			    ldx, nthreads, k->sched)) < 0)
 				return rc;
 			for (b = 0; b < B; b++) {
 				float *gb = gt + b * ldx, *hp = h + b * H;
-				int64_t len = T;
-				if (sl != NULL)
-					len = sl->dtype == AOE_I32 ?
-					    ((const int32_t *)sl->data)[b] :
-					    ((const int64_t *)sl->data)[b];
-				if (ti >= len)
+				if (ti >= seqlen(sl, b, T))
 					continue;
 				clip_run(r, gb + 2 * H, H);
 				act_run(ga, gb + 2 * H, H);
@@ -688,14 +693,9 @@ rnn_dir(aoe_kctx *k, const rnn *r, int d, int rev, float *ws)
 		if (y == NULL)
 			continue;
 		for (b = 0; b < B; b++) {
-			int64_t len = T;
 			float *yo = y + (r->layout ? ((b * T + ti) * r->ndir +
 			    d) * H : ((ti * r->ndir + d) * B + b) * H);
-			if (sl != NULL)
-				len = sl->dtype == AOE_I32 ?
-				    ((const int32_t *)sl->data)[b] :
-				    ((const int64_t *)sl->data)[b];
-			if (ti < len)
+			if (ti < seqlen(sl, b, T))
 				memcpy(yo, h + b * H, sizeof(float) * H);
 			else
 				memset(yo, 0, sizeof(float) * H);
@@ -714,17 +714,53 @@ rnn_dir(aoe_kctx *k, const rnn *r, int d, int rev, float *ws)
 	return 0;
 }
 
+/* The two directions at once, each on half of the threads. */
+struct dirs_ctx {
+	const aoe_kctx *k;
+	const rnn *r;
+	int nthreads;
+	int rc[2];
+};
+
+static void
+dir_chunk(void *arg, int64_t d, int tid)
+{
+	struct dirs_ctx *c = arg;
+
+	c->rc[d] = rnn_dir(c->k, c->r, (int)d, d == 1, c->nthreads,
+	    (float *)c->k->scratch + d * (rnn_scratch(c->r) / sizeof(float)));
+}
+
 static int
 rnn_run(aoe_kctx *k)
 {
+	const aoe_tensor *sl = opt_in(k->g, k->n, 4);
 	rnn r;
+	int64_t b, len;
 	int rc, d;
 
 	if ((rc = rnn_parse(k->g, k->n, &r)) < 0)
 		return rc;
+	for (b = 0; sl != NULL && b < r.batch; b++)
+		if ((len = seqlen(sl, b, r.seq)) < 0 || len > r.seq)
+			return aoe_err(AOE_EDATA, "%s '%s': sequence_lens[%lld] "
+			    "= %lld is not in [0, %lld]", k->n->op_type,
+			    k->n->name, (long long)b, (long long)len,
+			    (long long)r.seq);
+	if (r.ndir == 2 && k->nthreads >= 2 &&
+	    aoe_sched_get(k->sched, "dir_par", 1) == 1) {
+		struct dirs_ctx c = { k, &r, k->nthreads / 2, { 0, 0 } };
+		aoe_parallel(2, 2, dir_chunk, &c);
+		/* An error's message stays on the thread that had it. */
+		if (c.rc[0] < 0 || c.rc[1] < 0)
+			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+			    k->n->op_type, k->n->name);
+		return 0;
+	}
 	for (d = 0; d < r.ndir; d++)
-		if ((rc = rnn_dir(k, &r, d, r.dir == 1 || d == 1,
-		    k->scratch)) < 0)
+		if ((rc = rnn_dir(k, &r, d, r.dir == 1 || d == 1, k->nthreads,
+		    (float *)k->scratch + d * (rnn_scratch(&r) /
+		    sizeof(float)))) < 0)
 			return rc;
 	return 0;
 }
@@ -747,6 +783,11 @@ aoe_space_rnn(aoe_space *sp)
 	    r.seq * r.batch > 1;
 	if (aoe_space_add(sp, "prepack", cw ? 2 : 1, cw ? onoff : onoff + 1,
 	    "pack constant W and R once, in prepare") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, 1);
+	if (aoe_space_add(sp, "dir_par", r.ndir == 2 ? 2 : 1, r.ndir == 2 ?
+	    onoff : onoff + 1, "bidirectional: 1 the two directions at once, "
+	    "each on half of the threads; 0 one after the other") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 1);
 	sp->fact[0] = cw;

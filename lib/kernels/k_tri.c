@@ -79,6 +79,8 @@ trilu_run(aoe_kctx *kc)
 
 	if ((rc = scalar_in(g, n, 1, "k", &k)) < 0)
 		return rc;
+	/* Beyond the matrix every k acts alike; clamped, i + k is safe. */
+	k = max64(-r - 1, min64(k, c + 1));
 	for (b = 0; b < nb; b++)
 		for (i = 0; i < r; i++) {
 			size_t o = (size_t)((b * r + i) * c) * es;
