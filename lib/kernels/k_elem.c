@@ -1155,53 +1155,43 @@ pymod(int64_t x, int64_t y, int fm)
 	return r;
 }
 
-#define DEF_MOD(name, T, K)						\
+/*
+ * A binary op whose expression may read an int parameter p_ (from prm):
+ * Mod's fmod, BitShift's direction.
+ */
+#define DEF_BINP(name, T, EXPR)						\
 static void								\
 name(void *o_, const void *a_, const void *b_, const void *c_,		\
     int64_t n, int sa, int sb, int sc, const void *prm)			\
 {									\
 	T *po = o_;							\
 	const T *pa = a_, *pb = b_;					\
-	int fm = *(const int *)prm;					\
+	int p_ = *(const int *)prm;					\
 	int64_t i;							\
 									\
-	(void)fm;							\
+	(void)p_;							\
 	for (i = 0; i < n; i++) {					\
 		T x = pa[sa ? i : 0], y = pb[sb ? i : 0];		\
-		po[i] = MOD_##K(T);					\
+		po[i] = EXPR;						\
 	}								\
 }
 #define MOD_F(T) ((T)fmod(x, y))
-#define MOD_S(T) ((T)pymod(x, y, fm))
+#define MOD_S(T) ((T)pymod(x, y, p_))
 #define MOD_U(T) (y == 0 ? (T)0 : (T)(x % y))
-#define X_MOD(OP, sfx, T, UT, K, code) DEF_MOD(b_MOD_##sfx, T, K)
+#define X_MOD(OP, sfx, T, UT, K, code) DEF_BINP(b_MOD_##sfx, T, MOD_##K(T))
 FOR_TYPES(X_MOD, MOD)
 static const bfn tab_mod[NTYPES] = { FOR_TYPES(X_ENTRY, MOD) };
 
 /*
- * BitShift on the unsigned types: prm points to 1 for LEFT, 0 for RIGHT;
- * a shift by the width or more gives 0.
+ * BitShift on the unsigned types: p_ is 1 for LEFT, 0 for RIGHT; a shift
+ * by the width or more gives 0.
  */
-#define DEF_SHIFT(name, T)						\
-static void								\
-name(void *o_, const void *a_, const void *b_, const void *c_,		\
-    int64_t n, int sa, int sb, int sc, const void *prm)			\
-{									\
-	T *po = o_;							\
-	const T *pa = a_, *pb = b_;					\
-	int left = *(const int *)prm;					\
-	int64_t i;							\
-									\
-	for (i = 0; i < n; i++) {					\
-		T x = pa[sa ? i : 0], y = pb[sb ? i : 0];		\
-		po[i] = y >= 8 * sizeof(T) ? 0 : left ? (T)(x << y) :	\
-		    (T)(x >> y);					\
-	}								\
-}
-DEF_SHIFT(b_shift_u8, uint8_t)
-DEF_SHIFT(b_shift_u16, uint16_t)
-DEF_SHIFT(b_shift_u32, uint32_t)
-DEF_SHIFT(b_shift_u64, uint64_t)
+#define SHIFT_E(T) (y >= 8 * sizeof(T) ? (T)0 : p_ ? (T)(x << y) :	\
+    (T)(x >> y))
+DEF_BINP(b_shift_u8, uint8_t, SHIFT_E(uint8_t))
+DEF_BINP(b_shift_u16, uint16_t, SHIFT_E(uint16_t))
+DEF_BINP(b_shift_u32, uint32_t, SHIFT_E(uint32_t))
+DEF_BINP(b_shift_u64, uint64_t, SHIFT_E(uint64_t))
 static const bfn tab_shift[NTYPES] = {
 	[AOE_U8] = b_shift_u8, [AOE_U16] = b_shift_u16,
 	[AOE_U32] = b_shift_u32, [AOE_U64] = b_shift_u64

@@ -218,18 +218,6 @@ combine(void *dst, const void *src, int64_t cnt, int dt, int red)
  * ScatterElements and Scatter.
  */
 
-static int
-scatter_axis(const aoe_node *n, int r)
-{
-	int64_t axis = aoe_attr_int(n, "axis", 0);
-	int ax;
-
-	if ((ax = aoe_axis(axis, r)) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
-		    "for rank %d", n->op_type, n->name, (long long)axis, r);
-	return ax;
-}
-
 /*
  * Check ScatterElements' indices (when known) against the data: 0, or
  * an error naming the first out of range.
@@ -261,7 +249,7 @@ sel_infer(aoe_graph *g, aoe_node *n)
 	    (rc = index_type(n, ix)) < 0 ||
 	    (rc = reduction(n, x->dtype)) < 0)
 		return rc;
-	if ((ax = scatter_axis(n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(n, 0, x->ndim)) < 0)
 		return ax;
 	if (u->dtype != x->dtype)
 		return aoe_err(AOE_EDATA, "%s '%s': updates are %s, data %s",
@@ -295,7 +283,7 @@ sel_run(aoe_kctx *k)
 
 	if ((red = reduction(k->n, x->dtype)) < 0)
 		return red;
-	if ((ax = scatter_axis(k->n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(k->n, 0, x->ndim)) < 0)
 		return ax;
 	if ((rc = sel_check(k->n, x, ix, ax)) < 0)
 		return rc;
@@ -530,7 +518,7 @@ static int
 onehot_infer(aoe_graph *g, aoe_node *n)
 {
 	aoe_tensor *ix, *vals;
-	int64_t depth, dims[AOE_MAXDIM], axis = aoe_attr_int(n, "axis", -1);
+	int64_t depth, dims[AOE_MAXDIM];
 	int rc, ax, d, nd = 0;
 
 	if ((rc = aoe_need_inputs(g, n, 3, 3)) < 0 ||
@@ -547,10 +535,8 @@ onehot_infer(aoe_graph *g, aoe_node *n)
 	if (ix->ndim + 1 > AOE_MAXDIM)
 		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
 		    "%d", n->op_type, n->name, ix->ndim + 1, AOE_MAXDIM);
-	if ((ax = aoe_axis(axis, ix->ndim + 1)) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
-		    "for rank %d", n->op_type, n->name, (long long)axis,
-		    ix->ndim + 1);
+	if ((ax = aoe_attr_axis(n, -1, ix->ndim + 1)) < 0)
+		return ax;
 	if ((rc = onehot_depth(g, n, &depth)) < 0)
 		return rc;
 	for (d = 0; d <= ix->ndim; d++)

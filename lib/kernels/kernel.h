@@ -180,6 +180,12 @@ opt_out(const aoe_graph *g, const aoe_node *n, int i)
  * naming the node.
  */
 int aoe_need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi);
+/*
+ * The node's "axis" attribute (def when absent) for rank r, made
+ * non-negative (kutil.c): the axis, or -AOE_EDATA with a message naming
+ * the node when it is out of range.
+ */
+int aoe_attr_axis(const aoe_node *n, int64_t def, int r);
 
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,

@@ -37,3 +37,15 @@ aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
 	aoe_sched_set(s, "par", AOE_PAR_DEF);
 }
+
+int
+aoe_attr_axis(const aoe_node *n, int64_t def, int r)
+{
+	int64_t axis = aoe_attr_int(n, "axis", def);
+	int ax;
+
+	if ((ax = aoe_axis(axis, r)) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
+		    "for rank %d", n->op_type, n->name, (long long)axis, r);
+	return ax;
+}
