@@ -117,41 +117,6 @@ bad_index(const aoe_node *n, int64_t v, int64_t d)
 	    (long long)d);
 }
 
-/* Copy src to dst (n bytes) on the node's threads. */
-struct copy_ctx {
-	char *dst;
-	const char *src;
-	int64_t n, nch;
-};
-
-static void
-copy_chunk(void *ctx, int64_t chunk, int tid)
-{
-	const struct copy_ctx *c = ctx;
-	int64_t lo = aoe_chunk_lo(c->n, c->nch, chunk);
-	int64_t hi = aoe_chunk_lo(c->n, c->nch, chunk + 1);
-
-	memcpy(c->dst + lo, c->src + lo, (size_t)(hi - lo));
-}
-
-static void
-par_copy(const aoe_kctx *k, void *dst, const void *src, int64_t bytes,
-    int64_t elems)
-{
-	struct copy_ctx c;
-	int nt;
-
-	if (dst == src || bytes == 0)
-		return;
-	nt = nthreads_for(elems, aoe_sched_get(k->sched, "par", AOE_PAR_DEF),
-	    k->nthreads);
-	c.dst = dst;
-	c.src = src;
-	c.n = bytes;
-	c.nch = aoe_nchunks(bytes, nt);
-	aoe_parallel(nt, c.nch, copy_chunk, &c);
-}
-
 /*
  * Reductions.
  */
@@ -287,7 +252,7 @@ sel_run(aoe_kctx *k)
 		return ax;
 	if ((rc = sel_check(k->n, x, ix, ax)) < 0)
 		return rc;
-	par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
+	aoe_par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
 	    aoe_tensor_numel(x));
 	for (s = 1, d = x->ndim - 1; d >= 0; d--) {
 		xs[d] = s;
@@ -424,7 +389,7 @@ snd_run(aoe_kctx *k)
 		return red;
 	if ((rc = nd_check(k->n, x, ix, 0)) < 0)
 		return rc;
-	par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
+	aoe_par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
 	    aoe_tensor_numel(x));
 	nt = aoe_tensor_numel(ix) / kk;
 	for (t = 0; t < nt; t++) {

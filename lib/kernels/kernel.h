@@ -324,6 +324,12 @@ int aoe_space_shape(aoe_space *sp);
 int aoe_space_par(aoe_space *sp);
 void aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
 /*
+ * Copy bytes from src to dst (nothing when they are one buffer) on the
+ * threads the knob "par" gives elems elements (kutil.c).
+ */
+void aoe_par_copy(const aoe_kctx *k, void *dst, const void *src,
+    int64_t bytes, int64_t elems);
+/*
  * Add a knob whose values are 0 (when zero) and the powers of two from lo
  * to hi, or just its default when live is 0 (the kernel does not read
  * it for this node).  The default is def, and always legal.
