@@ -20,8 +20,8 @@
  * a constant.  MaxUnpool puts each input value at the flat output offset
  * its index names (as MaxPool's Indices give them) and zeros elsewhere.
  *
- * Knobs: "par" (bytes a thread must copy before the copy of the data is
- * split, in elements; 0 one thread).
+ * Knobs: "par" (elements per thread of the scatters' copy of their data
+ * input; 0 one thread).
  */
 #include <math.h>
 #include <stdlib.h>
