@@ -441,10 +441,19 @@ DEF_SIMPLE(u_acosh, acoshf(v))
 DEF_SIMPLE(u_atanh, atanhf(v))
 #ifdef HAVE_AVX2
 /*
- * cosh |x| = e^(|x| - ln 2) + e^-|x| / 2 past 80 (so that it overflows
- * only where cosh does), (e^x + e^-x) / 2 below; sinh the same past 0.5
- * with its sign, and its Taylor series to x^11 below 0.5.
+ * cosh |x| = (e^x + e^-x) / 2, and past 80 e^|x| / 2 computed so that it
+ * overflows only where cosh does; sinh the same past 0.5 with its sign,
+ * and its Taylor series to x^11 below 0.5.
  */
+/* e^a / 2 as (e^(a/2))^2 / 2: finite up to where it is above FLT_MAX. */
+static inline __m256
+v_halfexp(__m256 a)
+{
+	__m256 h = v_exp(_mm256_mul_ps(V1(0.5f), a));
+
+	return _mm256_mul_ps(_mm256_mul_ps(V1(0.5f), h), h);
+}
+
 static inline __m256
 v_cosh(__m256 v)
 {
@@ -454,8 +463,7 @@ v_cosh(__m256 v)
 	__m256 big = _mm256_cmp_ps(a, V1(80.0f), _CMP_GT_OQ);
 
 	if (_mm256_movemask_ps(big))
-		r = _mm256_blendv_ps(r, v_exp(_mm256_sub_ps(a,
-		    V1(0.693147180559945f))), big);
+		r = _mm256_blendv_ps(r, v_halfexp(a), big);
 	return r;
 }
 
@@ -469,9 +477,8 @@ v_sinh(__m256 v)
 	__m256 x2 = _mm256_mul_ps(a, a), p;
 
 	if (_mm256_movemask_ps(_mm256_cmp_ps(a, V1(80.0f), _CMP_GT_OQ)))
-		r = _mm256_blendv_ps(r, v_exp(_mm256_sub_ps(a,
-		    V1(0.693147180559945f))), _mm256_cmp_ps(a, V1(80.0f),
-		    _CMP_GT_OQ));
+		r = _mm256_blendv_ps(r, v_halfexp(a), _mm256_cmp_ps(a,
+		    V1(80.0f), _CMP_GT_OQ));
 	p = _mm256_fmadd_ps(x2, V1(1.0f / 39916800), V1(1.0f / 362880));
 	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 5040));
 	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 120));
