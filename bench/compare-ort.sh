@@ -41,6 +41,8 @@ shape_of() {
 	ppocrv4_det) echo x:1,3,640,640 ;;
 	ppocrv4_rec) echo x:1,3,48,320 ;;
 	ppocr_cls) echo x:1,3,48,192 ;;
+	lstm_bi2|gru2) echo input:1,64,128 ;;
+	gpt_decoder) echo input:1,64,256 ;;
 	*) echo input:1,3,224,224 ;;
 	esac
 }
