@@ -75,8 +75,15 @@ NAMES = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
          "transformer_encoder"]
 
 
-def main(argv):
-    opset = 13
+def main(argv, names=None, build_fn=None, opset=13, doc=None):
+    """Parse [--opset N] OUTDIR [NAME...] and export each model.
+
+    names, build_fn (name -> (module, example input)), the default opset
+    and the usage text default to this file's; bench/export_vision2.py
+    passes its own.
+    """
+    names_ok = names or NAMES
+    build_fn = build_fn or build
     args = []
     i = 0
     while i < len(argv):
@@ -87,13 +94,13 @@ def main(argv):
             args.append(argv[i])
             i += 1
     if not args:
-        sys.exit(__doc__)
-    outdir, names = args[0], args[1:] or NAMES
+        sys.exit(doc or __doc__)
+    outdir, todo = args[0], args[1:] or names_ok
     os.makedirs(outdir, exist_ok=True)
-    for name in names:
-        if name not in NAMES:
+    for name in todo:
+        if name not in names_ok:
             sys.exit("unknown model: " + name)
-        m, x = build(name)
+        m, x = build_fn(name)
         perturb(m)
         m.eval()
         out = os.path.join(outdir, name + ".onnx")

@@ -442,10 +442,19 @@ DEF_SIMPLE(u_acosh, acoshf(v))
 DEF_SIMPLE(u_atanh, atanhf(v))
 #ifdef HAVE_AVX2
 /*
- * cosh |x| = e^(|x| - ln 2) + e^-|x| / 2 past 80 (so that it overflows
- * only where cosh does), (e^x + e^-x) / 2 below; sinh the same past 0.5
- * with its sign, and its Taylor series to x^11 below 0.5.
+ * cosh |x| = (e^x + e^-x) / 2, and past 80 e^|x| / 2 computed so that it
+ * overflows only where cosh does; sinh the same past 0.5 with its sign,
+ * and its Taylor series to x^11 below 0.5.
  */
+/* e^a / 2 as (e^(a/2))^2 / 2: finite up to where it is above FLT_MAX. */
+static inline __m256
+v_halfexp(__m256 a)
+{
+	__m256 h = v_exp(_mm256_mul_ps(V1(0.5f), a));
+
+	return _mm256_mul_ps(_mm256_mul_ps(V1(0.5f), h), h);
+}
+
 static inline __m256
 v_cosh(__m256 v)
 {
@@ -455,8 +464,7 @@ v_cosh(__m256 v)
 	__m256 big = _mm256_cmp_ps(a, V1(80.0f), _CMP_GT_OQ);
 
 	if (_mm256_movemask_ps(big))
-		r = _mm256_blendv_ps(r, v_exp(_mm256_sub_ps(a,
-		    V1(0.693147180559945f))), big);
+		r = _mm256_blendv_ps(r, v_halfexp(a), big);
 	return r;
 }
 
@@ -470,9 +478,8 @@ v_sinh(__m256 v)
 	__m256 x2 = _mm256_mul_ps(a, a), p;
 
 	if (_mm256_movemask_ps(_mm256_cmp_ps(a, V1(80.0f), _CMP_GT_OQ)))
-		r = _mm256_blendv_ps(r, v_exp(_mm256_sub_ps(a,
-		    V1(0.693147180559945f))), _mm256_cmp_ps(a, V1(80.0f),
-		    _CMP_GT_OQ));
+		r = _mm256_blendv_ps(r, v_halfexp(a), _mm256_cmp_ps(a,
+		    V1(80.0f), _CMP_GT_OQ));
 	p = _mm256_fmadd_ps(x2, V1(1.0f / 39916800), V1(1.0f / 362880));
 	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 5040));
 	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 120));
@@ -1191,54 +1198,44 @@ pymod(int64_t x, int64_t y, int fm)
 	return r;
 }
 
-#define DEF_MOD(name, T, K)						\
+/*
+ * A binary op whose expression may read an int parameter p_ (from prm):
+ * Mod's fmod, BitShift's direction.
+ */
+#define DEF_BINP(name, T, EXPR)						\
 static void								\
 name(void *o_, const void *a_, const void *b_, const void *c_,		\
     int64_t n, int sa, int sb, int sc, const void *prm)			\
 {									\
 	T *po = o_;							\
 	const T *pa = a_, *pb = b_;					\
-	int fm = *(const int *)prm;					\
+	int p_ = *(const int *)prm;					\
 	int64_t i;							\
 									\
-	(void)fm;							\
+	(void)p_;							\
 	for (i = 0; i < n; i++) {					\
 		T x = pa[sa ? i : 0], y = pb[sb ? i : 0];		\
-		po[i] = MOD_##K(T);					\
+		po[i] = EXPR;						\
 	}								\
 }
 #define MOD_F(T) ((T)fmod(x, y))
-#define MOD_S(T) ((T)pymod(x, y, fm))
+#define MOD_S(T) ((T)pymod(x, y, p_))
 #define MOD_U(T) (y == 0 ? (T)0 : (T)(x % y))
-#define X_MOD(OP, sfx, T, UT, K, code) DEF_MOD(b_MOD_##sfx, T, K)
+#define X_MOD(OP, sfx, T, UT, K, code) DEF_BINP(b_MOD_##sfx, T, MOD_##K(T))
 FOR_TYPES(X_MOD, MOD)
 DEF_BIN_H(b_MOD_f16, uint16_t, f2h, fmodf(x, y))
 static const bfn tab_mod[NTYPES] = { FOR_TYPES(X_ENTRY, MOD) H_ENTRY(MOD) };
 
 /*
- * BitShift on the unsigned types: prm points to 1 for LEFT, 0 for RIGHT;
- * a shift by the width or more gives 0.
+ * BitShift on the unsigned types: p_ is 1 for LEFT, 0 for RIGHT; a shift
+ * by the width or more gives 0.
  */
-#define DEF_SHIFT(name, T)						\
-static void								\
-name(void *o_, const void *a_, const void *b_, const void *c_,		\
-    int64_t n, int sa, int sb, int sc, const void *prm)			\
-{									\
-	T *po = o_;							\
-	const T *pa = a_, *pb = b_;					\
-	int left = *(const int *)prm;					\
-	int64_t i;							\
-									\
-	for (i = 0; i < n; i++) {					\
-		T x = pa[sa ? i : 0], y = pb[sb ? i : 0];		\
-		po[i] = y >= 8 * sizeof(T) ? 0 : left ? (T)(x << y) :	\
-		    (T)(x >> y);					\
-	}								\
-}
-DEF_SHIFT(b_shift_u8, uint8_t)
-DEF_SHIFT(b_shift_u16, uint16_t)
-DEF_SHIFT(b_shift_u32, uint32_t)
-DEF_SHIFT(b_shift_u64, uint64_t)
+#define SHIFT_E(T) (y >= 8 * sizeof(T) ? (T)0 : p_ ? (T)(x << y) :	\
+    (T)(x >> y))
+DEF_BINP(b_shift_u8, uint8_t, SHIFT_E(uint8_t))
+DEF_BINP(b_shift_u16, uint16_t, SHIFT_E(uint16_t))
+DEF_BINP(b_shift_u32, uint32_t, SHIFT_E(uint32_t))
+DEF_BINP(b_shift_u64, uint64_t, SHIFT_E(uint64_t))
 static const bfn tab_shift[NTYPES] = {
 	[AOE_U8] = b_shift_u8, [AOE_U16] = b_shift_u16,
 	[AOE_U32] = b_shift_u32, [AOE_U64] = b_shift_u64

@@ -20,8 +20,8 @@
  * a constant.  MaxUnpool puts each input value at the flat output offset
  * its index names (as MaxPool's Indices give them) and zeros elsewhere.
  *
- * Knobs: "par" (bytes a thread must copy before the copy of the data is
- * split, in elements; 0 one thread).
+ * Knobs: "par" (elements per thread of the scatters' copy of their data
+ * input; 0 one thread).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -117,41 +117,6 @@ bad_index(const aoe_node *n, int64_t v, int64_t d)
 	    (long long)d);
 }
 
-/* Copy src to dst (n bytes) on the node's threads. */
-struct copy_ctx {
-	char *dst;
-	const char *src;
-	int64_t n, nch;
-};
-
-static void
-copy_chunk(void *ctx, int64_t chunk, int tid)
-{
-	const struct copy_ctx *c = ctx;
-	int64_t lo = aoe_chunk_lo(c->n, c->nch, chunk);
-	int64_t hi = aoe_chunk_lo(c->n, c->nch, chunk + 1);
-
-	memcpy(c->dst + lo, c->src + lo, (size_t)(hi - lo));
-}
-
-static void
-par_copy(const aoe_kctx *k, void *dst, const void *src, int64_t bytes,
-    int64_t elems)
-{
-	struct copy_ctx c;
-	int nt;
-
-	if (dst == src || bytes == 0)
-		return;
-	nt = nthreads_for(elems, aoe_sched_get(k->sched, "par", AOE_PAR_DEF),
-	    k->nthreads);
-	c.dst = dst;
-	c.src = src;
-	c.n = bytes;
-	c.nch = aoe_nchunks(bytes, nt);
-	aoe_parallel(nt, c.nch, copy_chunk, &c);
-}
-
 /*
  * Reductions.
  */
@@ -218,18 +183,6 @@ combine(void *dst, const void *src, int64_t cnt, int dt, int red)
  * ScatterElements and Scatter.
  */
 
-static int
-scatter_axis(const aoe_node *n, int r)
-{
-	int64_t axis = aoe_attr_int(n, "axis", 0);
-	int ax;
-
-	if ((ax = aoe_axis(axis, r)) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
-		    "for rank %d", n->op_type, n->name, (long long)axis, r);
-	return ax;
-}
-
 /*
  * Check ScatterElements' indices (when known) against the data: 0, or
  * an error naming the first out of range.
@@ -261,7 +214,7 @@ sel_infer(aoe_graph *g, aoe_node *n)
 	    (rc = index_type(n, ix)) < 0 ||
 	    (rc = reduction(n, x->dtype)) < 0)
 		return rc;
-	if ((ax = scatter_axis(n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(n, 0, x->ndim)) < 0)
 		return ax;
 	if (u->dtype != x->dtype)
 		return aoe_err(AOE_EDATA, "%s '%s': updates are %s, data %s",
@@ -295,11 +248,11 @@ sel_run(aoe_kctx *k)
 
 	if ((red = reduction(k->n, x->dtype)) < 0)
 		return red;
-	if ((ax = scatter_axis(k->n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(k->n, 0, x->ndim)) < 0)
 		return ax;
 	if ((rc = sel_check(k->n, x, ix, ax)) < 0)
 		return rc;
-	par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
+	aoe_par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
 	    aoe_tensor_numel(x));
 	for (s = 1, d = x->ndim - 1; d >= 0; d--) {
 		xs[d] = s;
@@ -436,7 +389,7 @@ snd_run(aoe_kctx *k)
 		return red;
 	if ((rc = nd_check(k->n, x, ix, 0)) < 0)
 		return rc;
-	par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
+	aoe_par_copy(k, y->data, x->data, (int64_t)aoe_tensor_nbytes(x),
 	    aoe_tensor_numel(x));
 	nt = aoe_tensor_numel(ix) / kk;
 	for (t = 0; t < nt; t++) {
@@ -530,7 +483,7 @@ static int
 onehot_infer(aoe_graph *g, aoe_node *n)
 {
 	aoe_tensor *ix, *vals;
-	int64_t depth, dims[AOE_MAXDIM], axis = aoe_attr_int(n, "axis", -1);
+	int64_t depth, dims[AOE_MAXDIM];
 	int rc, ax, d, nd = 0;
 
 	if ((rc = aoe_need_inputs(g, n, 3, 3)) < 0 ||
@@ -547,10 +500,8 @@ onehot_infer(aoe_graph *g, aoe_node *n)
 	if (ix->ndim + 1 > AOE_MAXDIM)
 		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
 		    "%d", n->op_type, n->name, ix->ndim + 1, AOE_MAXDIM);
-	if ((ax = aoe_axis(axis, ix->ndim + 1)) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
-		    "for rank %d", n->op_type, n->name, (long long)axis,
-		    ix->ndim + 1);
+	if ((ax = aoe_attr_axis(n, -1, ix->ndim + 1)) < 0)
+		return ax;
 	if ((rc = onehot_depth(g, n, &depth)) < 0)
 		return rc;
 	for (d = 0; d <= ix->ndim; d++)

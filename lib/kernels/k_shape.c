@@ -1387,18 +1387,6 @@ tile_run(aoe_kctx *k)
  * Gather and GatherElements.
  */
 
-static int
-gather_axis(aoe_node *n, int r)
-{
-	int64_t axis = aoe_attr_int(n, "axis", 0);
-	int ax;
-
-	if ((ax = aoe_axis(axis, r)) < 0)
-		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
-		    "for rank %d", n->op_type, n->name, (long long)axis, r);
-	return ax;
-}
-
 /* Check that every index is in [-dim, dim). */
 static int
 check_indices(const aoe_node *n, const aoe_tensor *ix, int64_t dim)
@@ -1439,7 +1427,7 @@ gather_infer(aoe_graph *g, aoe_node *n)
 	if ((rc = get_in(g, n, 0, &x)) < 0 ||
 	    (rc = get_indices(g, n, &ix)) < 0)
 		return rc;
-	if ((ax = gather_axis(n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(n, 0, x->ndim)) < 0)
 		return ax;
 	if (x->ndim - 1 + ix->ndim > AOE_MAXDIM)
 		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
@@ -1503,7 +1491,7 @@ gather_run(aoe_kctx *k)
 
 	if (aoe_tensor_numel(y) == 0)
 		return 0;
-	if ((ax = gather_axis(k->n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(k->n, 0, x->ndim)) < 0)
 		return ax;
 	A = x->dims[ax];
 	if ((rc = check_indices(k->n, ix, A)) < 0)
@@ -1537,7 +1525,7 @@ gather_elements_infer(aoe_graph *g, aoe_node *n)
 	if ((rc = get_in(g, n, 0, &x)) < 0 ||
 	    (rc = get_indices(g, n, &ix)) < 0)
 		return rc;
-	if ((ax = gather_axis(n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(n, 0, x->ndim)) < 0)
 		return ax;
 	if (ix->ndim != x->ndim)
 		return aoe_err(AOE_EDATA, "%s '%s': indices have rank %d, "
@@ -1607,7 +1595,7 @@ gather_elements_run(aoe_kctx *k)
 
 	if ((total = aoe_tensor_numel(y)) == 0)
 		return 0;
-	if ((ax = gather_axis(k->n, x->ndim)) < 0)
+	if ((ax = aoe_attr_axis(k->n, 0, x->ndim)) < 0)
 		return ax;
 	A = x->dims[ax];
 	if ((rc = check_indices(k->n, ix, A)) < 0)

@@ -354,9 +354,11 @@ dropout_run(aoe_kctx *k)
 	mt19937 mt;
 	int keep;
 
-	if (tm == NULL || !*(const uint8_t *)tm->data) {
-		if (y->data != x->data)
-			memcpy(y->data, x->data, aoe_tensor_nbytes(x));
+	if (r != NULL)
+		ratio = ld(r->data, r->dtype, 0);
+	if (tm == NULL || !*(const uint8_t *)tm->data || ratio == 0) {
+		aoe_par_copy(k, y->data, x->data,
+		    (int64_t)aoe_tensor_nbytes(x), cnt);
 		if (m == NULL)
 			return 0;
 		if (m->dtype == AOE_BOOL)
@@ -366,8 +368,6 @@ dropout_run(aoe_kctx *k)
 				st(m->data, m->dtype, i, 1);
 		return 0;
 	}
-	if (r != NULL)
-		ratio = ld(r->data, r->dtype, 0);
 	if (!(ratio >= 0 && ratio < 1))
 		return aoe_err(AOE_EDATA, "%s '%s': ratio %g is not in [0, 1)",
 		    k->n->op_type, k->n->name, ratio);
@@ -375,7 +375,7 @@ dropout_run(aoe_kctx *k)
 	    1 / (1 - ratio);
 	mt_seed(&mt, (uint32_t)aoe_attr_int(k->n, "seed", 0));
 	for (i = 0; i < cnt; i++) {
-		keep = ratio == 0 || mt_double(&mt) >= ratio;
+		keep = mt_double(&mt) >= ratio;
 		if (x->dtype == AOE_F32)
 			((float *)y->data)[i] = keep ?
 			    ((const float *)x->data)[i] * (float)scale : 0;

@@ -196,6 +196,12 @@ int aoe_num_dtype(int dt);
  */
 int aoe_const_scalar(const aoe_graph *g, const aoe_node *n, int i,
     double *v);
+/*
+ * The node's "axis" attribute (def when absent) for rank r, made
+ * non-negative (kutil.c): the axis, or -AOE_EDATA with a message naming
+ * the node when it is out of range.
+ */
+int aoe_attr_axis(const aoe_node *n, int64_t def, int r);
 
 typedef struct aoe_gemm_ex aoe_gemm_ex;
 typedef void (*aoe_packb_fn)(const aoe_gemm_ex *x, int64_t p0, int64_t kc,
@@ -341,6 +347,12 @@ int aoe_space_einsum(aoe_space *sp);
 #define AOE_PAR_DEF 32768
 int aoe_space_par(aoe_space *sp);
 void aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
+/*
+ * Copy bytes from src to dst (nothing when they are one buffer) on the
+ * threads the knob "par" gives elems elements (kutil.c).
+ */
+void aoe_par_copy(const aoe_kctx *k, void *dst, const void *src,
+    int64_t bytes, int64_t elems);
 /*
  * Add a knob whose values are 0 (when zero) and the powers of two from lo
  * to hi, or just its default when live is 0 (the kernel does not read

@@ -1,11 +1,13 @@
 #!/bin/sh
-# ops-bad: bad input for the scatter, gather, loss and rearrangement
-# kernels (issue 17): an index out of range, known when the graph is
-# prepared (a constant) or only when it runs (an input read from a file),
-# a depth or blocksize that cannot work.  Each is one line naming the
-# node, exit status 3, and nothing on stdout.
+# ops: the kernels of issue 17 through aoe-run.  Bad input for the
+# scatter, gather, loss and rearrangement kernels: an index out of range,
+# known when the graph is prepared (a constant) or only when it runs (an
+# input read from a file), a depth or blocksize that cannot work; each is
+# one line naming the node, exit status 3, and nothing on stdout.  Then
+# the vectorised Sinh and Cosh against the C library over the float range,
+# and Dropout's seeded draws in training mode.
 . "$(dirname "$0")/tap.sh"
-plan 12
+plan 17
 cd "$T" || exit 1
 
 # i64 V...: base64 of int64 little-endian values in [0, 255].
@@ -34,7 +36,7 @@ t() {
 	fi
 }
 # graph FILE OP ATTRS NODE_INPUTS GRAPH_INPUTS TENSOR...: one node 'bad'
-# with output y.
+# with output y (float32, its shape inferred).
 graph() {
 	f=$1 op=$2 at=$3 ni=$4 gi=$5
 	shift 5
@@ -117,4 +119,74 @@ raw64 mu.bin 0 2 8 16
 fails_with 3 "MaxUnpool 'bad': index 16 is out of range for an output of 16 elements$" \
     "MaxUnpool: an index out of range at run time" \
     aoe-run --runs 1 -i i=mu.bin mu.json
+
+# f32 FILE V...: float32 values as a raw input file.
+f32() {
+	f=$1
+	shift
+	python3 -c 'import struct, sys
+sys.stdout.buffer.write(struct.pack("<%df" % (len(sys.argv) - 1),
+    *map(float, sys.argv[1:])))' "$@" >"$f"
+}
+# Values over the float range of both: tiny, around the Taylor switch at
+# 0.5 and the shifted exp past 80, up to where cosh overflows.
+vals="0 1e-30 -1e-7 0.001 -0.25 0.4999 0.5 -0.5001 0.75 1 -2 3.5 10 -20
+ 44.4 79.9 80.1 -85 88 88.7 88.8 89 -89.4 89.5 -100 1 2 3"
+# shellcheck disable=SC2086
+f32 hx.bin $vals
+for op in Sinh Cosh; do
+	graph h.json $op '' '"x"' '"x"' "$(t x float32 28)"
+	run aoe-run --runs 1 -i x=hx.bin -o "h$op" h.json
+	py=$(echo $op | tr 'SC' 'sc')
+	python3 - "h$op/y.bin" "$py" $vals <<'PY'
+import math, struct, sys
+got = struct.unpack("<28f", open(sys.argv[1], "rb").read())
+f = getattr(math, sys.argv[2])
+bad = []
+for g, v in zip(got, sys.argv[3:]):
+    x = struct.unpack("<f", struct.pack("<f", float(v)))[0]
+    try:
+        w = f(x)
+    except OverflowError:
+        w = math.inf
+    if abs(w) > 3.4028234663852886e38:
+        w = math.copysign(math.inf, w)
+    if math.isinf(w):
+        ok = g == w
+    else:
+        ok = abs(g - w) <= 4e-7 * abs(w) + 1e-45
+    if not ok:
+        bad.append((x, g, w))
+for b in bad:
+    print("# %s(%g) = %r, want %r" % (sys.argv[2], *b))
+sys.exit(1 if bad else 0)
+PY
+	ok $? "$op: within 4e-7 relative of the C library from 1e-30 to overflow"
+done
+
+# Dropout, training mode, ratio 0.5, seed 7: the same mask on every run,
+# the kept values doubled, about half of 4096 kept.
+i=0
+while [ $i -lt 4096 ]; do echo 1; i=$((i + 1)); done >ones.txt
+# shellcheck disable=SC2046
+f32 dx.bin $(cat ones.txt)
+graph d.json Dropout '"seed":{"int":7}' '"x","r","m"' '"x"' \
+    "$(t x float32 4096)" "$(t r float32 '' "$(printf '\000\000\000\077' | base64)")" \
+    "$(t m bool '' "$(printf '\001' | base64)")"
+run aoe-run --runs 3 -i x=dx.bin -o d1 d.json && s1=$status
+run aoe-run --runs 1 -i x=dx.bin -o d2 d.json
+[ "$s1" -eq 0 ] && [ "$status" -eq 0 ] && cmp -s d1/y.bin d2/y.bin
+ok $? "Dropout: a seed gives the same draws on every run"
+python3 - d1/y.bin <<'PY'
+import struct, sys
+y = struct.unpack("<4096f", open(sys.argv[1], "rb").read())
+kept = sum(1 for v in y if v == 2.0)
+sys.exit(0 if kept + sum(1 for v in y if v == 0.0) == 4096 and
+    1900 < kept < 2200 else 1)
+PY
+ok $? "Dropout: ratio 0.5 keeps about half, scaled by 2, zeroes the rest"
+sed 's/"seed":{"int":7}/"seed":{"int":8}/' d.json >d8.json
+run aoe-run --runs 1 -i x=dx.bin -o d3 d8.json
+[ "$status" -eq 0 ] && ! cmp -s d1/y.bin d3/y.bin
+ok $? "Dropout: another seed, other draws"
 done_testing
