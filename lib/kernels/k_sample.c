@@ -21,22 +21,6 @@
 #include "aoe_kernels.h"
 #include "kernel.h"
 
-static inline double
-ld(const void *p, int dt, int64_t i)
-{
-	return dt == AOE_F32 ? ((const float *)p)[i] :
-	    ((const double *)p)[i];
-}
-
-static inline void
-st(void *p, int dt, int64_t i, double v)
-{
-	if (dt == AOE_F32)
-		((float *)p)[i] = (float)v;
-	else
-		((double *)p)[i] = v;
-}
-
 /* The named string attribute's index in list[0..n), or -1. */
 static int
 str_attr(const aoe_node *n, const char *name, const char *def,
@@ -177,7 +161,7 @@ px(const struct gs_args *a, const void *p, int64_t base, int64_t y,
 {
 	if (y < 0 || y >= a->h || x < 0 || x >= a->w)
 		return 0;
-	return ld(p, a->dt, base + y * a->w + x);
+	return ld_fd(p, a->dt, base + y * a->w + x);
 }
 
 /* Cubic convolution weights for t in [0, 1), A = -0.75. */
@@ -271,8 +255,8 @@ gs_chunk(void *ctx, int64_t chunk, int tid)
 		int64_t gb = b * np * 2, yb = it * np;
 
 		for (i = 0; i < np; i++) {
-			double gx = ld(c->grid, a->dt, gb + 2 * i);
-			double gy = ld(c->grid, a->dt, gb + 2 * i + 1);
+			double gx = ld_fd(c->grid, a->dt, gb + 2 * i);
+			double gy = ld_fd(c->grid, a->dt, gb + 2 * i + 1);
 			double ix, iy;
 
 			if (a->align) {
@@ -284,10 +268,10 @@ gs_chunk(void *ctx, int64_t chunk, int tid)
 			}
 			/* Far outside (or NaN): a zero, as in zeros mode. */
 			if (!(fabs(ix) < 1e15 && fabs(iy) < 1e15)) {
-				st(c->y, a->dt, yb + i, 0);
+				st_fd(c->y, a->dt, yb + i, 0);
 				continue;
 			}
-			st(c->y, a->dt, yb + i, gs_sample(a, c->x, base, ix,
+			st_fd(c->y, a->dt, yb + i, gs_sample(a, c->x, base, ix,
 			    iy));
 		}
 	}
@@ -498,10 +482,10 @@ ra_chunk(void *ctx, int64_t chunk, int tid)
 
 		b = c->bdt == AOE_I64 ? ((const int64_t *)c->bi)[r] :
 		    ((const int32_t *)c->bi)[r];
-		x1 = ld(c->rois, a->dt, r * 4) * a->scale - off;
-		y1 = ld(c->rois, a->dt, r * 4 + 1) * a->scale - off;
-		rw = ld(c->rois, a->dt, r * 4 + 2) * a->scale - off - x1;
-		rh = ld(c->rois, a->dt, r * 4 + 3) * a->scale - off - y1;
+		x1 = ld_fd(c->rois, a->dt, r * 4) * a->scale - off;
+		y1 = ld_fd(c->rois, a->dt, r * 4 + 1) * a->scale - off;
+		rw = ld_fd(c->rois, a->dt, r * 4 + 2) * a->scale - off - x1;
+		rh = ld_fd(c->rois, a->dt, r * 4 + 3) * a->scale - off - y1;
 		if (!a->half) {
 			rw = rw > 1 ? rw : 1;
 			rh = rh > 1 ? rh : 1;
@@ -529,7 +513,7 @@ ra_chunk(void *ctx, int64_t chunk, int tid)
 						ra_weights(a, yy, xx, pos, w);
 						if (!a->max) {
 							for (q = 0; q < 4; q++)
-								v += w[q] * ld(
+								v += w[q] * ld_fd(
 								    c->x,
 								    a->dt,
 								    base +
@@ -537,7 +521,7 @@ ra_chunk(void *ctx, int64_t chunk, int tid)
 							continue;
 						}
 						for (q = 0; q < 4; q++) {
-							s = w[q] * ld(c->x,
+							s = w[q] * ld_fd(c->x,
 							    a->dt, base +
 							    pos[q]);
 							if (!any || s > m)
@@ -546,7 +530,7 @@ ra_chunk(void *ctx, int64_t chunk, int tid)
 						}
 					}
 				}
-				st(c->y, a->dt, (it * a->oh + ph) * a->ow + pw,
+				st_fd(c->y, a->dt, (it * a->oh + ph) * a->ow + pw,
 				    a->max ? m : v / cnt);
 			}
 	}

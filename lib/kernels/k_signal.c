@@ -164,22 +164,6 @@ float_type(int dt)
 	return dt == AOE_F32 || dt == AOE_F64;
 }
 
-static double
-ld(const void *p, int dt, int64_t i)
-{
-	return dt == AOE_F32 ? ((const float *)p)[i] :
-	    ((const double *)p)[i];
-}
-
-static void
-st(void *p, int dt, int64_t i, double v)
-{
-	if (dt == AOE_F32)
-		((float *)p)[i] = (float)v;
-	else
-		((double *)p)[i] = v;
-}
-
 /*
  * DFT: input [..., len, 1 or 2] with the transform along axis, an optional
  * dft_length (input 1) padding or cutting each signal, onesided (real
@@ -296,8 +280,8 @@ dft_chunk(void *ctx, int64_t chunk, int tid)
 
 		for (j = 0; j < cnt; j++) {
 			int64_t e = (xb + j * a->inner) * a->cin;
-			buf[j] = ld(c->x, c->dt, e) + (a->cin == 2 ?
-			    ld(c->x, c->dt, e + 1) * I : 0);
+			buf[j] = ld_fd(c->x, c->dt, e) + (a->cin == 2 ?
+			    ld_fd(c->x, c->dt, e + 1) * I : 0);
 		}
 		for (; j < a->n; j++)
 			buf[j] = 0;
@@ -309,8 +293,8 @@ dft_chunk(void *ctx, int64_t chunk, int tid)
 			fft(c->p, buf, buf + a->n);
 		for (j = 0; j < a->nout; j++) {
 			int64_t e = (yb + j * a->inner) * 2;
-			st(c->y, c->dt, e, creal(buf[j]));
-			st(c->y, c->dt, e + 1, cimag(buf[j]));
+			st_fd(c->y, c->dt, e, creal(buf[j]));
+			st_fd(c->y, c->dt, e + 1, cimag(buf[j]));
 		}
 	}
 	free(buf);
@@ -457,15 +441,15 @@ stft_chunk(void *ctx, int64_t chunk, int tid)
 
 		for (j = 0; j < a->flen; j++) {
 			int64_t e = xb + j * a->cin;
-			double wv = c->w ? ld(c->w, c->dt, j) : 1;
-			buf[j] = wv * (ld(c->x, c->dt, e) + (a->cin == 2 ?
-			    ld(c->x, c->dt, e + 1) * I : 0));
+			double wv = c->w ? ld_fd(c->w, c->dt, j) : 1;
+			buf[j] = wv * (ld_fd(c->x, c->dt, e) + (a->cin == 2 ?
+			    ld_fd(c->x, c->dt, e + 1) * I : 0));
 		}
 		fft(c->p, buf, buf + a->flen);
 		for (j = 0; j < a->bins; j++) {
 			int64_t e = (it * a->bins + j) * 2;
-			st(c->y, c->dt, e, creal(buf[j]));
-			st(c->y, c->dt, e + 1, cimag(buf[j]));
+			st_fd(c->y, c->dt, e, creal(buf[j]));
+			st_fd(c->y, c->dt, e + 1, cimag(buf[j]));
 		}
 	}
 	free(buf);
