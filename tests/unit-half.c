@@ -55,7 +55,7 @@ graph(const char *op, int nin, int dt, int odt, int to)
 	g->inputs = aoe_xcalloc(2, sizeof(int));
 	g->outputs = aoe_xcalloc(1, sizeof(int));
 	for (i = 0; i < nin; i++) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof(name), "x%d", i);
 		in[i] = aoe_graph_tensor(g, name);
 		aoe_tensor_set(g->tensors[in[i]], dt, 1, &n);
