@@ -329,6 +329,9 @@ ra_params(const aoe_graph *g, const aoe_node *n, struct ra_args *a)
 	if (x->ndim != 4)
 		return aoe_err(AOE_EDATA, "%s '%s': input has rank %d, "
 		    "expected 4 (N, C, H, W)", n->op_type, n->name, x->ndim);
+	if (x->dims[2] < 1 || x->dims[3] < 1)
+		return aoe_err(AOE_EDATA, "%s '%s': the input's planes are "
+		    "empty", n->op_type, n->name);
 	if (r->dtype != x->dtype || r->ndim != 2 || r->dims[1] != 4)
 		return aoe_err(AOE_EDATA, "%s '%s': rois must be [num_rois, "
 		    "4] of the input's type", n->op_type, n->name);
