@@ -4,7 +4,9 @@
 # DFT (a power-of-two length and a Bluestein one), STFT with a Hann
 # window (Whisper's 400-point frames), GridSample and RoiAlign, written
 # here by python3-onnx.  Checks that the outputs agree (relative L2 at
-# most 1e-4) and prints the median latencies at 1 and 2 threads, each the
+# most 1e-4; where they do not, a DFT is judged against numpy's in
+# float64: ONNX Runtime's Bluestein transform of 16000 points is off by
+# 1e-3) and prints the median latencies at 1 and 2 threads, each the
 # median of REPEATS medians of RUNS runs, the runners interleaved.
 #
 #   bench/signal-ops.sh [-r RUNS] [-n REPEATS]
@@ -67,6 +69,16 @@ n = int(np.prod([int(v) for v in sys.argv[1].split(",")]))
 np.random.default_rng(42).uniform(-1, 1, n).astype("<f4").tofile(sys.argv[2])
 ' "$1" "$2"
 }
+# The onesided DFT of a raw float32 signal, in float64, as output y.
+numpy_dft() {
+	mkdir -p "$2"
+	/usr/bin/python3 -c '
+import numpy as np, sys
+f = np.fft.rfft(np.fromfile(sys.argv[1], "<f4").astype(np.float64))
+np.stack([f.real, f.imag], -1).astype("<f4").tofile(sys.argv[2] + "/y.bin")
+open(sys.argv[2] + "/y.shape", "w").write("1,%d,2\n" % len(f))
+' "$1" "$2"
+}
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 
@@ -100,7 +112,17 @@ for m in dft_16384 dft_16000 stft_400 gridsample roialign; do
 		[0-9]*) awk "BEGIN { exit !($e <= 1e-4) }" || verdict=FAIL ;;
 		*) verdict=FAIL ;;
 		esac
-		[ $verdict = PASS ] || status=1
+		case $verdict/$m in
+		FAIL/dft_*)
+			# Judge both by numpy's transform in float64.
+			numpy_dft "$tmp/in.bin" "$tmp/ref"
+			ea=$("$here/relerr.py" "$tmp/aoe" "$tmp/ref")
+			eo=$("$here/relerr.py" "$tmp/ort" "$tmp/ref")
+			awk "BEGIN { exit !($ea <= 1e-4) }" && verdict=PASS
+			verdict="$verdict (numpy float64: aoe $ea, ort $eo)"
+			rm -rf "$tmp/ref" ;;
+		esac
+		case $verdict in FAIL*) status=1 ;; esac
 		printf '%-12s %3s %10s %10s %7s  %s (rel L2 %s)\n' "$m" $t "$o" \
 		    "$a" "$(awk "BEGIN { printf \"%.2f\", $a / $o }")" \
 		    "$verdict" "$e"
