@@ -573,6 +573,15 @@ ra_chunk(void *ctx, int64_t chunk, int tid)
 						    bin % a->ow, s / roi.gw,
 						    s % roi.gw, pos, w);
 					}
+					if (!a->max && a->dt == AOE_F32) {
+						const float *xf = (const float *)
+						    c->x + base;
+						v += w[0] * xf[pos[0]] + w[1] *
+						    xf[pos[1]] + w[2] *
+						    xf[pos[2]] + w[3] *
+						    xf[pos[3]];
+						continue;
+					}
 					for (q = 0; q < 4; q++) {
 						t = w[q] * ld_fd(c->x, a->dt,
 						    base + pos[q]);
