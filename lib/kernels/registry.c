@@ -22,6 +22,13 @@ static const aoe_family families[] = {
 	{ "signal", aoe_ops_signal, NULL },
 	{ "sample", aoe_ops_sample, NULL },
 	{ "random", aoe_ops_random, NULL },
+	{ "rnn", aoe_ops_rnn, aoe_space_rnn },
+	{ "einsum", aoe_ops_einsum, aoe_space_einsum },
+	{ "tri", aoe_ops_tri, NULL },
+	{ "train", aoe_ops_train, aoe_space_par },
+	{ "scatter", aoe_ops_scatter, aoe_space_par },
+	{ "rearr", aoe_ops_rearr, aoe_space_par },
+	{ "matrix", aoe_ops_matrix, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
