@@ -327,6 +327,7 @@ static const struct {
 } classes[] = {
 	{ "data type 8", "strings" },
 	{ "to string", "strings" },
+	{ "operators: StringNormalizer", "strings" },
 	{ "ai.onnx.preview.training", "ai.onnx.preview.training" },
 	{ "sequences and maps", "sequences and optionals" },
 	{ "unsupported operators", "unsupported operators" },

@@ -58,26 +58,28 @@ graph(const char *name)
 	return g;
 }
 
-static int
-prepare(aoe_graph *g)
+/* Two threads, no bank. */
+static const aoe_run_opts *
+opts(void)
 {
-	aoe_run_opts o;
+	static aoe_run_opts o;
 
 	aoe_run_opts_init(&o);
 	o.nthreads = 2;
 	o.use_bank = 0;
-	return aoe_graph_prepare(g, &o);
+	return &o;
+}
+
+static int
+prepare(aoe_graph *g)
+{
+	return aoe_graph_prepare(g, opts());
 }
 
 static int
 run(aoe_graph *g)
 {
-	aoe_run_opts o;
-
-	aoe_run_opts_init(&o);
-	o.nthreads = 2;
-	o.use_bank = 0;
-	return aoe_graph_run(g, &o);
+	return aoe_graph_run(g, opts());
 }
 
 static float *

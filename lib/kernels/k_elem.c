@@ -631,10 +631,11 @@ unary_infer(aoe_graph *g, aoe_node *n)
 	intok = strcmp(n->op_type, "Neg") == 0 ||
 	    strcmp(n->op_type, "Abs") == 0 || strcmp(n->op_type, "Relu") == 0 ||
 	    strcmp(n->op_type, "Sign") == 0;
-	if (dt != AOE_F32 && !(intok && (dt == AOE_I8 || dt == AOE_I16 ||
-	    dt == AOE_I32 || dt == AOE_I64)))
+	if (dt != AOE_F32 && !(dt == AOE_F16 && x->layout == 0 &&
+	    unary_find(n->op_type) != NULL) && !(intok && (dt == AOE_I8 ||
+	    dt == AOE_I16 || dt == AOE_I32 || dt == AOE_I64)))
 		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
-		    "(float32%s only)", n->op_type, n->name,
+		    "(float32, float16%s only)", n->op_type, n->name,
 		    aoe_dtype_name(dt), intok ? " and signed integers" : "");
 	return aoe_set_output(g, n, 0, dt, x->ndim, x->dims);
 }
@@ -649,6 +650,24 @@ unary_run(aoe_kctx *k)
 	ufn fn;
 	int op;
 
+	if (x->dtype == AOE_F16) {
+		/* Through float32, converted at the edges (F16C). */
+		float *t = malloc((size_t)max64(numel, 1) * sizeof(float));
+
+		if ((fn = unary_find(n->op_type)) == NULL || t == NULL) {
+			free(t);
+			return aoe_err(fn ? AOE_ENOMEM : AOE_EINTERNAL,
+			    "%s '%s': %s", n->op_type, n->name, fn ?
+			    "out of memory" : "no kernel");
+		}
+		h2f_n(x->data, t, numel);
+		unary_params(n, &p);
+		p.vec = (int)aoe_sched_get(k->sched, "vec", DEF_VEC);
+		unary_apply(fn, t, t, numel, &p, k);
+		f2h_n(t, y->data, numel);
+		free(t);
+		return 0;
+	}
 	if (x->dtype != AOE_F32) {
 		op = strcmp(n->op_type, "Neg") == 0 ? 0 :
 		    strcmp(n->op_type, "Abs") == 0 ? 1 :

@@ -21,22 +21,6 @@
 #include "aoe_kernels.h"
 #include "kernel.h"
 
-static inline double
-ld(const void *p, int dt, int64_t i)
-{
-	return dt == AOE_F32 ? ((const float *)p)[i] :
-	    ((const double *)p)[i];
-}
-
-static inline void
-st(void *p, int dt, int64_t i, double v)
-{
-	if (dt == AOE_F32)
-		((float *)p)[i] = (float)v;
-	else
-		((double *)p)[i] = v;
-}
-
 /* The named string attribute's index in list[0..n), or -1. */
 static int
 str_attr(const aoe_node *n, const char *name, const char *def,
@@ -177,7 +161,7 @@ px(const struct gs_args *a, const void *p, int64_t base, int64_t y,
 {
 	if (y < 0 || y >= a->h || x < 0 || x >= a->w)
 		return 0;
-	return ld(p, a->dt, base + y * a->w + x);
+	return ld_fd(p, a->dt, base + y * a->w + x);
 }
 
 /* Cubic convolution weights for t in [0, 1), A = -0.75. */
@@ -271,8 +255,8 @@ gs_chunk(void *ctx, int64_t chunk, int tid)
 		int64_t gb = b * np * 2, yb = it * np;
 
 		for (i = 0; i < np; i++) {
-			double gx = ld(c->grid, a->dt, gb + 2 * i);
-			double gy = ld(c->grid, a->dt, gb + 2 * i + 1);
+			double gx = ld_fd(c->grid, a->dt, gb + 2 * i);
+			double gy = ld_fd(c->grid, a->dt, gb + 2 * i + 1);
 			double ix, iy;
 
 			if (a->align) {
@@ -284,10 +268,10 @@ gs_chunk(void *ctx, int64_t chunk, int tid)
 			}
 			/* Far outside (or NaN): a zero, as in zeros mode. */
 			if (!(fabs(ix) < 1e15 && fabs(iy) < 1e15)) {
-				st(c->y, a->dt, yb + i, 0);
+				st_fd(c->y, a->dt, yb + i, 0);
 				continue;
 			}
-			st(c->y, a->dt, yb + i, gs_sample(a, c->x, base, ix,
+			st_fd(c->y, a->dt, yb + i, gs_sample(a, c->x, base, ix,
 			    iy));
 		}
 	}
@@ -345,6 +329,9 @@ ra_params(const aoe_graph *g, const aoe_node *n, struct ra_args *a)
 	if (x->ndim != 4)
 		return aoe_err(AOE_EDATA, "%s '%s': input has rank %d, "
 		    "expected 4 (N, C, H, W)", n->op_type, n->name, x->ndim);
+	if (x->dims[2] < 1 || x->dims[3] < 1)
+		return aoe_err(AOE_EDATA, "%s '%s': the input's planes are "
+		    "empty", n->op_type, n->name);
 	if (r->dtype != x->dtype || r->ndim != 2 || r->dims[1] != 4)
 		return aoe_err(AOE_EDATA, "%s '%s': rois must be [num_rois, "
 		    "4] of the input's type", n->op_type, n->name);
@@ -482,6 +469,57 @@ grid_n(double v)
 	return v >= 1024 ? 1024 : v > 0 ? (int64_t)v : 0;
 }
 
+/* Channels an item of work covers: a roi's weights serve them all. */
+#define RA_CG 16
+/* Largest table of a roi's sample weights (entries), else computed. */
+#define RA_TABLE (1 << 18)
+
+/* A roi's geometry: its corner, bin size, and samples a bin side. */
+struct ra_roi {
+	double x1, y1, bh, bw;
+	int64_t gh, gw, b;
+};
+
+static void
+ra_roi_of(const struct ra_ctx *c, int64_t r, struct ra_roi *q)
+{
+	const struct ra_args *a = c->a;
+	double off = a->half ? .5 : 0, rw, rh;
+
+	q->b = c->bdt == AOE_I64 ? ((const int64_t *)c->bi)[r] :
+	    ((const int32_t *)c->bi)[r];
+	q->x1 = ld_fd(c->rois, a->dt, r * 4) * a->scale - off;
+	q->y1 = ld_fd(c->rois, a->dt, r * 4 + 1) * a->scale - off;
+	rw = ld_fd(c->rois, a->dt, r * 4 + 2) * a->scale - off - q->x1;
+	rh = ld_fd(c->rois, a->dt, r * 4 + 3) * a->scale - off - q->y1;
+	if (!a->half) {
+		rw = rw > 1 ? rw : 1;
+		rh = rh > 1 ? rh : 1;
+	}
+	q->bh = rh / (double)a->oh;
+	q->bw = rw / (double)a->ow;
+	q->gh = a->ratio > 0 ? a->ratio : grid_n(q->bh);
+	q->gw = a->ratio > 0 ? a->ratio : grid_n(q->bw);
+}
+
+/* The weights of sample (iy, ix) of bin (ph, pw) of roi q. */
+static void
+ra_sample(const struct ra_args *a, const struct ra_roi *q, int64_t ph,
+    int64_t pw, int64_t iy, int64_t ix, int64_t *pos, double *w)
+{
+	double yy = q->y1 + (double)ph * q->bh + ((double)iy + .5) * q->bh /
+	    (double)q->gh;
+	double xx = q->x1 + (double)pw * q->bw + ((double)ix + .5) * q->bw /
+	    (double)q->gw;
+
+	ra_weights(a, yy, xx, pos, w);
+}
+
+/*
+ * An item is a roi and up to RA_CG of its channels: the roi's sample
+ * weights are made once in a table (as ONNX Runtime does) when it is
+ * not too large, and serve every channel.
+ */
 static void
 ra_chunk(void *ctx, int64_t chunk, int tid)
 {
@@ -489,67 +527,77 @@ ra_chunk(void *ctx, int64_t chunk, int tid)
 	const struct ra_args *a = c->a;
 	int64_t lo = aoe_chunk_lo(c->nitems, c->nchunks, chunk);
 	int64_t hi = aoe_chunk_lo(c->nitems, c->nchunks, chunk + 1);
-	int64_t it, ph, pw, iy, ix, q, pos[4], gh, gw;
-	double off = a->half ? .5 : 0, w[4];
+	int64_t ncg = (a->c + RA_CG - 1) / RA_CG, it, ch, bin, s, q, ns, nb;
+	int64_t *tpos = NULL, lpos[4], *pos;
+	double *tw = NULL, lw[4], *w;
+	struct ra_roi roi;
 
+	nb = a->oh * a->ow;
 	for (it = lo; it < hi; it++) {
-		int64_t r = it / a->c, ch = it % a->c, b;
-		double x1, y1, rw, rh, bh, bw, cnt;
+		int64_t r = it / ncg, c0 = it % ncg * RA_CG;
+		int64_t c1 = min64(a->c, c0 + RA_CG);
 
-		b = c->bdt == AOE_I64 ? ((const int64_t *)c->bi)[r] :
-		    ((const int32_t *)c->bi)[r];
-		x1 = ld(c->rois, a->dt, r * 4) * a->scale - off;
-		y1 = ld(c->rois, a->dt, r * 4 + 1) * a->scale - off;
-		rw = ld(c->rois, a->dt, r * 4 + 2) * a->scale - off - x1;
-		rh = ld(c->rois, a->dt, r * 4 + 3) * a->scale - off - y1;
-		if (!a->half) {
-			rw = rw > 1 ? rw : 1;
-			rh = rh > 1 ? rh : 1;
+		ra_roi_of(c, r, &roi);
+		ns = roi.gh * roi.gw;
+		free(tpos);
+		free(tw);
+		tpos = NULL;
+		tw = NULL;
+		if (ns > 0 && nb * ns <= RA_TABLE) {
+			tpos = aoe_xmalloc((size_t)(nb * ns * 4) *
+			    sizeof(*tpos));
+			tw = aoe_xmalloc((size_t)(nb * ns * 4) * sizeof(*tw));
+			for (bin = 0; bin < nb; bin++)
+				for (s = 0; s < ns; s++)
+					ra_sample(a, &roi, bin / a->ow,
+					    bin % a->ow, s / roi.gw, s % roi.gw,
+					    tpos + (bin * ns + s) * 4,
+					    tw + (bin * ns + s) * 4);
 		}
-		bh = rh / (double)a->oh;
-		bw = rw / (double)a->ow;
-		gh = a->ratio > 0 ? a->ratio : grid_n(rh / (double)a->oh);
-		gw = a->ratio > 0 ? a->ratio : grid_n(rw / (double)a->ow);
-		cnt = gh * gw > 1 ? (double)(gh * gw) : 1;
-		for (ph = 0; ph < a->oh; ph++)
-			for (pw = 0; pw < a->ow; pw++) {
-				int64_t base = (b * a->c + ch) * a->h * a->w;
-				double v = 0, m = 0;
+		for (ch = c0; ch < c1; ch++) {
+			int64_t base = (roi.b * a->c + ch) * a->h * a->w;
+			int64_t yb = (r * a->c + ch) * nb;
+
+			for (bin = 0; bin < nb; bin++) {
+				double v = 0, m = 0, t;
 				int any = 0;
 
-				for (iy = 0; iy < gh; iy++) {
-					double yy = y1 + (double)ph * bh +
-					    ((double)iy + .5) * bh /
-					    (double)gh;
-					for (ix = 0; ix < gw; ix++) {
-						double xx = x1 + (double)pw *
-						    bw + ((double)ix + .5) *
-						    bw / (double)gw, s;
-
-						ra_weights(a, yy, xx, pos, w);
-						if (!a->max) {
-							for (q = 0; q < 4; q++)
-								v += w[q] * ld(
-								    c->x,
-								    a->dt,
-								    base +
-								    pos[q]);
-							continue;
-						}
-						for (q = 0; q < 4; q++) {
-							s = w[q] * ld(c->x,
-							    a->dt, base +
-							    pos[q]);
-							if (!any || s > m)
-								m = s;
-							any = 1;
-						}
+				for (s = 0; s < ns; s++) {
+					if (tpos != NULL) {
+						pos = tpos + (bin * ns + s) * 4;
+						w = tw + (bin * ns + s) * 4;
+					} else {
+						pos = lpos;
+						w = lw;
+						ra_sample(a, &roi, bin / a->ow,
+						    bin % a->ow, s / roi.gw,
+						    s % roi.gw, pos, w);
+					}
+					if (!a->max && a->dt == AOE_F32) {
+						const float *xf = (const float *)
+						    c->x + base;
+						v += w[0] * xf[pos[0]] + w[1] *
+						    xf[pos[1]] + w[2] *
+						    xf[pos[2]] + w[3] *
+						    xf[pos[3]];
+						continue;
+					}
+					for (q = 0; q < 4; q++) {
+						t = w[q] * ld_fd(c->x, a->dt,
+						    base + pos[q]);
+						v += t;
+						if (!any || t > m)
+							m = t;
+						any = 1;
 					}
 				}
-				st(c->y, a->dt, (it * a->oh + ph) * a->ow + pw,
-				    a->max ? m : v / cnt);
+				st_fd(c->y, a->dt, yb + bin, a->max ? m :
+				    v / (double)max64(ns, 1));
 			}
+		}
 	}
+	free(tpos);
+	free(tw);
 }
 
 static int
@@ -569,8 +617,8 @@ ra_run(aoe_kctx *k)
 	c.bi = bi->data;
 	c.bdt = bi->dtype;
 	c.y = aoe_out(k->g, k->n, 0)->data;
-	c.nitems = a.nroi * a.c;
-	nt = nthreads_for(c.nitems * a.oh * a.ow, 1024, k->nthreads);
+	c.nitems = a.nroi * ((a.c + RA_CG - 1) / RA_CG);
+	nt = nthreads_for(a.nroi * a.c * a.oh * a.ow, 1024, k->nthreads);
 	c.nchunks = aoe_nchunks(c.nitems, nt);
 	if (c.nitems > 0)
 		aoe_parallel(nt, c.nchunks, ra_chunk, &c);

@@ -7,6 +7,8 @@
  * every other length (a convolution done by a radix-2 FFT of at least
  * 2n - 1 points), so any length costs O(n log n).  The inverse transform
  * is the forward one of the conjugate, conjugated and divided by n.
+ * The plan (twiddles, Bluestein's chirp and its transform) is made when
+ * the node is prepared.
  * Signals are independent, and are cut into chunks over the threads.
  *
  * The windows and MelWeightMatrix are computed in double and stored in
@@ -113,6 +115,29 @@ plan_make(fft_plan *p, int64_t n)
 	fft2(p, p->bf, p->m);
 }
 
+static void
+plan_priv_free(void *p)
+{
+	if (p != NULL)
+		plan_free(p);
+	free(p);
+}
+
+/*
+ * The plan for length n: the node's, made by its prepare for the length
+ * it had then, or a new one in *tmp (free it with plan_free).
+ */
+static const fft_plan *
+plan_get(const aoe_node *nd, int64_t n, fft_plan *tmp)
+{
+	const fft_plan *p = nd->priv;
+
+	if (p != NULL && p->n == n)
+		return p;
+	plan_make(tmp, n);
+	return tmp;
+}
+
 /* Scratch complex values one transform needs beside its n values. */
 static int64_t
 plan_work(const fft_plan *p)
@@ -162,22 +187,6 @@ static int
 float_type(int dt)
 {
 	return dt == AOE_F32 || dt == AOE_F64;
-}
-
-static double
-ld(const void *p, int dt, int64_t i)
-{
-	return dt == AOE_F32 ? ((const float *)p)[i] :
-	    ((const double *)p)[i];
-}
-
-static void
-st(void *p, int dt, int64_t i, double v)
-{
-	if (dt == AOE_F32)
-		((float *)p)[i] = (float)v;
-	else
-		((double *)p)[i] = v;
 }
 
 /*
@@ -269,6 +278,22 @@ dft_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, x->dtype, x->ndim, dims);
 }
 
+static int
+dft_prepare(aoe_graph *g, aoe_node *n)
+{
+	struct dft_args a;
+	fft_plan *p;
+	int ax, rc;
+
+	if ((rc = dft_params(g, n, &a, &ax)) < 0)
+		return rc;
+	p = aoe_xmalloc(sizeof(*p));
+	plan_make(p, a.n);
+	n->priv = p;
+	n->priv_free = plan_priv_free;
+	return 0;
+}
+
 struct dft_ctx {
 	const fft_plan *p;
 	const struct dft_args *a;
@@ -296,8 +321,8 @@ dft_chunk(void *ctx, int64_t chunk, int tid)
 
 		for (j = 0; j < cnt; j++) {
 			int64_t e = (xb + j * a->inner) * a->cin;
-			buf[j] = ld(c->x, c->dt, e) + (a->cin == 2 ?
-			    ld(c->x, c->dt, e + 1) * I : 0);
+			buf[j] = ld_fd(c->x, c->dt, e) + (a->cin == 2 ?
+			    ld_fd(c->x, c->dt, e + 1) * I : 0);
 		}
 		for (; j < a->n; j++)
 			buf[j] = 0;
@@ -309,8 +334,8 @@ dft_chunk(void *ctx, int64_t chunk, int tid)
 			fft(c->p, buf, buf + a->n);
 		for (j = 0; j < a->nout; j++) {
 			int64_t e = (yb + j * a->inner) * 2;
-			st(c->y, c->dt, e, creal(buf[j]));
-			st(c->y, c->dt, e + 1, cimag(buf[j]));
+			st_fd(c->y, c->dt, e, creal(buf[j]));
+			st_fd(c->y, c->dt, e + 1, cimag(buf[j]));
 		}
 	}
 	free(buf);
@@ -322,13 +347,13 @@ dft_run(aoe_kctx *k)
 	const aoe_tensor *x = aoe_in(k->g, k->n, 0);
 	struct dft_args a;
 	struct dft_ctx c;
-	fft_plan p;
+	fft_plan tmp;
 	int ax, rc, nt;
 
 	if ((rc = dft_params(k->g, k->n, &a, &ax)) < 0)
 		return rc;
-	plan_make(&p, a.n);
-	c.p = &p;
+	memset(&tmp, 0, sizeof(tmp));
+	c.p = plan_get(k->n, a.n, &tmp);
 	c.a = &a;
 	c.x = x->data;
 	c.y = aoe_out(k->g, k->n, 0)->data;
@@ -338,7 +363,7 @@ dft_run(aoe_kctx *k)
 	c.nchunks = aoe_nchunks(c.nitems, nt);
 	if (c.nitems > 0)
 		aoe_parallel(nt, c.nchunks, dft_chunk, &c);
-	plan_free(&p);
+	plan_free(&tmp);
 	return 0;
 }
 
@@ -431,6 +456,22 @@ stft_infer(aoe_graph *g, aoe_node *n)
 	return aoe_set_output(g, n, 0, aoe_in(g, n, 0)->dtype, 4, dims);
 }
 
+static int
+stft_prepare(aoe_graph *g, aoe_node *n)
+{
+	struct stft_args a;
+	fft_plan *p;
+	int rc;
+
+	if ((rc = stft_params(g, n, &a)) < 0)
+		return rc;
+	p = aoe_xmalloc(sizeof(*p));
+	plan_make(p, a.flen);
+	n->priv = p;
+	n->priv_free = plan_priv_free;
+	return 0;
+}
+
 struct stft_ctx {
 	const fft_plan *p;
 	const struct stft_args *a;
@@ -457,15 +498,15 @@ stft_chunk(void *ctx, int64_t chunk, int tid)
 
 		for (j = 0; j < a->flen; j++) {
 			int64_t e = xb + j * a->cin;
-			double wv = c->w ? ld(c->w, c->dt, j) : 1;
-			buf[j] = wv * (ld(c->x, c->dt, e) + (a->cin == 2 ?
-			    ld(c->x, c->dt, e + 1) * I : 0));
+			double wv = c->w ? ld_fd(c->w, c->dt, j) : 1;
+			buf[j] = wv * (ld_fd(c->x, c->dt, e) + (a->cin == 2 ?
+			    ld_fd(c->x, c->dt, e + 1) * I : 0));
 		}
 		fft(c->p, buf, buf + a->flen);
 		for (j = 0; j < a->bins; j++) {
 			int64_t e = (it * a->bins + j) * 2;
-			st(c->y, c->dt, e, creal(buf[j]));
-			st(c->y, c->dt, e + 1, cimag(buf[j]));
+			st_fd(c->y, c->dt, e, creal(buf[j]));
+			st_fd(c->y, c->dt, e + 1, cimag(buf[j]));
 		}
 	}
 	free(buf);
@@ -478,13 +519,13 @@ stft_run(aoe_kctx *k)
 	const aoe_tensor *w = opt_in(k->g, k->n, 2);
 	struct stft_args a;
 	struct stft_ctx c;
-	fft_plan p;
+	fft_plan tmp;
 	int rc, nt;
 
 	if ((rc = stft_params(k->g, k->n, &a)) < 0)
 		return rc;
-	plan_make(&p, a.flen);
-	c.p = &p;
+	memset(&tmp, 0, sizeof(tmp));
+	c.p = plan_get(k->n, a.flen, &tmp);
 	c.a = &a;
 	c.x = x->data;
 	c.w = w ? w->data : NULL;
@@ -495,7 +536,7 @@ stft_run(aoe_kctx *k)
 	c.nchunks = aoe_nchunks(c.nitems, nt);
 	if (c.nitems > 0)
 		aoe_parallel(nt, c.nchunks, stft_chunk, &c);
-	plan_free(&p);
+	plan_free(&tmp);
 	return 0;
 }
 
@@ -677,8 +718,8 @@ mel_run(aoe_kctx *k)
 }
 
 const aoe_op aoe_ops_signal[] = {
-	{ "DFT", dft_infer, dft_run, NULL, NULL },
-	{ "STFT", stft_infer, stft_run, NULL, NULL },
+	{ "DFT", dft_infer, dft_run, dft_prepare, NULL },
+	{ "STFT", stft_infer, stft_run, stft_prepare, NULL },
 	{ "HannWindow", window_infer, window_run, NULL, NULL },
 	{ "HammingWindow", window_infer, window_run, NULL, NULL },
 	{ "BlackmanWindow", window_infer, window_run, NULL, NULL },

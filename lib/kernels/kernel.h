@@ -174,6 +174,23 @@ opt_out(const aoe_graph *g, const aoe_node *n, int i)
 	return t;
 }
 
+/* Element i of a float32 (dt AOE_F32) or else float64 array. */
+static inline double
+ld_fd(const void *p, int dt, int64_t i)
+{
+	return dt == AOE_F32 ? ((const float *)p)[i] :
+	    ((const double *)p)[i];
+}
+
+static inline void
+st_fd(void *p, int dt, int64_t i, double v)
+{
+	if (dt == AOE_F32)
+		((float *)p)[i] = (float)v;
+	else
+		((double *)p)[i] = v;
+}
+
 /*
  * Check that n has lo to hi inputs, the first lo of them present (see
  * opt_in), and an output 0 (kutil.c): 0, or -AOE_EDATA with a message
