@@ -1285,6 +1285,7 @@ qmm_run(aoe_kctx *kc)
 		zy = opt_in(g, n, 7);
 		q.odt = zy ? zy->dtype : AOE_U8;
 		q.zy = zy ? int_at(zy->data, zy->dtype, 0) : 0;
+		q.relu = aoe_attr_int(n, "_aoe_relu", 0) != 0;
 		if ((rc = qcols(n, np, &bias, &mult)) < 0 ||
 		    (rc = qmult(g, n, 1, 4, 6, s.n, mult)) < 0)
 			goto out;

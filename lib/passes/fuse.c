@@ -304,8 +304,8 @@ fresh_like(aoe_graph *g, const char *base, const char *what,
 	return i;
 }
 
-static int
-new_const(aoe_graph *g, const char *base, const char *what,
+int
+aoe_fuse_const(aoe_graph *g, const char *base, const char *what,
     const aoe_tensor *like)
 {
 	int i = fresh_like(g, base, what, like);
@@ -329,13 +329,13 @@ affine_fold(aoe_graph *g, int ci, const float *a, const float *t, int out)
 	float *nw, *nb;
 	aoe_tensor bl;
 
-	if ((wi = new_const(g, c->name, "bnW", w)) < 0)
+	if ((wi = aoe_fuse_const(g, c->name, "bnW", w)) < 0)
 		return -1;
 	memset(&bl, 0, sizeof(bl));
 	bl.dtype = AOE_F32;
 	bl.ndim = 1;
 	bl.dims[0] = m;
-	if ((bj = new_const(g, c->name, "bnB", &bl)) < 0)
+	if ((bj = aoe_fuse_const(g, c->name, "bnB", &bl)) < 0)
 		return -1;
 	/* Re-read: the tensor array may have moved. */
 	w = aoe_in(g, c, 1);
@@ -1171,6 +1171,8 @@ aoe_fuse_canon(aoe_graph *g)
 		kill[a - g->nodes] = kill[c - g->nodes] = kill[m - g->nodes] = 1;
 		nk += 3;
 	}
+	/* QDQ chains onto the integer kernels (lib/passes/qdq.c). */
+	nk += aoe_fuse_qdq(g, kill);
 	if (nk > 0)
 		compact(g, kill);
 	free(ncons);
