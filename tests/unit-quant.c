@@ -762,7 +762,43 @@ test_fusion(void)
 	free(out[1]);
 }
 
-/* The bad models of tests/quant.t, through libaoe's ONNX writer. */
+/* A QLinearMatMul of 64x256 by a constant 256x96, for aoe-opat. */
+static int
+write_qmm(const char *dir)
+{
+	int64_t ad[2] = { 64, 256 }, bd[2] = { 256, 96 }, one = 1;
+	char path[1024];
+	int in[8], rc;
+	qg t;
+
+	qg_new(&t);
+	in[0] = qg_tensor(&t, "a", AOE_U8, 2, ad, 0);
+	in[1] = qg_tensor(&t, "as", AOE_F32, 0, &one, 1);
+	in[2] = qg_tensor(&t, "az", AOE_U8, 0, &one, 1);
+	in[3] = qg_tensor(&t, "b", AOE_I8, 2, bd, 1);
+	in[4] = qg_tensor(&t, "bs", AOE_F32, 0, &one, 1);
+	in[5] = qg_tensor(&t, "bz", AOE_I8, 0, &one, 1);
+	in[6] = qg_tensor(&t, "ys", AOE_F32, 0, &one, 1);
+	in[7] = qg_tensor(&t, "yz", AOE_U8, 0, &one, 1);
+	*(float *)tdata(&t, in[1]) = 0.02f;
+	*(uint8_t *)tdata(&t, in[2]) = 7;
+	fill(t.g->tensors[in[3]], 0);
+	*(float *)tdata(&t, in[4]) = 0.01f;
+	*(float *)tdata(&t, in[6]) = 0.5f;
+	*(uint8_t *)tdata(&t, in[7]) = 128;
+	qg_node1(&t, "QLinearMatMul", 8, in);
+	free(t.g->nodes[0].name);
+	t.g->nodes[0].name = aoe_xstrdup("qmm");
+	snprintf(path, sizeof(path), "%s/qmm.onnx", dir);
+	rc = aoe_onnx_save(t.g, path);
+	aoe_graph_free(t.g);
+	return rc;
+}
+
+/*
+ * The models of tests/quant.t, through libaoe's ONNX writer: bad ones,
+ * and a QLinearMatMul.
+ */
 static int
 write_models(const char *dir)
 {
@@ -807,6 +843,7 @@ write_models(const char *dir)
 	snprintf(path, sizeof(path), "%s/axislen.onnx", dir);
 	rc |= aoe_onnx_save(t.g, path);
 	aoe_graph_free(t.g);
+	rc |= write_qmm(dir);
 	return rc < 0;
 }
 
