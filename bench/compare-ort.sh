@@ -41,6 +41,8 @@ shape_of() {
 	ppocrv4_det) echo x:1,3,640,640 ;;
 	ppocrv4_rec) echo x:1,3,48,320 ;;
 	ppocr_cls) echo x:1,3,48,192 ;;
+	qdq_cnn) echo input:1,3,224,224 ;;
+	qdq_cnn_fp32) echo input:1,3,224,224 ;;
 	*) echo input:1,3,224,224 ;;
 	esac
 }
