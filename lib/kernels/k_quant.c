@@ -864,13 +864,13 @@ qpack_a(const qgemm *q, int vnni, int64_t i0, int64_t rows, int64_t kp,
 }
 
 /*
- * Finish row i of a tile: acc[0..cols) of columns j0.. into C, with
- * A's row sum rs and zero point zap (the VNNI corrections), the bias,
- * and the requantization.
+ * Finish row i of a tile: acc[0..cols) of columns j0.. into C, or into
+ * tmp (cols values) when it is not NULL, with A's row sum rs and zero
+ * point zap (the VNNI corrections), the bias, and the requantization.
  */
 static void
 qfinish_row(const qgemm *q, const int32_t *acc, int64_t i, int64_t j0,
-    int64_t cols, int32_t rs, int32_t zap)
+    int64_t cols, int32_t rs, int32_t zap, void *tmp)
 {
 	const qpack *p = q->bp;
 	int32_t v[64];
@@ -897,7 +897,9 @@ qfinish_row(const qgemm *q, const int32_t *acc, int64_t i, int64_t j0,
 	}
 	if (q->out == QO_I32) {
 		int32_t *c = (int32_t *)q->c + i * q->ldc;
-		if (q->cs == 1)
+		if (tmp != NULL)
+			memcpy(tmp, v, sizeof(int32_t) * cols);
+		else if (q->cs == 1)
 			memcpy(c + j0, v, sizeof(int32_t) * cols);
 		else
 			for (j = 0; j < cols; j++)
@@ -927,7 +929,9 @@ qfinish_row(const qgemm *q, const int32_t *acc, int64_t i, int64_t j0,
 	}
 	{
 		uint8_t *c = (uint8_t *)q->c + i * q->ldc;
-		if (q->cs == 1)
+		if (tmp != NULL)
+			memcpy(tmp, b8, (size_t)cols);
+		else if (q->cs == 1)
 			memcpy(c + j0, b8, (size_t)cols);
 		else
 			for (j = 0; j < cols; j++)
@@ -953,15 +957,15 @@ qg_task(void *arg, int64_t t, int tid)
 	int64_t rb = t / jb->ncp, cp = t % jb->ncp;
 	int64_t i0 = rb * bk->mc, rows = min64(bk->mc, q->m - i0);
 	int64_t s0 = cp * jb->spp, s1 = min64(s0 + jb->spp, p->nstrips);
-	int64_t ng = p->kp / G, s, kb, i;
+	int64_t ng = p->kp / G, s, kb, i, j;
 	size_t abytes = (size_t)(rows * p->kp * es + 64);
-	char *buf;
+	char *buf, *tb;
 	int32_t *rs, *zap, *acc;
 
 	if (rows <= 0 || s0 >= s1)
 		return;
 	buf = (char *)aoe_sgemm_tlbuf(0, (abytes + 2 * rows * 4 +
-	    (size_t)(rows * p->nr * 4)) / 4 + 32);
+	    (size_t)(2 * rows * p->nr * 4)) / 4 + 32);
 	if (buf == NULL) {
 		__atomic_store_n(&jb->fail, 1, __ATOMIC_RELAXED);
 		return;
@@ -969,6 +973,7 @@ qg_task(void *arg, int64_t t, int tid)
 	rs = (int32_t *)(buf + abytes);
 	zap = rs + rows;
 	acc = zap + rows;
+	tb = (char *)(acc + rows * p->nr);
 	qpack_a(q, p->vnni, i0, rows, p->kp, buf, rs, zap);
 	for (s = s0; s < s1; s++) {
 		const char *bs = (const char *)p->data + s * ng * p->nr * G * es;
@@ -984,9 +989,36 @@ qg_task(void *arg, int64_t t, int tid)
 				    p->nr, kb == 0);
 			}
 		}
+		if (q->cs == 1) {
+			for (i = 0; i < rows; i++)
+				qfinish_row(q, acc + i * p->nr, i0 + i,
+				    s * p->nr, cols, rs[i], zap[i], NULL);
+			continue;
+		}
+		/*
+		 * A transposed C (a convolution's NCHW output): the tile
+		 * finished into tb, then written a column at a time, each a
+		 * run of rows contiguous in C.
+		 */
 		for (i = 0; i < rows; i++)
 			qfinish_row(q, acc + i * p->nr, i0 + i, s * p->nr,
-			    cols, rs[i], zap[i]);
+			    cols, rs[i], zap[i], tb + i * p->nr * 4);
+		for (j = 0; j < cols; j++) {
+			int64_t at = (s * p->nr + j) * q->cs + i0 * q->ldc;
+			const int64_t ld = q->ldc, tl = p->nr * 4;
+			if (q->out == QO_I32) {
+				int32_t *restrict d = (int32_t *)q->c + at;
+				const int32_t *restrict t = (const int32_t *)tb +
+				    j;
+				for (i = 0; i < rows; i++)
+					d[i * ld] = t[i * p->nr];
+			} else {
+				uint8_t *restrict d = (uint8_t *)q->c + at;
+				const char *restrict t = tb + j;
+				for (i = 0; i < rows; i++)
+					d[i * ld] = (uint8_t)t[i * tl];
+			}
+		}
 	}
 }
 
@@ -1513,6 +1545,19 @@ qconv_nhwc(const aoe_conv_geom *cg, const uint8_t *x, int sgn, int32_t za,
 		}
 }
 
+/* Copy n bytes, 32 at a time while it can: a group's channels. */
+static inline void
+copy_run(char *d, const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32)
+		_mm256_storeu_si256((__m256i *)(d + i), _mm256_loadu_si256(
+		    (const __m256i *)(s + i)));
+	for (; i < n; i++)
+		d[i] = s[i];
+}
+
 /* Rows i0.. of A for a convolution: one a position, k as qconv_pack. */
 static void
 qconv_gather(const qgemm *q, int64_t i0, int64_t rows, int64_t kp,
@@ -1545,9 +1590,9 @@ qconv_gather(const qgemm *q, int64_t i0, int64_t rows, int64_t kp,
 						memset(e, src->vnni ? src->pad :
 						    0, (size_t)(cgc * es));
 					else
-						memcpy(e, (const char *)src->xc +
-						    (((o0 * cg->in[1] + o1) *
-						    cg->in[2] + o2) * C +
+						copy_run(e, (const char *)
+						    src->xc + (((o0 * cg->in[1] +
+						    o1) * cg->in[2] + o2) * C +
 						    src->gi * cgc) * es,
 						    (size_t)(cgc * es));
 					kk += cgc;
