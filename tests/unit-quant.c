@@ -204,7 +204,8 @@ run_schedules(qg *t, int k, const int32_t *want, int64_t cnt, int nsched,
 			s = sp.def;
 		else if (aoe_space_sample(&sp, &seed, &s) < 0)
 			return -1;
-		if (aoe_space_apply(g, n, &s) < 0 || aoe_graph_run(g, &opts) < 0)
+		if (aoe_space_apply(g, n, &s) < 0 ||
+		    aoe_graph_run(g, &opts) < 0)
 			return -1;
 		(*nrun)++;
 		for (j = 0; j < cnt; j++)
@@ -333,6 +334,37 @@ test_matmul(int ql)
 	    ql ? "QLinearMatMul" : "MatMulInteger", ncase, nrun);
 }
 
+/* A grouped 2-D convolution of X by W, for the reference. */
+struct cref {
+	const aoe_tensor *X, *W, *zx, *zw;
+	int64_t c, h, w, cg, mg, kk, st, pad, dl;
+};
+
+/* The exact sum of output (im, oc, y0, x0). */
+static int64_t
+conv_ref(const struct cref *r, int64_t im, int64_t oc, int64_t y0,
+    int64_t x0)
+{
+	int64_t acc = 0, gi = oc / r->mg, ci, ky, kx, iy, ix;
+	int32_t xz = zp(r->zx, 0), xv, wv;
+
+	for (ci = 0; ci < r->cg; ci++)
+		for (ky = 0; ky < r->kk; ky++)
+			for (kx = 0; kx < r->kk; kx++) {
+				iy = y0 * r->st - r->pad + ky * r->dl;
+				ix = x0 * r->st - r->pad + kx * r->dl;
+				xv = xz;
+				if (iy >= 0 && iy < r->h && ix >= 0 &&
+				    ix < r->w)
+					xv = at(r->X, ((im * r->c + gi * r->cg +
+					    ci) * r->h + iy) * r->w + ix);
+				wv = at(r->W, ((oc * r->cg + ci) * r->kk +
+				    ky) * r->kk + kx) - zp(r->zw, oc);
+				acc += (int64_t)(xv - xz) * wv;
+			}
+	return acc;
+}
+
 /* One ConvInteger or QLinearConv case. */
 static int
 conv_case(int ql, int64_t nb, int64_t c, int64_t group, int64_t mg,
@@ -347,7 +379,8 @@ conv_case(int ql, int64_t nb, int64_t c, int64_t group, int64_t mg,
 	int64_t ow = (w + 2 * pad - (kk - 1) * dl - 1) / st + 1;
 	int64_t pads[4] = { pad, pad, pad, pad }, sts[2] = { st, st };
 	int64_t dls[2] = { dl, dl }, zwn = irand(0, 1) ? m : 1;
-	int64_t im, oc, y0, x0, ci, ky, kx, cnt;
+	int64_t im, oc, y0, x0, cnt;
+	struct cref r;
 	aoe_tensor *X, *W, *zx, *zw, *sx = NULL, *sw = NULL, *sy = NULL;
 	aoe_tensor *zy = NULL, *B = NULL;
 	int in[9], ni, rc;
@@ -408,23 +441,17 @@ conv_case(int ql, int64_t nb, int64_t c, int64_t group, int64_t mg,
 		fill(W, 0);
 	cnt = nb * m * oh * ow;
 	want = aoe_xcalloc((size_t)cnt + 1, sizeof(int32_t));
+	r.X = X, r.W = W, r.zx = zx, r.zw = zw;
+	r.c = c, r.h = h, r.w = w, r.cg = cg, r.mg = mg, r.kk = kk;
+	r.st = st, r.pad = pad, r.dl = dl;
 	for (im = 0; im < nb; im++)
 		for (oc = 0; oc < m; oc++)
 			for (y0 = 0; y0 < oh; y0++)
 				for (x0 = 0; x0 < ow; x0++) {
-					int64_t acc = 0, gi = oc / mg, o;
-					for (ci = 0; ci < cg; ci++)
-						for (ky = 0; ky < kk; ky++)
-							for (kx = 0; kx < kk;
-							    kx++) {
-								int64_t iy = y0 * st - pad + ky * dl;
-								int64_t ix = x0 * st - pad + kx * dl;
-								int32_t xv = zp(zx, 0);
-								if (iy >= 0 && iy < h && ix >= 0 && ix < w)
-									xv = at(X, ((im * c + gi * cg + ci) * h + iy) * w + ix);
-								acc += (int64_t)(xv - zp(zx, 0)) * (at(W, ((oc * cg + ci) * kk + ky) * kk + kx) - zp(zw, oc));
-							}
-					o = ((im * m + oc) * oh + y0) * ow + x0;
+					int64_t acc = conv_ref(&r, im, oc, y0,
+					    x0);
+					int64_t o = ((im * m + oc) * oh + y0) *
+					    ow + x0;
 					if (!ql)
 						want[o] = (int32_t)acc;
 					else

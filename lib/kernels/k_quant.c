@@ -11,7 +11,7 @@
  * a zero point per row of A (the activations) and zb one per column of
  * B (the weights).  It has two forms, chosen at run time:
  *
- *	vnni 1	AVX-512 VNNI: A as unsigned bytes (an int8 A is shifted by
+ *	vnni 1	AVX-512 VNNI: A as unsigned bytes (an int8 A shifted by
  *		128), B as signed bytes (a uint8 B shifted by -128), four
  *		k steps a vpdpbusd; the zero points and shifts are taken
  *		out afterwards with A's row sums and B's column sums:
@@ -361,8 +361,10 @@ static void
 ql_chunk(void *arg, int64_t c, int tid)
 {
 	struct ql_job *j = arg;
-	size_t xs = aoe_dtype_size(j->x->dtype), ys = aoe_dtype_size(j->y->dtype);
-	int64_t e0 = c * j->chunk, e1 = min64(e0 + j->chunk, j->rows * j->inner);
+	size_t xs = aoe_dtype_size(j->x->dtype);
+	size_t ys = aoe_dtype_size(j->y->dtype);
+	int64_t e0 = c * j->chunk;
+	int64_t e1 = min64(e0 + j->chunk, j->rows * j->inner);
 
 	while (e0 < e1) {
 		int64_t r = e0 / j->inner, off = e0 % j->inner;
@@ -618,7 +620,8 @@ qpack_b(qpack *p, const uint8_t *b, int sgn, int64_t sk, int64_t sn,
 		for (gi = 0; gi < ng; gi++)
 			for (j = 0; j < p->nr; j++) {
 				int64_t col = s * p->nr + j;
-				int32_t z = col < n ? zb[nzb == 1 ? 0 : col] : 0;
+				int32_t z = col < n ? zb[nzb == 1 ? 0 :
+				    col] : 0;
 				int64_t at = ((s * ng + gi) * p->nr + j) * G;
 				for (t = 0; t < G; t++) {
 					int64_t kk = gi * G + t;
@@ -626,10 +629,11 @@ qpack_b(qpack *p, const uint8_t *b, int sgn, int64_t sk, int64_t sn,
 					if (kk < k && col < n) {
 						const uint8_t *e = b + kk * sk +
 						    col * sn;
-						v = sgn ? *(const int8_t *)e : *e;
+						v = sgn ? *(const int8_t *)e :
+						    *e;
 					}
 					if (bk->vnni) {
-						/* B' = B, or B - 128 if unsigned. */
+						/* B' = B, or B - 128. */
 						if (kk < k && col < n && !sgn)
 							v -= 128;
 						((int8_t *)p->data)[at + t] =
@@ -637,8 +641,8 @@ qpack_b(qpack *p, const uint8_t *b, int sgn, int64_t sk, int64_t sn,
 						p->colt[col] += v;
 					} else
 						((int16_t *)p->data)[at + t] =
-						    (int16_t)(kk < k && col < n ?
-						    v - z : 0);
+						    (int16_t)(kk < k &&
+						    col < n ? v - z : 0);
 				}
 			}
 	if (bk->vnni)
@@ -881,8 +885,8 @@ qfinish_row(const qgemm *q, const int32_t *acc, int64_t i, int64_t j0,
 	for (j = 0; j < cols; j += 8) {
 		__m256i x = _mm256_loadu_si256((const __m256i *)(acc + j));
 		if (p->vnni) {
-			__m256i zb = _mm256_loadu_si256((const __m256i *)(p->zb +
-			    j0 + j));
+			__m256i zb = _mm256_loadu_si256((const __m256i *)(
+			    p->zb + j0 + j));
 			__m256i ct = _mm256_loadu_si256((const __m256i *)(
 			    p->colt + j0 + j));
 			x = _mm256_sub_epi32(x, _mm256_mullo_epi32(zb,
@@ -942,7 +946,7 @@ qfinish_row(const qgemm *q, const int32_t *acc, int64_t i, int64_t j0,
 struct qg_job {
 	const qgemm *q;
 	qblock bk;
-	int64_t nrb, ncp, spp;	/* row blocks, column parts, strips a part */
+	int64_t nrb, ncp, spp; /* row blocks, column parts, strips a part */
 	int fail;
 };
 
@@ -976,7 +980,8 @@ qg_task(void *arg, int64_t t, int tid)
 	tb = (char *)(acc + rows * p->nr);
 	qpack_a(q, p->vnni, i0, rows, p->kp, buf, rs, zap);
 	for (s = s0; s < s1; s++) {
-		const char *bs = (const char *)p->data + s * ng * p->nr * G * es;
+		const char *bs = (const char *)p->data + s * ng * p->nr *
+		    G * es;
 		int64_t cols = min64(p->nr, q->n - s * p->nr);
 		for (kb = 0; kb < ng; kb += bk->kcg) {
 			int64_t kn = min64(bk->kcg, ng - kb);
@@ -1008,8 +1013,8 @@ qg_task(void *arg, int64_t t, int tid)
 			const int64_t ld = q->ldc, tl = p->nr * 4;
 			if (q->out == QO_I32) {
 				int32_t *restrict d = (int32_t *)q->c + at;
-				const int32_t *restrict t = (const int32_t *)tb +
-				    j;
+				const int32_t *restrict t = (const int32_t *)
+				    tb + j;
 				for (i = 0; i < rows; i++)
 					d[i * ld] = t[i * p->nr];
 			} else {
@@ -1584,15 +1589,16 @@ qconv_gather(const qgemm *q, int64_t i0, int64_t rows, int64_t kp,
 					o2 = pos[2] * cg->s[2] - cg->pb[2] +
 					    k2 * cg->d[2];
 					char *e = d + kk * es;
-					if (o0 < 0 || o0 >= cg->in[0] || o1 < 0 ||
-					    o1 >= cg->in[1] || o2 < 0 ||
-					    o2 >= cg->in[2])
+					if (o0 < 0 || o0 >= cg->in[0] ||
+					    o1 < 0 || o1 >= cg->in[1] ||
+					    o2 < 0 || o2 >= cg->in[2])
 						memset(e, src->vnni ? src->pad :
 						    0, (size_t)(cgc * es));
 					else
 						copy_run(e, (const char *)
-						    src->xc + (((o0 * cg->in[1] +
-						    o1) * cg->in[2] + o2) * C +
+						    src->xc + (((o0 *
+						    cg->in[1] + o1) *
+						    cg->in[2] + o2) * C +
 						    src->gi * cgc) * es,
 						    (size_t)(cgc * es));
 					kk += cgc;
