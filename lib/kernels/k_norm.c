@@ -1,7 +1,7 @@
 /*
- * k_norm.c - normalisation and reduction kernels: BatchNormalization
- * (inference), LayerNormalization, InstanceNormalization, LRN, Softmax,
- * LogSoftmax, Hardmax, ArgMax, ArgMin and the Reduce family (Mean, Sum,
+ * k_norm.c - normalisation and reduction kernels: BatchNormalization,
+ * MeanVarianceNormalization, LayerNormalization, InstanceNormalization,
+ * LRN, Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin and the Reduce family (Mean, Sum,
  * Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp).
  *
  * Every op views its input as [outer][n][inner]: the dimension (or the
@@ -179,30 +179,53 @@ row_sum(const float *x, int64_t n)
 
 /*
  * BatchNormalization, inference mode: y = x * a[c] + b[c] with
- * a = scale / sqrt(var + epsilon) and b = B - mean * a.
+ * a = scale / sqrt(var + epsilon) and b = B - mean * a.  With
+ * training_mode=1 the mean and (population) variance are the batch's,
+ * over every axis but the channels', and the optional outputs 1 and 2
+ * are the running statistics, input_mean * momentum + batch_mean *
+ * (1 - momentum) and the same for the variance.
  */
+/* The batch's mean and variance of each channel, in double. */
+static void
+bn_stats(const float *x, int64_t nb, int64_t c, int64_t hw, int64_t ch,
+    double *mean, double *var)
+{
+	double s = 0, q = 0, d;
+	int64_t i, j;
+
+	for (i = 0; i < nb; i++)
+		for (j = 0; j < hw; j++)
+			s += x[(i * c + ch) * hw + j];
+	*mean = s / (double)(nb * hw);
+	for (i = 0; i < nb; i++)
+		for (j = 0; j < hw; j++) {
+			d = x[(i * c + ch) * hw + j] - *mean;
+			q += d * d;
+		}
+	*var = q / (double)(nb * hw);
+}
+
 static int
 bn_infer(aoe_graph *g, aoe_node *n)
 {
 	aoe_tensor *x, *p;
 	int64_t c;
-	int rc, i;
+	int rc, i, train;
 
 	if ((rc = aoe_need_inputs(g, n, 5, 5)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
-	if (aoe_attr_int(n, "training_mode", 0) != 0)
-		return aoe_err(AOE_EUNSUP, "%s '%s': training_mode=1 not "
-		    "supported (inference only)", n->op_type, n->name);
+	train = aoe_attr_int(n, "training_mode", 0) != 0;
 	if (aoe_attr_find(n, "spatial") != NULL &&
 	    aoe_attr_int(n, "spatial", 1) != 1)
 		return aoe_err(AOE_EUNSUP, "%s '%s': spatial=0 not supported",
 		    n->op_type, n->name);
 	for (i = 1; i < n->nout; i++)
-		if (opt_out(g, n, i) != NULL)
+		if (opt_out(g, n, i) != NULL && (!train || i > 2))
 			return aoe_err(AOE_EUNSUP, "%s '%s': output %d (a "
-			    "training-mode statistic) not supported",
-			    n->op_type, n->name, i);
+			    "training-mode statistic) not supported%s",
+			    n->op_type, n->name, i, train ? "" :
+			    " without training_mode=1");
 	if (x->dtype != AOE_F32)
 		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
 		    "(float32 only)", n->op_type, n->name,
@@ -224,7 +247,13 @@ bn_infer(aoe_graph *g, aoe_node *n)
 			    (long long)c);
 	}
 	n->scratch = (size_t)c * 2 * sizeof(float);
-	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
+	if ((rc = aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims)) < 0)
+		return rc;
+	for (i = 1; i <= 2 && train; i++)
+		if (opt_out(g, n, i) != NULL &&
+		    (rc = aoe_set_output(g, n, i, AOE_F32, 1, &c)) < 0)
+			return rc;
+	return 0;
 }
 
 struct bn_ctx {
@@ -272,6 +301,22 @@ bn_run(aoe_kctx *k)
 		    n->op_type, n->name);
 	b = a + c;
 	for (i = 0; i < c; i++) {
+		if (aoe_attr_int(n, "training_mode", 0) != 0) {
+			double m, v, mom = aoe_attr_float(n, "momentum", 0.9f);
+			aoe_tensor *rm = opt_out(k->g, n, 1);
+			aoe_tensor *rv = opt_out(k->g, n, 2);
+
+			bn_stats(x->data, nb, c, hw, i, &m, &v);
+			if (rm != NULL)
+				((float *)rm->data)[i] = (float)(mu[i] * mom +
+				    m * (1 - mom));
+			if (rv != NULL)
+				((float *)rv->data)[i] = (float)(va[i] * mom +
+				    v * (1 - mom));
+			a[i] = (float)(sc[i] / sqrt(v + eps));
+			b[i] = (float)(bi[i] - m * a[i]);
+			continue;
+		}
 		a[i] = sc[i] / sqrtf(va[i] + eps);
 		b[i] = bi[i] - mu[i] * a[i];
 	}
@@ -285,6 +330,115 @@ bn_run(aoe_kctx *k)
 	p.n = nb * c;
 	p.nch = aoe_nchunks(p.n, nt);
 	aoe_parallel(nt, p.nch, bn_chunk, &p);
+	return 0;
+}
+
+/*
+ * MeanVarianceNormalization: y = (x - mean) / (sqrt(var) + 1e-9) with
+ * the mean and the population variance over axes (default 0, 2, 3), as
+ * the operator's function body computes them; float32.  The groups are
+ * the coordinates off the axes; their sums go to the workspace, in
+ * double.
+ */
+static int
+mvn_axes(const aoe_node *n, int r, int *on)
+{
+	static const int64_t def[] = { 0, 2, 3 };
+	const int64_t *ax;
+	int na, i, a;
+
+	if ((ax = aoe_attr_ints(n, "axes", &na)) == NULL) {
+		ax = def;
+		na = 3;
+	}
+	memset(on, 0, AOE_MAXDIM * sizeof(int));
+	for (i = 0; i < na; i++) {
+		if ((a = aoe_axis(ax[i], r)) < 0)
+			return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out "
+			    "of range for rank %d", n->op_type, n->name,
+			    (long long)ax[i], r);
+		on[a] = 1;
+	}
+	return 0;
+}
+
+/* The group of each element, odometer over x's dims (gs: its strides). */
+static int64_t
+mvn_groups(const aoe_tensor *x, const int *on, int64_t *gs)
+{
+	int64_t ng = 1;
+	int d;
+
+	for (d = x->ndim - 1; d >= 0; d--) {
+		gs[d] = on[d] ? 0 : ng;
+		if (!on[d])
+			ng *= x->dims[d];
+	}
+	return ng;
+}
+
+static int
+mvn_infer(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *x;
+	int64_t gs[AOE_MAXDIM];
+	int on[AOE_MAXDIM], rc;
+
+	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
+		return rc;
+	x = aoe_in(g, n, 0);
+	if (x->dtype != AOE_F32)
+		return aoe_err(AOE_EUNSUP, "%s '%s': %s input not supported "
+		    "(float32 only)", n->op_type, n->name,
+		    aoe_dtype_name(x->dtype));
+	if ((rc = mvn_axes(n, x->ndim, on)) < 0)
+		return rc;
+	n->scratch = (size_t)mvn_groups(x, on, gs) * 2 * sizeof(double);
+	return aoe_set_output(g, n, 0, AOE_F32, x->ndim, x->dims);
+}
+
+static int
+mvn_run(aoe_kctx *k)
+{
+	aoe_tensor *x = aoe_in(k->g, k->n, 0), *y = aoe_out(k->g, k->n, 0);
+	const float *xs = x->data;
+	float *ys = y->data;
+	int64_t gs[AOE_MAXDIM], c[AOE_MAXDIM], ng, i, gi, cnt, per;
+	double *s = k->scratch, *q, m;
+	int on[AOE_MAXDIM], d, rc, pass;
+
+	if ((rc = mvn_axes(k->n, x->ndim, on)) < 0)
+		return rc;
+	ng = mvn_groups(x, on, gs);
+	cnt = aoe_tensor_numel(x);
+	if (cnt == 0)
+		return 0;
+	per = cnt / ng;
+	q = s + ng;
+	memset(s, 0, (size_t)ng * 2 * sizeof(double));
+	for (pass = 0; pass < 2; pass++) {
+		memset(c, 0, sizeof(c));
+		for (gi = 0, i = 0; i < cnt; i++) {
+			if (pass == 0) {
+				s[gi] += xs[i];
+				q[gi] += (double)xs[i] * xs[i];
+			} else
+				ys[i] = (float)((xs[i] - s[gi]) / q[gi]);
+			for (d = x->ndim - 1; d >= 0; d--) {
+				gi += gs[d];
+				if (++c[d] < x->dims[d])
+					break;
+				gi -= gs[d] * c[d];
+				c[d] = 0;
+			}
+		}
+		for (i = 0; pass == 0 && i < ng; i++) {
+			m = s[i] / (double)per;
+			s[i] = m;
+			q[i] = q[i] / (double)per - m * m;
+			q[i] = sqrt(q[i] > 0 ? q[i] : 0) + 1e-9;
+		}
+	}
 	return 0;
 }
 
@@ -1474,6 +1628,8 @@ lrn_run(aoe_kctx *k)
 const aoe_op aoe_ops_norm[] = {
 	{ "BatchNormalization", bn_infer, bn_run, NULL, norm_default_sched },
 	{ "LayerNormalization", ln_infer, ln_run, NULL, norm_default_sched },
+	{ "MeanVarianceNormalization", mvn_infer, mvn_run, NULL,
+	    norm_default_sched },
 	{ "Softmax", sm_infer, sm_run, NULL, norm_default_sched },
 	{ "LogSoftmax", sm_infer, sm_run, NULL, norm_default_sched },
 	{ "Hardmax", sm_infer, hardmax_run, NULL, NULL },

@@ -336,6 +336,10 @@ extern const aoe_op aoe_ops_norm[];	/* k_norm.c: BN, LN, Softmax, Reduce */
 extern const aoe_op aoe_ops_pool[];	/* k_pool.c: pooling, Resize */
 extern const aoe_op aoe_ops_shape[];	/* k_shape.c: data movement */
 extern const aoe_op aoe_ops_layout[];	/* k_layout.c: AoeReorder */
+extern const aoe_op aoe_ops_train[];	/* k_train.c: losses, Dropout */
+extern const aoe_op aoe_ops_scatter[];	/* k_scatter.c: scatter, GatherND */
+extern const aoe_op aoe_ops_rearr[];	/* k_rearr.c: DepthToSpace... */
+extern const aoe_op aoe_ops_matrix[];	/* k_matrix.c: EyeLike, Det */
 extern const aoe_op aoe_ops_quant[];	/* k_quant.c: int8 inference */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
@@ -343,6 +347,19 @@ int aoe_space_elem(aoe_space *sp);
 int aoe_space_norm(aoe_space *sp);
 int aoe_space_pool(aoe_space *sp);
 int aoe_space_shape(aoe_space *sp);
+extern const aoe_op aoe_ops_rnn[];	/* k_rnn.c: LSTM, GRU, RNN */
+extern const aoe_op aoe_ops_einsum[];	/* k_einsum.c: Einsum */
+extern const aoe_op aoe_ops_tri[];	/* k_tri.c: Trilu, CumSum */
+int aoe_space_rnn(aoe_space *sp);
+int aoe_space_einsum(aoe_space *sp);
+/*
+ * The space of the families whose only knob is "par", elements per
+ * thread (kutil.c; default AOE_PAR_DEF, 0 one thread), and their
+ * default schedule.
+ */
+#define AOE_PAR_DEF 32768
+int aoe_space_par(aoe_space *sp);
+void aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
 int aoe_space_quant(aoe_space *sp);
 /*
  * Add a knob whose values are 0 (when zero) and the powers of two from lo
@@ -358,6 +375,15 @@ int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
 /* The GEMM knobs' constraints; 0 or -1 with why. */
 int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
     char *why, size_t len);
+/*
+ * Gemm's default schedule (the GEMM's, par 0, packb -1, prepack 1) and
+ * its check: the GEMM's, and packb -1 when fact[0] says a constant B is
+ * prepacked (prepack 1); for the ops whose products are Gemm's.
+ */
+void aoe_gemm_default_sched(const aoe_graph *g, const aoe_node *n,
+    aoe_sched *s);
+int aoe_gemm_check(const aoe_space *sp, const aoe_sched *s, char *why,
+    size_t len);
 /*
  * 1 with why when value v of knob is illegal only because the instruction
  * set it needs cannot run here (AVX-512 micro-kernel shapes), else 0.

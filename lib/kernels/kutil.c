@@ -22,3 +22,18 @@ aoe_need_inputs(const aoe_graph *g, const aoe_node *n, int lo, int hi)
 		    n->name);
 	return 0;
 }
+
+int
+aoe_space_par(aoe_space *sp)
+{
+	if (aoe_space_add_pow2(sp, "par", 1, 4096, 1048576, AOE_PAR_DEF, 1,
+	    "elements per thread (0: one thread)") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}
+
+void
+aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
+{
+	aoe_sched_set(s, "par", AOE_PAR_DEF);
+}

@@ -19,6 +19,13 @@ static const aoe_family families[] = {
 	{ "pool", aoe_ops_pool, aoe_space_pool },
 	{ "shape", aoe_ops_shape, aoe_space_shape },
 	{ "layout", aoe_ops_layout, NULL },
+	{ "rnn", aoe_ops_rnn, aoe_space_rnn },
+	{ "einsum", aoe_ops_einsum, aoe_space_einsum },
+	{ "tri", aoe_ops_tri, NULL },
+	{ "train", aoe_ops_train, aoe_space_par },
+	{ "scatter", aoe_ops_scatter, aoe_space_par },
+	{ "rearr", aoe_ops_rearr, aoe_space_par },
+	{ "matrix", aoe_ops_matrix, NULL },
 	{ "quant", aoe_ops_quant, aoe_space_quant },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
