@@ -995,9 +995,8 @@ aoe_sgat_per_op(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 	return rc;
 }
 
-/* Remove the nodes marked in kill; the caller orders the graph again. */
-static void
-compact(aoe_graph *g, const char *kill)
+void
+aoe_fuse_compact(aoe_graph *g, const char *kill)
 {
 	int i, j;
 
@@ -1171,10 +1170,8 @@ aoe_fuse_canon(aoe_graph *g)
 		kill[a - g->nodes] = kill[c - g->nodes] = kill[m - g->nodes] = 1;
 		nk += 3;
 	}
-	/* QDQ chains onto the integer kernels (lib/passes/qdq.c). */
-	nk += aoe_fuse_qdq(g, kill);
 	if (nk > 0)
-		compact(g, kill);
+		aoe_fuse_compact(g, kill);
 	free(ncons);
 	free(isout);
 	free(kill);
@@ -1222,7 +1219,7 @@ aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c)
 		any += nbn + nact + nadd + nel;
 	}
 	if (rc == 0 && any > 0) {
-		compact(g, kill);
+		aoe_fuse_compact(g, kill);
 		rc = 1;
 	}
 	free(part);

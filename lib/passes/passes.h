@@ -88,11 +88,13 @@ int aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c);
  */
 int aoe_fuse_canon(aoe_graph *g);
 /*
- * Part of aoe_fuse_canon (lib/passes/qdq.c): each DequantizeLinear ->
+ * After aoe_fuse_canon (lib/passes/qdq.c): each DequantizeLinear ->
  * Conv or MatMul -> (Relu ->) QuantizeLinear becomes one QLinearConv or
- * QLinearMatMul; the nodes that go are marked in kill.  Returns how many.
+ * QLinearMatMul.  Returns 1 when the graph changed.
  */
-int aoe_fuse_qdq(aoe_graph *g, char *kill);
+int aoe_fuse_qdq(aoe_graph *g);
+/* Remove the nodes marked in kill; the caller orders the graph again. */
+void aoe_fuse_compact(aoe_graph *g, const char *kill);
 /*
  * A new constant of like's dtype and shape (zeroed), named
  * base/aoe_<what><k> with the first k no tensor has; its index, or -1.

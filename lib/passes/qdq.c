@@ -330,8 +330,9 @@ fuse_matmul(qdq *d, aoe_node *mm)
 }
 
 int
-aoe_fuse_qdq(aoe_graph *g, char *kill)
+aoe_fuse_qdq(aoe_graph *g)
 {
+	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
 	qdq d;
 	int i, j, nk = 0, nnodes = g->nnodes;
 
@@ -366,7 +367,10 @@ aoe_fuse_qdq(aoe_graph *g, char *kill)
 		else if (strcmp(n->op_type, "MatMul") == 0)
 			nk += fuse_matmul(&d, n);
 	}
+	if (nk > 0)
+		aoe_fuse_compact(g, kill);
 	free(d.ncons);
 	free(d.isout);
-	return nk;
+	free(kill);
+	return nk > 0;
 }
