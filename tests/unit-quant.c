@@ -586,31 +586,81 @@ expect_fail(qg *t, int at_run, const char *want, const char *what)
 	aoe_graph_free(t->g);
 }
 
+/*
+ * The bad graphs: a QuantizeLinear with one scale of value s, a
+ * constant or an input (set after prepare, by the caller); a
+ * DequantizeLinear whose zero point is int8 and its data uint8; a
+ * QuantizeLinear of a 2x3 tensor with 4 scales along axis 1.  The node
+ * is named name.  Returns the scale's tensor.
+ */
+static int
+mk_scale(qg *t, const char *name, float s, int konst)
+{
+	int64_t d[1] = { 4 }, one = 1;
+	int in[3];
+
+	qg_new(t);
+	in[0] = qg_tensor(t, "x", AOE_F32, 1, d, 0);
+	in[1] = qg_tensor(t, "s", AOE_F32, 0, &one, konst);
+	in[2] = qg_tensor(t, "z", AOE_U8, 0, &one, 1);
+	if (konst)
+		*(float *)tdata(t, in[1]) = s;
+	qg_node1(t, "QuantizeLinear", 3, in);
+	free(t->g->nodes[0].name);
+	t->g->nodes[0].name = aoe_xstrdup(name);
+	return in[1];
+}
+
+static void
+mk_zptype(qg *t, const char *name)
+{
+	int64_t d3[2] = { 2, 3 }, one = 1;
+	int in[3];
+
+	qg_new(t);
+	in[0] = qg_tensor(t, "x", AOE_U8, 2, d3, 0);
+	in[1] = qg_tensor(t, "s", AOE_F32, 0, &one, 1);
+	in[2] = qg_tensor(t, "z", AOE_I8, 0, &one, 1);
+	*(float *)tdata(t, in[1]) = 0.5f;
+	qg_node1(t, "DequantizeLinear", 3, in);
+	free(t->g->nodes[0].name);
+	t->g->nodes[0].name = aoe_xstrdup(name);
+}
+
+static void
+mk_axislen(qg *t, const char *name)
+{
+	int64_t d3[2] = { 2, 3 }, four = 4;
+	int in[3];
+
+	qg_new(t);
+	in[0] = qg_tensor(t, "x", AOE_F32, 2, d3, 0);
+	in[1] = qg_tensor(t, "s", AOE_F32, 1, &four, 1);
+	in[2] = qg_tensor(t, "z", AOE_U8, 1, &four, 1);
+	fill_scales(t->g->tensors[in[1]], 0.1f, 0.2f);
+	qg_node1(t, "QuantizeLinear", 3, in);
+	free(t->g->nodes[0].name);
+	t->g->nodes[0].name = aoe_xstrdup(name);
+}
+
 /* QuantizeLinear with one scale of value s, a constant or an input. */
 static void
 bad_scale(float s, int konst)
 {
-	int64_t d[1] = { 4 }, one = 1;
-	int in[3];
 	char want[128];
+	int si;
 	qg t;
 
-	qg_new(&t);
-	in[0] = qg_tensor(&t, "x", AOE_F32, 1, d, 0);
-	in[1] = qg_tensor(&t, "s", AOE_F32, 0, &one, konst);
-	in[2] = qg_tensor(&t, "z", AOE_U8, 0, &one, 1);
-	if (konst)
-		*(float *)tdata(&t, in[1]) = s;
-	qg_node1(&t, "QuantizeLinear", 3, in);
+	si = mk_scale(&t, "q1", s, konst);
 	if (!konst) {
 		if (aoe_graph_prepare(t.g, &opts) < 0) {
 			ok(0, "prepare");
 			return;
 		}
-		*(float *)tdata(&t, in[1]) = s;
+		*(float *)tdata(&t, si) = s;
 	}
-	snprintf(want, sizeof(want), "QuantizeLinear 'QuantizeLinear': "
-	    "scale %g is not a positive finite number", (double)s);
+	snprintf(want, sizeof(want), "QuantizeLinear 'q1': scale %g is not "
+	    "a positive finite number", (double)s);
 	expect_fail(&t, !konst, want, konst ? "a constant bad scale is "
 	    "refused in prepare" : "an input's bad scale is refused in the "
 	    "run");
@@ -619,7 +669,7 @@ bad_scale(float s, int konst)
 static void
 test_bad(void)
 {
-	int64_t d3[2] = { 2, 3 }, one = 1, four = 4, m = 5;
+	int64_t d3[2] = { 2, 3 }, one = 1, m = 5;
 	int in[8];
 	qg t;
 
@@ -627,26 +677,13 @@ test_bad(void)
 	bad_scale(-0.5f, 1);
 	bad_scale(NAN, 1);
 	bad_scale(0, 0);
-	/* DequantizeLinear: a zero point of another type than the data. */
-	qg_new(&t);
-	in[0] = qg_tensor(&t, "x", AOE_U8, 2, d3, 0);
-	in[1] = qg_tensor(&t, "s", AOE_F32, 0, &one, 1);
-	in[2] = qg_tensor(&t, "z", AOE_I8, 0, &one, 1);
-	*(float *)tdata(&t, in[1]) = 0.1f;
-	qg_node1(&t, "DequantizeLinear", 3, in);
-	expect_fail(&t, 0, "DequantizeLinear 'DequantizeLinear': zero point "
-	    "'z' is int8, not uint8", "a zero point of another type");
-	/* A per-axis scale of the wrong length. */
-	qg_new(&t);
-	in[0] = qg_tensor(&t, "x", AOE_F32, 2, d3, 0);
-	in[1] = qg_tensor(&t, "s", AOE_F32, 1, &four, 1);
-	in[2] = qg_tensor(&t, "z", AOE_U8, 1, &four, 1);
-	fill_scales(t.g->tensors[in[1]], 0.1f, 0.2f);
-	qg_node1(&t, "QuantizeLinear", 3, in);
-	expect_fail(&t, 0, "QuantizeLinear 'QuantizeLinear': scale 's' has "
-	    "4 values, 1 or 3 expected", "a per-axis scale of the wrong "
-	    "length");
-	/* QLinearMatMul: b's zero point type, then a zero y_scale. */
+	mk_zptype(&t, "dq1");
+	expect_fail(&t, 0, "DequantizeLinear 'dq1': zero point 'z' is int8, "
+	    "not uint8", "a zero point of another type");
+	mk_axislen(&t, "q2");
+	expect_fail(&t, 0, "QuantizeLinear 'q2': scale 's' has 4 values, 1 "
+	    "or 3 expected", "a per-axis scale of the wrong length");
+	/* QLinearMatMul: b's zero point of another type than b. */
 	qg_new(&t);
 	in[0] = qg_tensor(&t, "a", AOE_U8, 2, d3, 0);
 	in[1] = qg_tensor(&t, "as", AOE_F32, 0, &one, 1);
@@ -829,44 +866,23 @@ write_qmm(const char *dir)
 static int
 write_models(const char *dir)
 {
-	int64_t d[1] = { 4 }, one = 1, four = 4, d3[2] = { 2, 3 };
-	char path[1024];
-	int in[3], i, rc = 0;
 	static const float sc[] = { 0, -1, NAN };
+	char path[1024];
+	int i, rc = 0;
 	qg t;
 
-	for (i = 0; i < 3; i++) {
-		qg_new(&t);
-		in[0] = qg_tensor(&t, "x", AOE_F32, 1, d, 0);
-		in[1] = qg_tensor(&t, "s", AOE_F32, 0, &one, 1);
-		in[2] = qg_tensor(&t, "z", AOE_U8, 0, &one, 1);
-		*(float *)tdata(&t, in[1]) = sc[i];
-		qg_node1(&t, "QuantizeLinear", 3, in);
-		free(t.g->nodes[0].name);
-		t.g->nodes[0].name = aoe_xstrdup("q1");
-		snprintf(path, sizeof(path), "%s/scale%d.onnx", dir, i);
+	for (i = 0; i < 4; i++) {
+		if (i < 3) {
+			mk_scale(&t, "q1", sc[i], 1);
+			snprintf(path, sizeof(path), "%s/scale%d.onnx", dir, i);
+		} else {
+			mk_zptype(&t, "dq1");
+			snprintf(path, sizeof(path), "%s/zptype.onnx", dir);
+		}
 		rc |= aoe_onnx_save(t.g, path);
 		aoe_graph_free(t.g);
 	}
-	qg_new(&t);
-	in[0] = qg_tensor(&t, "x", AOE_U8, 2, d3, 0);
-	in[1] = qg_tensor(&t, "s", AOE_F32, 0, &one, 1);
-	in[2] = qg_tensor(&t, "z", AOE_I8, 0, &one, 1);
-	*(float *)tdata(&t, in[1]) = 0.5f;
-	qg_node1(&t, "DequantizeLinear", 3, in);
-	free(t.g->nodes[0].name);
-	t.g->nodes[0].name = aoe_xstrdup("dq1");
-	snprintf(path, sizeof(path), "%s/zptype.onnx", dir);
-	rc |= aoe_onnx_save(t.g, path);
-	aoe_graph_free(t.g);
-	qg_new(&t);
-	in[0] = qg_tensor(&t, "x", AOE_F32, 2, d3, 0);
-	in[1] = qg_tensor(&t, "s", AOE_F32, 1, &four, 1);
-	in[2] = qg_tensor(&t, "z", AOE_U8, 1, &four, 1);
-	fill_scales(t.g->tensors[in[1]], 0.1f, 0.2f);
-	qg_node1(&t, "QuantizeLinear", 3, in);
-	free(t.g->nodes[0].name);
-	t.g->nodes[0].name = aoe_xstrdup("q2");
+	mk_axislen(&t, "q2");
 	snprintf(path, sizeof(path), "%s/axislen.onnx", dir);
 	rc |= aoe_onnx_save(t.g, path);
 	aoe_graph_free(t.g);

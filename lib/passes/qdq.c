@@ -248,6 +248,29 @@ rewrite(qdq *d, aoe_node *p, const char *op, const int *in, int nin,
 			d->ncons[in[i]]++;
 }
 
+/*
+ * The inputs of the integer node that replaces a product of the
+ * dequantized da and db, quantized by q: the data, its scale and zero
+ * point, the weights, theirs, and the output's scale and zero point
+ * (in[0..8)).  0, or -1 when a missing zero point could not be made.
+ */
+static int
+qlinear_inputs(aoe_graph *g, const aoe_node *da, const aoe_node *db,
+    const aoe_node *q, int *in)
+{
+	int64_t odt = aoe_attr_int(q, "output_dtype", 0);
+
+	in[0] = da->in[0];
+	in[1] = da->in[1];
+	in[2] = zp_or_zero(g, da, 2, aoe_in(g, da, 0)->dtype);
+	in[3] = db->in[0];
+	in[4] = db->in[1];
+	in[5] = zp_or_zero(g, db, 2, aoe_in(g, db, 0)->dtype);
+	in[6] = q->in[1];
+	in[7] = zp_or_zero(g, q, 2, odt ? (int)odt : AOE_U8);
+	return in[2] < 0 || in[5] < 0 || in[7] < 0 ? -1 : 0;
+}
+
 /* The QuantizeLinear after p's output, through a Relu or not. */
 static aoe_node *
 quant_after(qdq *d, const aoe_node *p, aoe_node **relu)
@@ -283,18 +306,9 @@ fuse_conv(qdq *d, aoe_node *c)
 	sw = const_scales(aoe_in(g, dw, 1), &nsw);
 	if ((bias = conv_bias(d, c, sx[0], sw, nsw, m)) == -2)
 		return 0;
-	in[0] = dx->in[0];
-	in[1] = dx->in[1];
-	in[2] = zp_or_zero(g, dx, 2, aoe_in(g, dx, 0)->dtype);
-	in[3] = dw->in[0];
-	in[4] = dw->in[1];
-	in[5] = zp_or_zero(g, dw, 2, w->dtype);
-	in[6] = q->in[1];
-	in[7] = zp_or_zero(g, q, 2, aoe_attr_int(q, "output_dtype", 0) ?
-	    (int)aoe_attr_int(q, "output_dtype", 0) : AOE_U8);
-	in[8] = bias;
-	if (in[2] < 0 || in[5] < 0 || in[7] < 0)
+	if (qlinear_inputs(g, dx, dw, q, in) < 0)
 		return 0;
+	in[8] = bias;
 	rewrite(d, c, "QLinearConv", in, bias >= 0 ? 9 : 8, q, r);
 	return 1 + (r != NULL);
 }
@@ -314,16 +328,7 @@ fuse_matmul(qdq *d, aoe_node *mm)
 	    !dq_ok(g, db, b->ndim == 2 ? b->dims[1] : 0, 1) ||
 	    (q = quant_after(d, mm, &r)) == NULL)
 		return 0;
-	in[0] = da->in[0];
-	in[1] = da->in[1];
-	in[2] = zp_or_zero(g, da, 2, aoe_in(g, da, 0)->dtype);
-	in[3] = db->in[0];
-	in[4] = db->in[1];
-	in[5] = zp_or_zero(g, db, 2, b->dtype);
-	in[6] = q->in[1];
-	in[7] = zp_or_zero(g, q, 2, aoe_attr_int(q, "output_dtype", 0) ?
-	    (int)aoe_attr_int(q, "output_dtype", 0) : AOE_U8);
-	if (in[2] < 0 || in[5] < 0 || in[7] < 0)
+	if (qlinear_inputs(g, da, db, q, in) < 0)
 		return 0;
 	rewrite(d, mm, "QLinearMatMul", in, 8, q, r);
 	return 1 + (r != NULL);
