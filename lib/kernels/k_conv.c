@@ -51,18 +51,8 @@ enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE,
 /* Workspace bound for an im2col or col2im tile, in floats. */
 #define TILE_FLOATS ((int64_t)1 << 21)
 
-/*
- * The geometry of a convolution, with the spatial dimensions always
- * three (leading ones filled with 1) so that one code path serves 1-D,
- * 2-D and 3-D.  For ConvTranspose "in" is X's spatial shape and "out"
- * Y's, as for Conv; the GEMM then maps the other way.
- */
-typedef struct conv_geom {
-	int nsp;			/* spatial rank, 1..3 */
-	int64_t n, c, m, group, cg, mg;	/* images, channels in/out */
-	int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-	int64_t insz, outsz, ksz;
-} conv_geom;
+/* The geometry of a convolution (kernel.h). */
+typedef aoe_conv_geom conv_geom;
 
 /* Floor division for a possibly negative numerator (b > 0). */
 static int64_t
@@ -105,8 +95,25 @@ static int
 conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
     conv_geom *cg)
 {
-	const aoe_tensor *x = aoe_in(g, n, 0), *w = aoe_in(g, n, 1);
-	const aoe_tensor *b = aoe_in(g, n, 2);
+	int i;
+
+	for (i = 0; i < 3 && i < n->nin; i++) {
+		const aoe_tensor *t = aoe_in(g, n, i);
+		if (t != NULL && t->dtype != AOE_F32)
+			return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' of "
+			    "type %s not supported (float32 only)",
+			    n->op_type, n->name, t->name,
+			    aoe_dtype_name(t->dtype));
+	}
+	return aoe_conv_geom_of(g, n, aoe_in(g, n, 0), aoe_in(g, n, 1),
+	    aoe_in(g, n, 2), transpose, cg);
+}
+
+int
+aoe_conv_geom_of(const aoe_graph *g, const aoe_node *n, const aoe_tensor *x,
+    const aoe_tensor *w, const aoe_tensor *b, int transpose,
+    conv_geom *cg)
+{
 	const char *ap;
 	int64_t ks[3], st[3], dl[3], pads[6], op[3], os[AOE_MAXDIM];
 	int nsp, i, j, given, pads_given, os_given, rc, cnt;
@@ -116,14 +123,6 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 	if (x == NULL || w == NULL)
 		return aoe_err(AOE_EDATA, "%s '%s': inputs X and W are "
 		    "required", n->op_type, n->name);
-	for (i = 0; i < 3 && i < n->nin; i++) {
-		const aoe_tensor *t = aoe_in(g, n, i);
-		if (t != NULL && t->dtype != AOE_F32)
-			return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' of "
-			    "type %s not supported (float32 only)",
-			    n->op_type, n->name, t->name,
-			    aoe_dtype_name(t->dtype));
-	}
 	if (x->ndim < 3 || x->ndim > 5)
 		return aoe_err(AOE_EUNSUP, "%s '%s': %d-D input not "
 		    "supported (1 to 3 spatial dimensions)", n->op_type,

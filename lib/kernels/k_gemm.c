@@ -1456,21 +1456,12 @@ gemm_run(aoe_kctx *k)
  * MatMul, as numpy.matmul: a 1-D A is a row, a 1-D B a column (their unit
  * dimension dropped from the result), leading dimensions broadcast.
  */
-typedef struct mm_shape {
-	int64_t m, k, n;
-	int nb;				/* batch rank */
-	int64_t batch[AOE_MAXDIM];	/* broadcast batch dims */
-	int64_t sa[AOE_MAXDIM];	/* A's batch strides, 0: broadcast */
-	int64_t sb[AOE_MAXDIM];
-	int64_t nbatch;
-	int a_full, b_single;		/* A has every batch; B has one */
-} mm_shape;
+typedef aoe_mm_shape mm_shape;
 
-static int
-mm_shape_of(const aoe_graph *g, const aoe_node *n, mm_shape *s, int *ndim,
-    int64_t *dims)
+int
+aoe_mm_shape_of(const aoe_graph *g, const aoe_node *n, const aoe_tensor *a,
+    const aoe_tensor *b, mm_shape *s, int *ndim, int64_t *dims)
 {
-	const aoe_tensor *a = aoe_in(g, n, 0), *b = aoe_in(g, n, 1);
 	int64_t k2, ba[AOE_MAXDIM], bb[AOE_MAXDIM], st;
 	int na, nbb, i, rc;
 
@@ -1556,7 +1547,8 @@ matmul_infer(aoe_graph *g, aoe_node *n)
 	if ((rc = need_f32(n, aoe_in(g, n, 0))) < 0 ||
 	    (rc = need_f32(n, aoe_in(g, n, 1))) < 0)
 		return rc;
-	if ((rc = mm_shape_of(g, n, &s, &ndim, dims)) < 0)
+	if ((rc = aoe_mm_shape_of(g, n, aoe_in(g, n, 0), aoe_in(g, n, 1), &s,
+	    &ndim, dims)) < 0)
 		return rc;
 	return aoe_set_output(g, n, 0, AOE_F32, ndim, dims);
 }
@@ -1567,7 +1559,8 @@ matmul_prepare(aoe_graph *g, aoe_node *n)
 	mm_shape s;
 	int rc;
 
-	if ((rc = mm_shape_of(g, n, &s, NULL, NULL)) < 0)
+	if ((rc = aoe_mm_shape_of(g, n, aoe_in(g, n, 0), aoe_in(g, n, 1), &s,
+	    NULL, NULL)) < 0)
 		return rc;
 	/* Only the folded form (one B for every batch) uses a packed B. */
 	if (!s.b_single || !s.a_full)
@@ -1629,7 +1622,8 @@ matmul_run(aoe_kctx *kc)
 	int64_t t;
 	int rc, fail = 0, inner;
 
-	if ((rc = mm_shape_of(g, n, &s, NULL, NULL)) < 0)
+	if ((rc = aoe_mm_shape_of(g, n, aoe_in(g, n, 0), aoe_in(g, n, 1), &s,
+	    NULL, NULL)) < 0)
 		return rc;
 	if (s.nbatch == 0 || s.m == 0 || s.n == 0)
 		return 0;
@@ -1864,7 +1858,8 @@ aoe_space_gemm(aoe_space *sp)
 		if ((rc = gemm_dims(g, n, &m, &k, &nn)) < 0)
 			return rc;
 	} else {
-		if ((rc = mm_shape_of(g, n, &ms, NULL, NULL)) < 0)
+		if ((rc = aoe_mm_shape_of(g, n, aoe_in(g, n, 0),
+		    aoe_in(g, n, 1), &ms, NULL, NULL)) < 0)
 			return rc;
 		m = ms.m;
 		k = ms.k;

@@ -260,6 +260,43 @@ int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
 void aoe_sgemm_default_sched(aoe_sched *s);
 
 /*
+ * MatMul's shapes, as numpy.matmul (k_gemm.c): a 1-D A is a row, a 1-D
+ * B a column (their unit dimension dropped from the result), leading
+ * dimensions broadcast.  aoe_mm_shape_of fills s from n's operands a and
+ * b and, when ndim is not NULL, the result's shape.
+ */
+typedef struct aoe_mm_shape {
+	int64_t m, k, n;
+	int nb;				/* batch rank */
+	int64_t batch[AOE_MAXDIM];	/* broadcast batch dims */
+	int64_t sa[AOE_MAXDIM];	/* A's batch strides, 0: broadcast */
+	int64_t sb[AOE_MAXDIM];
+	int64_t nbatch;
+	int a_full, b_single;		/* A has every batch; B has one */
+} aoe_mm_shape;
+int aoe_mm_shape_of(const aoe_graph *g, const aoe_node *n,
+    const aoe_tensor *a, const aoe_tensor *b, aoe_mm_shape *s, int *ndim,
+    int64_t *dims);
+
+/*
+ * The geometry of a convolution (k_conv.c), with the spatial dimensions
+ * always three (leading ones filled with 1) so that one code path serves
+ * 1-D, 2-D and 3-D.  For ConvTranspose "in" is X's spatial shape and
+ * "out" Y's, as for Conv; the GEMM then maps the other way.
+ * aoe_conv_geom_of checks n's attributes and the shapes of x, w and the
+ * bias b (may be NULL), not their types.
+ */
+typedef struct aoe_conv_geom {
+	int nsp;			/* spatial rank, 1..3 */
+	int64_t n, c, m, group, cg, mg;	/* images, channels in/out */
+	int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+	int64_t insz, outsz, ksz;
+} aoe_conv_geom;
+int aoe_conv_geom_of(const aoe_graph *g, const aoe_node *n,
+    const aoe_tensor *x, const aoe_tensor *w, const aoe_tensor *b,
+    int transpose, aoe_conv_geom *cg);
+
+/*
  * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
  * 2-D NCHW, 3x3 kernel, unit strides and dilations, any pads and groups.
  * The weights are transformed by aoe_wino_weights into
@@ -345,6 +382,7 @@ extern const aoe_op aoe_ops_matrix[];	/* k_matrix.c: EyeLike, Det */
 extern const aoe_op aoe_ops_signal[];	/* k_signal.c: DFT, STFT, windows */
 extern const aoe_op aoe_ops_sample[];	/* k_sample.c: GridSample, RoiAlign */
 extern const aoe_op aoe_ops_random[];	/* k_random.c: Bernoulli, Random* */
+extern const aoe_op aoe_ops_quant[];	/* k_quant.c: int8 inference */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
 int aoe_space_elem(aoe_space *sp);
@@ -364,6 +402,7 @@ int aoe_space_einsum(aoe_space *sp);
 #define AOE_PAR_DEF 32768
 int aoe_space_par(aoe_space *sp);
 void aoe_par_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s);
+int aoe_space_quant(aoe_space *sp);
 /*
  * Copy bytes from src to dst (nothing when they are one buffer) on the
  * threads the knob "par" gives elems elements (kutil.c).

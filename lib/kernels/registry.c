@@ -29,6 +29,7 @@ static const aoe_family families[] = {
 	{ "signal", aoe_ops_signal, NULL },
 	{ "sample", aoe_ops_sample, NULL },
 	{ "random", aoe_ops_random, NULL },
+	{ "quant", aoe_ops_quant, aoe_space_quant },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 

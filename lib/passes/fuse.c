@@ -304,8 +304,8 @@ fresh_like(aoe_graph *g, const char *base, const char *what,
 	return i;
 }
 
-static int
-new_const(aoe_graph *g, const char *base, const char *what,
+int
+aoe_fuse_const(aoe_graph *g, const char *base, const char *what,
     const aoe_tensor *like)
 {
 	int i = fresh_like(g, base, what, like);
@@ -329,13 +329,13 @@ affine_fold(aoe_graph *g, int ci, const float *a, const float *t, int out)
 	float *nw, *nb;
 	aoe_tensor bl;
 
-	if ((wi = new_const(g, c->name, "bnW", w)) < 0)
+	if ((wi = aoe_fuse_const(g, c->name, "bnW", w)) < 0)
 		return -1;
 	memset(&bl, 0, sizeof(bl));
 	bl.dtype = AOE_F32;
 	bl.ndim = 1;
 	bl.dims[0] = m;
-	if ((bj = new_const(g, c->name, "bnB", &bl)) < 0)
+	if ((bj = aoe_fuse_const(g, c->name, "bnB", &bl)) < 0)
 		return -1;
 	/* Re-read: the tensor array may have moved. */
 	w = aoe_in(g, c, 1);
@@ -995,9 +995,8 @@ aoe_sgat_per_op(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 	return rc;
 }
 
-/* Remove the nodes marked in kill; the caller orders the graph again. */
-static void
-compact(aoe_graph *g, const char *kill)
+void
+aoe_fuse_compact(aoe_graph *g, const char *kill)
 {
 	int i, j;
 
@@ -1172,7 +1171,7 @@ aoe_fuse_canon(aoe_graph *g)
 		nk += 3;
 	}
 	if (nk > 0)
-		compact(g, kill);
+		aoe_fuse_compact(g, kill);
 	free(ncons);
 	free(isout);
 	free(kill);
@@ -1220,7 +1219,7 @@ aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c)
 		any += nbn + nact + nadd + nel;
 	}
 	if (rc == 0 && any > 0) {
-		compact(g, kill);
+		aoe_fuse_compact(g, kill);
 		rc = 1;
 	}
 	free(part);

@@ -88,6 +88,20 @@ int aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c);
  */
 int aoe_fuse_canon(aoe_graph *g);
 /*
+ * After aoe_fuse_canon (lib/passes/qdq.c): each DequantizeLinear ->
+ * Conv or MatMul -> (Relu ->) QuantizeLinear becomes one QLinearConv or
+ * QLinearMatMul.  Returns 1 when the graph changed.
+ */
+int aoe_fuse_qdq(aoe_graph *g);
+/* Remove the nodes marked in kill; the caller orders the graph again. */
+void aoe_fuse_compact(aoe_graph *g, const char *kill);
+/*
+ * A new constant of like's dtype and shape (zeroed), named
+ * base/aoe_<what><k> with the first k no tensor has; its index, or -1.
+ */
+int aoe_fuse_const(aoe_graph *g, const char *base, const char *what,
+    const aoe_tensor *like);
+/*
  * After the hook: run the nodes that a layout=8 decision marked, where
  * they can, on NCHW8c tensors, with AoeReorder nodes at the edges.
  * Returns 1 when the graph changed.
