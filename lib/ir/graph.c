@@ -190,6 +190,7 @@ aoe_tensor_free(aoe_tensor *t)
 		free(t->dim_param[i]);
 	if (t->owned)
 		free(t->data);
+	aoe_seq_free(t->seq);
 	free(t->src_file);
 	free(t->src_name);
 	free(t);
@@ -298,6 +299,7 @@ aoe_graph_tensor(aoe_graph *g, const char *name)
 	t->last_use = -1;
 	t->offset = -1;
 	t->alias = -1;
+	t->seq_len = -1;
 	g->tensors[g->ntensors] = t;
 	return g->ntensors++;
 }
@@ -574,6 +576,8 @@ aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
 			    "negative dimension %lld", n->op_type, n->name,
 			    t->name, (long long)dims[d]);
 	aoe_tensor_set(t, dtype, ndim, dims);
+	t->vkind = AOE_V_TENSOR;
+	t->optional = t->dynamic = 0;
 	numel = aoe_tensor_numel(t);
 	if (numel == -2 || (numel > 0 && aoe_tensor_nbytes(t) == 0))
 		return aoe_err(AOE_ENOMEM, "%s '%s': output '%s' is too large "

@@ -299,6 +299,14 @@ extern const aoe_op aoe_ops_norm[];	/* k_norm.c: BN, LN, Softmax, Reduce */
 extern const aoe_op aoe_ops_pool[];	/* k_pool.c: pooling, Resize */
 extern const aoe_op aoe_ops_shape[];	/* k_shape.c: data movement */
 extern const aoe_op aoe_ops_layout[];	/* k_layout.c: AoeReorder */
+extern const aoe_op aoe_ops_seq[];	/* k_seq.c: sequences, optionals */
+/*
+ * Whether op reads sequences, optionals or tensors whose shape is known
+ * only at run time (see aoe_tensor): those of k_seq.c, Identity and the
+ * control flow that passes values through (k_seq.c).  The executor
+ * gives those values to no other operator.
+ */
+int aoe_op_takes_values(const aoe_op *op);
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
 int aoe_space_elem(aoe_space *sp);

@@ -153,6 +153,9 @@ check_inputs(const aoe_graph *g)
 		if (aoe_dtype_size(t->dtype) == 0)
 			return aoe_err(AOE_EUNSUP, "input '%s' has unsupported "
 			    "type %s", t->name, aoe_dtype_name(t->dtype));
+		/* A sequence's elements are sized when it is given. */
+		if (t->vkind == AOE_V_SEQ)
+			continue;
 		for (d = 0; d < t->ndim; d++)
 			if (t->dims[d] < 0)
 				return aoe_err(AOE_EDATA, "input '%s' has a "
@@ -178,6 +181,15 @@ foldable(const aoe_graph *g, const aoe_node *n)
 {
 	int j;
 
+	/* Sequences, optionals and run-time shapes exist only in a run. */
+	for (j = 0; j < n->nin; j++)
+		if (aoe_is_value(aoe_in(g, n, j)) ||
+		    (aoe_in(g, n, j) && aoe_in(g, n, j)->dynamic))
+			return 0;
+	for (j = 0; j < n->nout; j++)
+		if (aoe_is_value(aoe_out(g, n, j)) ||
+		    (aoe_out(g, n, j) && aoe_out(g, n, j)->dynamic))
+			return 0;
 	if (strcmp(n->op_type, "Shape") == 0 ||
 	    strcmp(n->op_type, "Size") == 0)
 		return 1;
@@ -225,6 +237,36 @@ fold(aoe_graph *g, aoe_node *n)
 	return 0;
 }
 
+/*
+ * Before n's inference: every input has a shape, unless it is a
+ * sequence (whose elements may differ) or its shape is known only at
+ * run time; and a sequence, an optional or a run-time shape goes only
+ * to an operator that takes them (aoe_op_takes_values).
+ */
+static int
+check_values(const aoe_graph *g, const aoe_node *n)
+{
+	int j;
+
+	for (j = 0; j < n->nin; j++) {
+		aoe_tensor *t = aoe_in(g, n, j);
+		if (t == NULL)
+			continue;
+		if (aoe_is_value(t) && !aoe_op_takes_values(n->op))
+			return aoe_err(AOE_EDATA, "%s '%s': input '%s' is %s, "
+			    "not a tensor", n->op_type, n->name, t->name,
+			    t->optional ? "an optional" : "a sequence");
+		if (t->dynamic && !aoe_op_takes_values(n->op))
+			return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' has a "
+			    "shape known only at run time", n->op_type,
+			    n->name, t->name);
+		if (t->ndim < 0 && t->vkind == AOE_V_TENSOR && !t->dynamic)
+			return aoe_err(AOE_EINTERNAL, "%s '%s': input '%s' "
+			    "has no shape", n->op_type, n->name, t->name);
+	}
+	return 0;
+}
+
 /* Infer shapes in order, folding nodes whose inputs are all constant. */
 static int
 infer_all(aoe_graph *g)
@@ -237,18 +279,14 @@ infer_all(aoe_graph *g)
 		n->op = aoe_op_find(n->op_type);
 		n->dead = 0;
 		n->scratch = 0;
-		for (j = 0; j < n->nin; j++) {
-			aoe_tensor *t = aoe_in(g, n, j);
-			if (t && t->ndim < 0)
-				return aoe_err(AOE_EINTERNAL, "%s '%s': input "
-				    "'%s' has no shape", n->op_type, n->name,
-				    t->name);
-		}
+		if ((rc = check_values(g, n)) < 0)
+			return rc;
 		if ((rc = n->op->infer(g, n)) < 0)
 			return rc;
 		for (j = 0; j < n->nout; j++) {
 			aoe_tensor *t = aoe_out(g, n, j);
-			if (t && t->ndim < 0)
+			if (t && t->ndim < 0 && t->vkind == AOE_V_TENSOR &&
+			    !t->dynamic)
 				return aoe_err(AOE_EINTERNAL, "%s '%s': "
 				    "output '%s' has no shape after inference",
 				    n->op_type, n->name, t->name);
@@ -419,8 +457,13 @@ plan_place(aoe_graph *g, plan *p, int static_memory)
 	int i, j;
 
 	for (i = 0; i < g->ntensors; i++) {
+		/*
+		 * A sequence's elements and a tensor sized at run time have
+		 * their own bytes, not the arena's.
+		 */
 		if (p->first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST ||
-		    p->root[i] != i)
+		    p->root[i] != i || g->tensors[i]->vkind == AOE_V_SEQ ||
+		    g->tensors[i]->dynamic)
 			continue;
 		p->sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
 		if (p->sz[i] == 0)
