@@ -178,6 +178,29 @@ aoe_graph_new(const char *name)
 	return g;
 }
 
+/* A sequence's elements (lib/ir/seq.c), here for aoe_tensor_free. */
+void
+aoe_seq_clear(aoe_seq *s)
+{
+	int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++)
+		aoe_tensor_free(s->t[i]);
+	s->n = 0;
+}
+
+void
+aoe_seq_free(aoe_seq *s)
+{
+	if (s == NULL)
+		return;
+	aoe_seq_clear(s);
+	free(s->t);
+	free(s);
+}
+
 void
 aoe_tensor_free(aoe_tensor *t)
 {

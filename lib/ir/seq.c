@@ -35,28 +35,6 @@ aoe_seq_of(aoe_tensor *t)
 	return t->seq;
 }
 
-void
-aoe_seq_clear(aoe_seq *s)
-{
-	int i;
-
-	if (s == NULL)
-		return;
-	for (i = 0; i < s->n; i++)
-		aoe_tensor_free(s->t[i]);
-	s->n = 0;
-}
-
-void
-aoe_seq_free(aoe_seq *s)
-{
-	if (s == NULL)
-		return;
-	aoe_seq_clear(s);
-	free(s->t);
-	free(s);
-}
-
 int
 aoe_seq_insert(aoe_seq *s, int pos, aoe_tensor *e)
 {
