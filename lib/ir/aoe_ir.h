@@ -148,7 +148,8 @@ typedef enum {
 	AOE_A_GRAPH = 5,
 	AOE_A_FLOATS = 6,
 	AOE_A_INTS = 7,
-	AOE_A_STRINGS = 8
+	AOE_A_STRINGS = 8,
+	AOE_A_TYPE_PROTO = 13	/* a type: t without data (Optional's) */
 } aoe_atype;		/* ONNX AttributeProto.AttributeType codes */
 
 typedef struct aoe_attr {
@@ -161,7 +162,8 @@ typedef struct aoe_attr {
 	int64_t *ints;
 	float *floats;
 	char **strings;
-	aoe_tensor *t;		/* AOE_A_TENSOR: an owned, detached tensor */
+	aoe_tensor *t;		/* AOE_A_TENSOR: an owned, detached tensor;
+				   AOE_A_TYPE_PROTO: the type, no data */
 } aoe_attr;
 
 /*

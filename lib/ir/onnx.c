@@ -824,6 +824,8 @@ typedef struct onnx_out {
 	Onnx__TensorShapeProto__Dimension *dims, **dimp;
 	Onnx__NodeProto *nodes, **nodep;
 	Onnx__AttributeProto *attrs, **attrp;
+	Onnx__TypeProto *atypes;
+	Onnx__TypeProto__Tensor *atts;
 	int nnodes;
 } onnx_out;
 
@@ -916,9 +918,14 @@ out_io(onnx_out *w, const aoe_graph *g)
 	}
 }
 
-/* Attribute a as ap; -AOE_EUNSUP for a type the writer does not know. */
+/*
+ * Attribute a as ap, with tp and tt for a type (a tensor type without
+ * shape: what Optional's needs); -AOE_EUNSUP for a type the writer does
+ * not know.
+ */
 static int
-out_attr(Onnx__AttributeProto *ap, const aoe_attr *a)
+out_attr(Onnx__AttributeProto *ap, const aoe_attr *a, Onnx__TypeProto *tp,
+    Onnx__TypeProto__Tensor *tt)
 {
 	onnx__attribute_proto__init(ap);
 	ap->name = a->name;
@@ -946,10 +953,22 @@ out_attr(Onnx__AttributeProto *ap, const aoe_attr *a)
 		ap->n_floats = (size_t)a->n;
 		ap->floats = a->floats;
 		return 0;
+	case AOE_A_TYPE_PROTO:
+		if (a->t == NULL || aoe_is_value(a->t))
+			break;
+		onnx__type_proto__init(tp);
+		onnx__type_proto__tensor__init(tt);
+		tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+		tp->tensor_type = tt;
+		tt->has_elem_type = 1;
+		tt->elem_type = a->t->dtype;
+		ap->tp = tp;
+		return 0;
 	default:
-		return aoe_err(AOE_EUNSUP, "cannot write attribute '%s' of "
-		    "type %d", a->name, a->type);
+		break;
 	}
+	return aoe_err(AOE_EUNSUP, "cannot write attribute '%s' of type %d",
+	    a->name, a->type);
 }
 
 /* Every node with its inputs, outputs and attributes. */
@@ -965,6 +984,8 @@ out_nodes(onnx_out *w, const aoe_graph *g)
 	w->nodep = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*w->nodep));
 	w->attrs = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->attrs));
 	w->attrp = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->attrp));
+	w->atypes = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->atypes));
+	w->atts = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->atts));
 	for (i = 0; i < g->nnodes; i++) {
 		const aoe_node *n = &g->nodes[i];
 		Onnx__NodeProto *np = &w->nodes[i];
@@ -985,7 +1006,8 @@ out_nodes(onnx_out *w, const aoe_graph *g)
 		np->attribute = &w->attrp[ai];
 		for (j = 0; j < n->nattr; j++, ai++) {
 			w->attrp[ai] = &w->attrs[ai];
-			if ((r = out_attr(&w->attrs[ai], &n->attrs[j])) < 0 &&
+			if ((r = out_attr(&w->attrs[ai], &n->attrs[j],
+			    &w->atypes[ai], &w->atts[ai])) < 0 &&
 			    rc == 0)
 				rc = r;
 		}
@@ -1007,6 +1029,8 @@ out_free(onnx_out *w)
 	free(w->nodep);
 	free(w->attrs);
 	free(w->attrp);
+	free(w->atypes);
+	free(w->atts);
 	free(w->inits);
 	free(w->initp);
 	free(w->vis);
