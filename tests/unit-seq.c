@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aoe.h"
 #include "tap.h"
@@ -153,7 +154,7 @@ test_split_concat(void)
 {
 	aoe_graph *g = aoe_graph_new("split");
 	int64_t x[2] = { 3, 4 }, sp[2] = { 1, 3 }, m1 = -1, d33[2] = { 3, 3 };
-	int64_t d43[2] = { 4, 3 };
+	int64_t d43[2] = { 4, 3 }, d121[2] = { 12, 1 };
 	float v[12], last[9], tr[12];
 	aoe_node *n;
 	int i, j;
@@ -175,11 +176,16 @@ test_split_concat(void)
 	n = node(g, "stackt", "ConcatFromSequence", "rows", "stackt");
 	aoe_node_add_attr(n, "axis", AOE_A_INT)->i = -1;
 	aoe_node_add_attr(n, "new_axis", AOE_A_INT)->i = 1;
+	n = node(g, "cols", "SplitToSequence", "x", "cols");
+	aoe_node_add_attr(n, "axis", AOE_A_INT)->i = 1;
+	n = node(g, "colcat", "ConcatFromSequence", "cols", "colcat");
+	aoe_node_add_attr(n, "axis", AOE_A_INT)->i = 0;
 	output(g, "len");
 	output(g, "last");
 	output(g, "cat");
 	output(g, "stack");
 	output(g, "stackt");
+	output(g, "colcat");
 	ok(run(g) == 0, "split and concat: runs (%s)", aoe_errmsg());
 	for (i = 0; i < 12; i++)
 		v[i] = (float)i;
@@ -199,6 +205,8 @@ test_split_concat(void)
 	    "rows without keepdims, stacked on a new axis 0: static shape");
 	ok(is(T(g, "stackt"), 2, d43, tr), "stacked on a new last axis: "
 	    "the transpose");
+	ok(!T(g, "colcat")->dynamic && is(T(g, "colcat"), 2, d121, tr),
+	    "columns with keepdims, one under the other: static shape");
 	aoe_graph_free(g);
 }
 
@@ -249,6 +257,27 @@ test_construct(void)
 	aoe_graph_free(g);
 }
 
+/* Write *gp as aoe-graph(5) and read it back in its place. */
+static void
+json_again(aoe_graph **gp)
+{
+	char path[] = "/tmp/unit-seq.XXXXXX";
+	FILE *fp;
+	int fd = mkstemp(path);
+
+	if (fd < 0 || (fp = fdopen(fd, "w")) == NULL) {
+		aoe_graph_free(*gp);
+		*gp = NULL;
+		return;
+	}
+	aoe_json_save(*gp, fp);
+	fclose(fp);
+	aoe_graph_free(*gp);
+	if (aoe_json_load(path, gp) < 0)
+		*gp = NULL;
+	unlink(path);
+}
+
 /* Optional of a tensor, of a sequence, and empty. */
 static void
 test_optional(void)
@@ -288,6 +317,12 @@ test_optional(void)
 	ok(*(uint8_t *)T(g, "hasnone")->data == 0 &&
 	    *(uint8_t *)T(g, "hasabsent")->data == 0,
 	    "an empty optional and an absent input have no element");
+	json_again(&g);
+	ok(g != NULL && run(g) == 0 && *(uint8_t *)T(g, "has")->data == 1 &&
+	    *(int64_t *)T(g, "len")->data == 2 &&
+	    *(uint8_t *)T(g, "hasnone")->data == 0 &&
+	    T(g, "os")->optional && T(g, "os")->vkind == AOE_V_SEQ,
+	    "the same through aoe-graph(5): kinds and Optional's type kept");
 	aoe_graph_free(g);
 }
 

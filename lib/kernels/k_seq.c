@@ -466,6 +466,8 @@ split_infer(aoe_graph *g, aoe_node *n)
 		    split->name);
 	memcpy(dims, x->dims, sizeof(dims));
 	nd = x->ndim;
+	if (split == NULL)
+		dims[axis] = 1;
 	if (split == NULL && !keep) {
 		memmove(dims + axis, dims + axis + 1, (size_t)(nd - axis - 1) *
 		    sizeof(*dims));
