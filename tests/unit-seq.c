@@ -81,6 +81,19 @@ node(aoe_graph *g, const char *name, const char *op, const char *ins,
 	return &g->nodes[k];
 }
 
+/* Node "none": an Optional of float32 with no value, as tensor "none". */
+static void
+empty_optional(aoe_graph *g)
+{
+	aoe_node *n = node(g, "none", "Optional", "", "none");
+	aoe_attr *a = aoe_node_add_attr(n, "type", AOE_A_TYPE_PROTO);
+
+	a->t = aoe_xcalloc(1, sizeof(*a->t));
+	a->t->name = aoe_xstrdup("type");
+	a->t->dtype = AOE_F32;
+	a->t->ndim = -1;
+}
+
 static void
 output(aoe_graph *g, const char *name)
 {
@@ -285,7 +298,6 @@ test_optional(void)
 	aoe_graph *g = aoe_graph_new("optional");
 	const float p[2] = { 1, 2 };
 	int64_t d2 = 2;
-	aoe_attr *a;
 	aoe_node *n;
 
 	floats(g, "p", 2, p);
@@ -296,12 +308,7 @@ test_optional(void)
 	node(g, "opts", "Optional", "s", "os");
 	node(g, "gets", "OptionalGetElement", "os", "gs");
 	node(g, "len", "SequenceLength", "gs", "len");
-	n = node(g, "none", "Optional", "", "none");
-	a = aoe_node_add_attr(n, "type", AOE_A_TYPE_PROTO);
-	a->t = aoe_xcalloc(1, sizeof(*a->t));
-	a->t->name = aoe_xstrdup("type");
-	a->t->dtype = AOE_F32;
-	a->t->ndim = -1;
+	empty_optional(g);
 	node(g, "hasnone", "OptionalHasElement", "none", "hasnone");
 	node(g, "hasabsent", "OptionalHasElement", "", "hasabsent");
 	output(g, "has");
@@ -336,7 +343,6 @@ bad_model(int which)
 {
 	aoe_graph *g = aoe_graph_new("bad");
 	int64_t x[2] = { 2, 3 }, five = 5, three[3] = { 1, 2, 3 };
-	aoe_attr *a;
 	aoe_node *n;
 
 	g->opset = 17;
@@ -352,12 +358,7 @@ bad_model(int which)
 		n = node(g, "cat", "ConcatFromSequence", "seq2", "y");
 		aoe_node_add_attr(n, "axis", AOE_A_INT)->i = 0;
 	} else {
-		n = node(g, "none", "Optional", "", "none");
-		a = aoe_node_add_attr(n, "type", AOE_A_TYPE_PROTO);
-		a->t = aoe_xcalloc(1, sizeof(*a->t));
-		a->t->name = aoe_xstrdup("type");
-		a->t->dtype = AOE_F32;
-		a->t->ndim = -1;
+		empty_optional(g);
 		node(g, "get", "OptionalGetElement", "none", "v");
 		node(g, "add", "Add", "x,v", "y");
 	}
