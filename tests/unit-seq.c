@@ -298,7 +298,6 @@ test_optional(void)
 	aoe_graph *g = aoe_graph_new("optional");
 	const float p[2] = { 1, 2 };
 	int64_t d2 = 2;
-	aoe_node *n;
 
 	floats(g, "p", 2, p);
 	node(g, "opt", "Optional", "p", "o");
