@@ -80,6 +80,15 @@ typedef struct aoe_tensor {
 	 * (see aoe_tensor_nbytes and kernel.h).
 	 */
 	int layout;
+	/*
+	 * A tensor whose shape is known only at run time (the output of
+	 * NonZero, Unique, a Loop's scan outputs, and whatever reads
+	 * them): the memory plan leaves it out of the arena, and its data
+	 * is a heap buffer of cap bytes that aoe_tensor_resize() grows when
+	 * a run needs more (lib/runtime/exec.c).
+	 */
+	int dynamic;
+	size_t cap;
 } aoe_tensor;
 
 #define AOE_LAYOUT_8C 8
@@ -124,6 +133,7 @@ typedef struct aoe_attr {
 	float *floats;
 	char **strings;
 	aoe_tensor *t;		/* AOE_A_TENSOR: an owned, detached tensor */
+	struct aoe_graph *g;	/* AOE_A_GRAPH: an owned subgraph */
 } aoe_attr;
 
 /*
@@ -153,6 +163,13 @@ typedef struct aoe_node {
 	char *domain;
 	int nin, nout;
 	int *in;		/* tensor indices; -1 for an absent optional */
+	/*
+	 * The last nimplicit of in[] are not the operator's inputs but the
+	 * tensors of this graph that its subgraphs (If, Loop, Scan) read by
+	 * name, so that ordering, the passes and the memory plan see the
+	 * reads (lib/runtime/ctl.c).
+	 */
+	int nimplicit;
 	int *out;
 	int nattr;
 	aoe_attr *attrs;
@@ -164,6 +181,9 @@ typedef struct aoe_node {
 	void (*priv_free)(void *);
 	size_t scratch;		/* workspace bytes the kernel asked for */
 	int dead;		/* folded away or unused */
+	int dyn;		/* an input's shape is known only at run time:
+				   shapes are inferred, and the kernel
+				   prepared, at every run (exec.c) */
 	double prof_us;		/* PROFILING_MODE: total time and runs, */
 	int prof_runs;
 	int prof_threads;	/* and the threads of the last run */
@@ -179,6 +199,16 @@ typedef struct aoe_graph {
 	aoe_node *nodes;
 	int ninputs, *inputs;	/* tensor indices */
 	int noutputs, *outputs;
+	/*
+	 * A subgraph (an If branch, a Loop or Scan body) reads values of the
+	 * graphs around it by name: tensor outer[i] here is bound to
+	 * outer_src[i] of the enclosing graph, whose shape and data it takes
+	 * (lib/runtime/ctl.c binds them when the enclosing graph is
+	 * analysed).
+	 */
+	int nouter, *outer;
+	aoe_tensor **outer_src;
+	struct aoe_graph *parent;	/* the graph whose node holds it */
 	/* Executor state, made by aoe_graph_prepare(). */
 	int *order;		/* live nodes in execution order */
 	int norder;
@@ -207,6 +237,12 @@ aoe_tensor *aoe_in(const aoe_graph *g, const aoe_node *n, int i);
 aoe_tensor *aoe_out(const aoe_graph *g, const aoe_node *n, int i);
 /* Set a tensor's dtype and shape. */
 void aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims);
+/*
+ * Make a dynamic tensor (see aoe_tensor) hold dims, growing its heap
+ * buffer when needed; 0, or a negative error naming the tensor.
+ */
+int aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim,
+    const int64_t *dims);
 /* Give a tensor owned, zeroed constant data of its current shape. */
 int aoe_tensor_alloc_const(aoe_tensor *t);
 void aoe_tensor_free(aoe_tensor *t);

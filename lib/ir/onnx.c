@@ -151,9 +151,12 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 	return 0;
 }
 
+static int graph_from_gp(const Onnx__GraphProto *gp, const char *dir,
+    const char *src, aoe_graph *g, int sub);
+
 static int
 attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
-    const char *dir)
+    const char *dir, const char *src, int opset)
 {
 	aoe_attr *a;
 	size_t i;
@@ -209,11 +212,30 @@ attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
 		if ((rc = tensor_from_proto(ap->t, a->t, dir)) < 0)
 			return rc;
 		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+		/*
+		 * A subgraph (If, Loop, Scan): its own graph, whose names
+		 * that it does not define are the enclosing graphs' values
+		 * (bound by lib/runtime/ctl.c).
+		 */
+		if (ap->g == NULL)
+			return aoe_err(AOE_EDATA, "node '%s': attribute '%s' "
+			    "has no graph", n->name, ap->name);
+		a->g = aoe_graph_new(ap->g->name && *ap->g->name ?
+		    ap->g->name : ap->name);
+		a->g->opset = opset;
+		if ((rc = graph_from_gp(ap->g, dir, src, a->g, 1)) < 0) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+			return aoe_err(-rc, "node '%s', attribute '%s': %s",
+			    n->name, ap->name, msg);
+		}
+		break;
 	default:
 		/*
-		 * Graphs and sparse tensors are kept as a typed, empty
-		 * attribute: no supported operator reads them, and the
-		 * operator that would is refused as unsupported.
+		 * Sparse tensors and lists of graphs are kept as a typed,
+		 * empty attribute: no supported operator reads them, and
+		 * the operator that would is refused as unsupported.
 		 */
 		break;
 	}
@@ -227,8 +249,14 @@ valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
 	const Onnx__TypeProto__Tensor *tt;
 	size_t i;
 
-	if (vi->type == NULL || vi->type->value_case !=
-	    ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+	/* A subgraph's value may leave its type to the node that runs it. */
+	if (vi->type == NULL || vi->type->value_case ==
+	    ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+		t->dtype = AOE_UNDEFINED;
+		t->ndim = -1;
+		return 0;
+	}
+	if (vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
 		return aoe_err(AOE_EUNSUP, "'%s' is not a tensor (sequences "
 		    "and maps are not supported)", t->name);
 	tt = vi->type->tensor_type;
@@ -261,26 +289,18 @@ valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
 	return 0;
 }
 
+/*
+ * The graph gp into g; sub for a subgraph, whose inputs may have no
+ * shape (the node that runs it gives them one) and whose initializers
+ * the aoe-graph format cannot refer to (they are copied).
+ */
 static int
-graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+graph_from_gp(const Onnx__GraphProto *gp, const char *dir, const char *src,
+    aoe_graph *g, int sub)
 {
-	const Onnx__GraphProto *gp = mp->graph;
-	char *pathcopy = aoe_xstrdup(path), *dir, *abspath;
 	size_t i, j;
 	int rc = 0, ti;
 
-	dir = dirname(pathcopy);
-	/*
-	 * Constants refer to the model by its absolute path, so that an
-	 * aoe-graph written anywhere still finds them.
-	 */
-	abspath = realpath(path, NULL);
-	for (i = 0; i < mp->n_opset_import; i++) {
-		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
-		if ((os->domain == NULL || *os->domain == '\0' ||
-		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
-			g->opset = (int)os->version;
-	}
 	for (i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *tp = gp->initializer[i];
 		aoe_tensor *t;
@@ -299,8 +319,10 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 		}
 		if ((rc = tensor_from_proto(tp, t, dir)) < 0)
 			goto out;
-		t->src_file = aoe_xstrdup(abspath ? abspath : path);
-		t->src_name = aoe_xstrdup(tp->name);
+		if (!sub) {
+			t->src_file = aoe_xstrdup(src);
+			t->src_name = aoe_xstrdup(tp->name);
+		}
 	}
 	/* Inputs that are also initializers are constants, not inputs. */
 	g->inputs = aoe_xcalloc(gp->n_input + 1, sizeof(int));
@@ -319,7 +341,7 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			continue;
 		if ((rc = valueinfo(vi, t)) < 0)
 			goto out;
-		if (t->ndim < 0) {
+		if (t->ndim < 0 && !sub) {
 			rc = aoe_err(AOE_EUNSUP, "input '%s' has no shape",
 			    t->name);
 			goto out;
@@ -378,10 +400,33 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			n->domain = aoe_xstrdup(np->domain);
 		for (j = 0; j < np->n_attribute; j++)
 			if ((rc = attr_from_proto(np->attribute[j], n,
-			    dir)) < 0)
+			    dir, src, g->opset)) < 0)
 				goto out;
 	}
 out:
+	return rc;
+}
+
+static int
+graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+{
+	char *pathcopy = aoe_xstrdup(path), *abspath;
+	size_t i;
+	int rc;
+
+	/*
+	 * Constants refer to the model by its absolute path, so that an
+	 * aoe-graph written anywhere still finds them.
+	 */
+	abspath = realpath(path, NULL);
+	for (i = 0; i < mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+		if ((os->domain == NULL || *os->domain == '\0' ||
+		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
+			g->opset = (int)os->version;
+	}
+	rc = graph_from_gp(mp->graph, dirname(pathcopy),
+	    abspath ? abspath : path, g, 0);
 	free(abspath);
 	free(pathcopy);
 	return rc;
@@ -689,9 +734,9 @@ out_nodes(onnx_out *w, const aoe_graph *g)
 		onnx__node_proto__init(np);
 		np->name = n->name;
 		np->op_type = n->op_type;
-		np->n_input = (size_t)n->nin;
+		np->n_input = (size_t)(n->nin - n->nimplicit);
 		np->input = aoe_xcalloc((size_t)n->nin + 1, sizeof(char *));
-		for (j = 0; j < n->nin; j++)
+		for (j = 0; j < n->nin - n->nimplicit; j++)
 			np->input[j] = n->in[j] >= 0 ?
 			    g->tensors[n->in[j]]->name : "";
 		np->n_output = (size_t)n->nout;

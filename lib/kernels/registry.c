@@ -19,6 +19,7 @@ static const aoe_family families[] = {
 	{ "pool", aoe_ops_pool, aoe_space_pool },
 	{ "shape", aoe_ops_shape, aoe_space_shape },
 	{ "layout", aoe_ops_layout, NULL },
+	{ "select", aoe_ops_select, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
