@@ -10,7 +10,7 @@ if ! /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
 	echo "1..0 # SKIP /usr/bin/python3 has no onnx module (apt-get install python3-onnx)"
 	exit 0
 fi
-plan 16
+plan 18
 /usr/bin/python3 tests/mkctl.py "$T" || exit 1
 
 # Four floats in a raw file, and a one-byte bool.
@@ -55,6 +55,13 @@ ok $status "runs a Loop of 5 trips"
 ok $? "its carried sum is 6 x and its scan output 5x1x4, sized at run time"
 [ "$(floats "$T/l/ys.bin" | sed -n '1p;17p' | tr '\n' ' ')" = "2 6 " ]
 ok $? "the scan output holds every iteration's value"
+
+run aoe-run --runs 2 -i x="$T/x.bin" -o "$T/w" "$T/loop_while.onnx"
+[ $status -eq 0 ] && [ "$(floats "$T/w/y.bin" | tr '\n' ' ')" = "6 3 8 5.25 " ]
+ok $? "a Loop on its condition alone stops after 5 trips (while i < 4)"
+[ "$(cat "$T/w/grown.shape")" = "6" ] &&
+    [ "$(floats "$T/w/grown.bin" | tr '\n' ' ')" = "0 1 1 1 1 1 " ]
+ok $? "a carried value that grows each trip is prepared again and kept"
 
 fails_with 3 "Loop 'loop0': neither a trip count nor a condition input" \
     "a Loop with neither trip count nor condition is refused" \

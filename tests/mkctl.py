@@ -13,6 +13,8 @@ these small models are made with the onnx package:
   if_count.onnx     an If whose then-branch has two outputs, the node one
   if_outer.onnx     an If whose branch reads a name no graph defines
   loop_count.onnx   a Loop of 5 trips, a carried sum and a scan output
+  loop_while.onnx   a Loop on its condition alone (while i < 4), which
+                    also carries a value that grows by one each trip
 """
 import os
 import sys
@@ -110,6 +112,25 @@ def main():
                                  name="loop0", body=body)],
                [x], [y, vi("ys", F, [None, 1, 4])], [trips]),
          os.path.join(d, "loop_count.onnx"))
+
+    one = numpy_helper.from_array(np.array([1], np.float32), "one")
+    four = numpy_helper.from_array(np.array(4, np.int64), "four")
+    body = helper.make_graph(
+        [helper.make_node("Less", ["i", "four"], ["cout"], name="less"),
+         helper.make_node("Add", ["v", "one"], ["vout"], name="add"),
+         helper.make_node("Concat", ["g", "one"], ["gout"], name="grow",
+                          axis=0)],
+        "body", [vi("i", TensorProto.INT64, []),
+                 vi("cin", TensorProto.BOOL, []), vi("v", F, [1, 4]),
+                 vi("g", F, None)],
+        [vi("cout", TensorProto.BOOL, []), vi("vout", F, [1, 4]),
+         vi("gout", F, None)], [four])
+    start = numpy_helper.from_array(np.array(True), "start")
+    g0 = numpy_helper.from_array(np.array([0], np.float32), "g0")
+    save(model([helper.make_node("Loop", ["", "start", "x", "g0"],
+                                 ["y", "grown"], name="loop0", body=body)],
+               [x], [y, vi("grown", F, None)], [start, g0, one]),
+         os.path.join(d, "loop_while.onnx"))
 
 
 if __name__ == "__main__":
