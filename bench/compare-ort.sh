@@ -41,6 +41,7 @@ shape_of() {
 	ppocrv4_det) echo x:1,3,640,640 ;;
 	ppocrv4_rec) echo x:1,3,48,320 ;;
 	ppocr_cls) echo x:1,3,48,192 ;;
+	if_model) echo input:1,3,224,224 ;;
 	*) echo input:1,3,224,224 ;;
 	esac
 }

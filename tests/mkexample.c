@@ -164,8 +164,8 @@ main(int argc, char **argv)
 	ni = aoe_graph_add_node(g, "head.fc", "Gemm", 3, in, 1, &y);
 	aoe_node_add_attr(&g->nodes[ni], "transB", AOE_A_INT)->i = 1;
 	if (mode == 'u') {
-		y = unary(g, "NonMaxSuppression", "head.nms", y);
-		y = unary(g, "Einsum", "head.einsum", y);
+		y = unary(g, "StringNormalizer", "head.strnorm", y);
+		y = unary(g, "TfIdfVectorizer", "head.tfidf", y);
 	}
 	y = unary(g, "Softmax", "probabilities", y);
 	t = g->tensors[y];

@@ -104,12 +104,20 @@ typedef struct aoe_tensor {
 	 * (see aoe_tensor_nbytes and kernel.h).
 	 */
 	int layout;
+	/*
+	 * A tensor whose shape is known only at run time (the output of
+	 * NonZero, Unique, a Loop's scan outputs, and whatever reads
+	 * them): the memory plan leaves it out of the arena, and its data
+	 * is a heap buffer of cap bytes that aoe_tensor_resize() grows when
+	 * a run needs more (lib/runtime/exec.c).
+	 */
+	int dynamic;
+	size_t cap;
 	/* Values other than tensors (see above). */
 	int vkind;
 	int optional;
 	int present;
 	int seq_len;
-	int dynamic;
 	aoe_seq *seq;
 } aoe_tensor;
 
@@ -164,6 +172,7 @@ typedef struct aoe_attr {
 	char **strings;
 	aoe_tensor *t;		/* AOE_A_TENSOR: an owned, detached tensor;
 				   AOE_A_TYPE_PROTO: the type, no data */
+	struct aoe_graph *g;	/* AOE_A_GRAPH: an owned subgraph */
 } aoe_attr;
 
 /*
@@ -193,6 +202,13 @@ typedef struct aoe_node {
 	char *domain;
 	int nin, nout;
 	int *in;		/* tensor indices; -1 for an absent optional */
+	/*
+	 * The last nimplicit of in[] are not the operator's inputs but the
+	 * tensors of this graph that its subgraphs (If, Loop, Scan) read by
+	 * name, so that ordering, the passes and the memory plan see the
+	 * reads (lib/runtime/ctl.c).
+	 */
+	int nimplicit;
 	int *out;
 	int nattr;
 	aoe_attr *attrs;
@@ -204,6 +220,9 @@ typedef struct aoe_node {
 	void (*priv_free)(void *);
 	size_t scratch;		/* workspace bytes the kernel asked for */
 	int dead;		/* folded away or unused */
+	int dyn;		/* an input's shape is known only at run time:
+				   shapes are inferred, and the kernel
+				   prepared, at every run (exec.c) */
 	double prof_us;		/* PROFILING_MODE: total time and runs, */
 	int prof_runs;
 	int prof_threads;	/* and the threads of the last run */
@@ -219,6 +238,16 @@ typedef struct aoe_graph {
 	aoe_node *nodes;
 	int ninputs, *inputs;	/* tensor indices */
 	int noutputs, *outputs;
+	/*
+	 * A subgraph (an If branch, a Loop or Scan body) reads values of the
+	 * graphs around it by name: tensor outer[i] here is bound to
+	 * outer_src[i] of the enclosing graph, whose shape and data it takes
+	 * (lib/runtime/ctl.c binds them when the enclosing graph is
+	 * analysed).
+	 */
+	int nouter, *outer;
+	aoe_tensor **outer_src;
+	struct aoe_graph *parent;	/* the graph whose node holds it */
 	/* Executor state, made by aoe_graph_prepare(). */
 	int *order;		/* live nodes in execution order */
 	int norder;
@@ -256,9 +285,8 @@ void aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims);
  * aoe_seq_erase removes the element at pos (0..n-1).  aoe_value_copy
  * copies src's run-time value to dst of the same kind: a sequence's
  * elements, an optional's presence, a tensor's data (dst's shape must
- * hold it, or dst is dynamic and is resized).  aoe_tensor_resize gives
- * a dynamic tensor its run-time dtype and shape and owned bytes for
- * them.  All return 0 or a negative error.
+ * hold it, or dst is dynamic and is resized).  All return 0 or a
+ * negative error.
  */
 aoe_tensor *aoe_tensor_dup(const aoe_tensor *t);
 aoe_seq *aoe_seq_of(aoe_tensor *t);
@@ -267,14 +295,17 @@ void aoe_seq_free(aoe_seq *s);
 int aoe_seq_insert(aoe_seq *s, int pos, aoe_tensor *e);
 void aoe_seq_erase(aoe_seq *s, int pos);
 int aoe_value_copy(aoe_tensor *dst, const aoe_tensor *src);
-int aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim,
-    const int64_t *dims);
 /*
  * The value kind of src (vkind, optional, seq_len) with its dtype and
  * shape as t's type: what Identity and the like infer.
  */
 void aoe_value_like(aoe_tensor *t, const aoe_tensor *src);
-
+/*
+ * Make a dynamic tensor (see aoe_tensor) hold dims, growing its heap
+ * buffer when needed; 0, or a negative error naming the tensor.
+ */
+int aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim,
+    const int64_t *dims);
 /* Give a tensor owned, zeroed constant data of its current shape. */
 int aoe_tensor_alloc_const(aoe_tensor *t);
 void aoe_tensor_free(aoe_tensor *t);

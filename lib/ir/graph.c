@@ -233,6 +233,7 @@ attr_free(aoe_attr *a)
 			free(a->strings[i]);
 	free(a->strings);
 	aoe_tensor_free(a->t);
+	aoe_graph_free(a->g);
 }
 
 void
@@ -283,6 +284,8 @@ aoe_graph_free(aoe_graph *g)
 	free(g->nodes);
 	free(g->inputs);
 	free(g->outputs);
+	free(g->outer);
+	free(g->outer_src);
 	free(g->order);
 	free(g->arena);
 	free(g->scratch);
@@ -381,6 +384,35 @@ aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
 }
 
 int
+aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
+{
+	aoe_tensor tmp;
+	size_t nb;
+	void *p;
+
+	memset(&tmp, 0, sizeof(tmp));
+	aoe_tensor_set(&tmp, dtype, ndim, dims);
+	nb = aoe_tensor_nbytes(&tmp);
+	if (ndim < 0 || ndim > AOE_MAXDIM || aoe_tensor_numel(&tmp) < 0 ||
+	    (aoe_tensor_numel(&tmp) > 0 && nb == 0))
+		return aoe_err(AOE_ENOMEM, "tensor '%s' is too large or has "
+		    "no shape", t->name);
+	aoe_tensor_set(t, dtype, ndim, dims);
+	t->layout = 0;
+	if (t->owned && t->data && t->cap >= nb)
+		return 0;
+	if (posix_memalign(&p, 64, nb ? nb : 64) != 0)
+		return aoe_err(AOE_ENOMEM, "tensor '%s': out of memory",
+		    t->name);
+	if (t->owned)
+		free(t->data);
+	t->data = p;
+	t->owned = 1;
+	t->cap = nb ? nb : 64;
+	return 0;
+}
+
+int
 aoe_tensor_alloc_const(aoe_tensor *t)
 {
 	size_t nb = aoe_tensor_nbytes(t);
@@ -396,6 +428,7 @@ aoe_tensor_alloc_const(aoe_tensor *t)
 		return aoe_err(AOE_ENOMEM, "tensor '%s': out of memory",
 		    t->name);
 	t->owned = 1;
+	t->cap = nb ? nb : 1;
 	t->kind = AOE_T_CONST;
 	return 0;
 }
@@ -480,6 +513,12 @@ aoe_node_add_attr(aoe_node *n, const char *name, aoe_atype type)
 }
 
 int
+aoe_value_known(const aoe_node *n, const aoe_tensor *t)
+{
+	return t->data != NULL && (t->kind == AOE_T_CONST || n->dyn);
+}
+
+int
 aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
     int64_t *out, int max)
 {
@@ -489,7 +528,7 @@ aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
 	if (t == NULL)
 		return aoe_err(AOE_EDATA, "%s '%s': input %d is missing",
 		    n->op_type, n->name, input);
-	if (t->kind != AOE_T_CONST || t->data == NULL)
+	if (!aoe_value_known(n, t))
 		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' must be a "
 		    "constant (bind dynamic shapes with --input-shape)",
 		    n->op_type, n->name, t->name);
@@ -607,6 +646,26 @@ aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
 		    "(shape product overflows the %lld-byte limit)",
 		    n->op_type, n->name, t->name,
 		    (long long)AOE_MAX_TENSOR_BYTES);
+	return 0;
+}
+
+int
+aoe_set_output_dyn(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
+    const int64_t *dims)
+{
+	aoe_tensor *t = aoe_out(g, n, i);
+	int d;
+
+	if (t == NULL)
+		return 0;
+	if (ndim < -1 || ndim > AOE_MAXDIM)
+		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
+		    "%d", n->op_type, n->name, ndim, AOE_MAXDIM);
+	t->dtype = dtype;
+	t->ndim = ndim;
+	for (d = 0; d < ndim; d++)
+		t->dims[d] = dims ? dims[d] : -1;
+	t->dynamic = 1;
 	return 0;
 }
 

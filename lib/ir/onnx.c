@@ -152,10 +152,12 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 }
 
 static int type_from_proto(const Onnx__TypeProto *, aoe_tensor *, int);
+static int graph_from_gp(const Onnx__GraphProto *gp, const char *dir,
+    const char *src, aoe_graph *g, int sub);
 
 static int
 attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
-    const char *dir)
+    const char *dir, const char *src, int opset)
 {
 	aoe_attr *a;
 	size_t i;
@@ -223,11 +225,30 @@ attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
 			return aoe_err(AOE_EDATA, "node '%s': attribute '%s' "
 			    "has no type", n->name, ap->name);
 		return type_from_proto(ap->tp, a->t, 0);
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+		/*
+		 * A subgraph (If, Loop, Scan): its own graph, whose names
+		 * that it does not define are the enclosing graphs' values
+		 * (bound by lib/runtime/ctl.c).
+		 */
+		if (ap->g == NULL)
+			return aoe_err(AOE_EDATA, "node '%s': attribute '%s' "
+			    "has no graph", n->name, ap->name);
+		a->g = aoe_graph_new(ap->g->name && *ap->g->name ?
+		    ap->g->name : ap->name);
+		a->g->opset = opset;
+		if ((rc = graph_from_gp(ap->g, dir, src, a->g, 1)) < 0) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+			return aoe_err(-rc, "node '%s', attribute '%s': %s",
+			    n->name, ap->name, msg);
+		}
+		break;
 	default:
 		/*
-		 * Graphs and sparse tensors are kept as a typed, empty
-		 * attribute: no supported operator reads them, and the
-		 * operator that would is refused as unsupported.
+		 * Sparse tensors and lists of graphs are kept as a typed,
+		 * empty attribute: no supported operator reads them, and
+		 * the operator that would is refused as unsupported.
 		 */
 		break;
 	}
@@ -244,6 +265,12 @@ type_from_proto(const Onnx__TypeProto *tp, aoe_tensor *t, int depth)
 	const Onnx__TypeProto__Tensor *tt;
 	size_t i;
 
+	/* A subgraph's value may leave its type to the node that runs it. */
+	if (tp == NULL || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+		t->dtype = AOE_UNDEFINED;
+		t->ndim = -1;
+		return 0;
+	}
 	if (tp != NULL && tp->value_case ==
 	    ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && depth == 0 &&
 	    tp->optional_type != NULL) {
@@ -303,8 +330,8 @@ valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
 
 /*
  * Whether an output or a value_info declares a sequence or an optional:
- * its kind (and no more; inference gives the types) or the error for a
- * type libaoe does not know.
+ * its kind and, until inference gives the types, its dtype (SequenceMap
+ * reads its body's); or the error for a type libaoe does not know.
  */
 static int
 declared_kind(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
@@ -324,30 +351,24 @@ declared_kind(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
 	if (t->kind != AOE_T_CONST) {
 		t->vkind = tmp.vkind;
 		t->optional = tmp.optional;
+		if (t->dtype == AOE_UNDEFINED)
+			t->dtype = tmp.dtype;
 	}
 	return 0;
 }
 
+/*
+ * The graph gp into g; sub for a subgraph, whose inputs may have no
+ * shape (the node that runs it gives them one) and whose initializers
+ * the aoe-graph format cannot refer to (they are copied).
+ */
 static int
-graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+graph_from_gp(const Onnx__GraphProto *gp, const char *dir, const char *src,
+    aoe_graph *g, int sub)
 {
-	const Onnx__GraphProto *gp = mp->graph;
-	char *pathcopy = aoe_xstrdup(path), *dir, *abspath;
 	size_t i, j;
 	int rc = 0, ti;
 
-	dir = dirname(pathcopy);
-	/*
-	 * Constants refer to the model by its absolute path, so that an
-	 * aoe-graph written anywhere still finds them.
-	 */
-	abspath = realpath(path, NULL);
-	for (i = 0; i < mp->n_opset_import; i++) {
-		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
-		if ((os->domain == NULL || *os->domain == '\0' ||
-		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
-			g->opset = (int)os->version;
-	}
 	for (i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *tp = gp->initializer[i];
 		aoe_tensor *t;
@@ -366,8 +387,10 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 		}
 		if ((rc = tensor_from_proto(tp, t, dir)) < 0)
 			goto out;
-		t->src_file = aoe_xstrdup(abspath ? abspath : path);
-		t->src_name = aoe_xstrdup(tp->name);
+		if (!sub) {
+			t->src_file = aoe_xstrdup(src);
+			t->src_name = aoe_xstrdup(tp->name);
+		}
 	}
 	/* Inputs that are also initializers are constants, not inputs. */
 	g->inputs = aoe_xcalloc(gp->n_input + 1, sizeof(int));
@@ -386,7 +409,7 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			continue;
 		if ((rc = valueinfo(vi, t)) < 0)
 			goto out;
-		if (t->ndim < 0 && t->vkind == AOE_V_TENSOR) {
+		if (t->ndim < 0 && t->vkind == AOE_V_TENSOR && !sub) {
 			rc = aoe_err(AOE_EUNSUP, "input '%s' has no shape",
 			    t->name);
 			goto out;
@@ -455,10 +478,33 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			n->domain = aoe_xstrdup(np->domain);
 		for (j = 0; j < np->n_attribute; j++)
 			if ((rc = attr_from_proto(np->attribute[j], n,
-			    dir)) < 0)
+			    dir, src, g->opset)) < 0)
 				goto out;
 	}
 out:
+	return rc;
+}
+
+static int
+graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+{
+	char *pathcopy = aoe_xstrdup(path), *abspath;
+	size_t i;
+	int rc;
+
+	/*
+	 * Constants refer to the model by its absolute path, so that an
+	 * aoe-graph written anywhere still finds them.
+	 */
+	abspath = realpath(path, NULL);
+	for (i = 0; i < mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+		if ((os->domain == NULL || *os->domain == '\0' ||
+		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
+			g->opset = (int)os->version;
+	}
+	rc = graph_from_gp(mp->graph, dirname(pathcopy),
+	    abspath ? abspath : path, g, 0);
 	free(abspath);
 	free(pathcopy);
 	return rc;
@@ -992,9 +1038,9 @@ out_nodes(onnx_out *w, const aoe_graph *g)
 		onnx__node_proto__init(np);
 		np->name = n->name;
 		np->op_type = n->op_type;
-		np->n_input = (size_t)n->nin;
+		np->n_input = (size_t)(n->nin - n->nimplicit);
 		np->input = aoe_xcalloc((size_t)n->nin + 1, sizeof(char *));
-		for (j = 0; j < n->nin; j++)
+		for (j = 0; j < n->nin - n->nimplicit; j++)
 			np->input[j] = n->in[j] >= 0 ?
 			    g->tensors[n->in[j]]->name : "";
 		np->n_output = (size_t)n->nout;

@@ -66,32 +66,6 @@ aoe_seq_erase(aoe_seq *s, int pos)
 }
 
 int
-aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
-{
-	aoe_tensor tmp;
-	size_t nb;
-	int64_t numel;
-	void *p;
-
-	if (ndim < 0 || ndim > AOE_MAXDIM)
-		return aoe_err(AOE_EUNSUP, "'%s': rank %d exceeds %d", t->name,
-		    ndim, AOE_MAXDIM);
-	memset(&tmp, 0, sizeof(tmp));
-	aoe_tensor_set(&tmp, dtype, ndim, dims);
-	numel = aoe_tensor_numel(&tmp);
-	nb = aoe_tensor_nbytes(&tmp);
-	if (numel < 0 || (numel > 0 && nb == 0))
-		return aoe_err(AOE_ENOMEM, "'%s' is too large or has a "
-		    "negative dimension", t->name);
-	if ((p = realloc(t->owned ? t->data : NULL, nb ? nb : 1)) == NULL)
-		return aoe_err(AOE_ENOMEM, "'%s': out of memory", t->name);
-	t->data = p;
-	t->owned = 1;
-	aoe_tensor_set(t, dtype, ndim, dims);
-	return 0;
-}
-
-int
 aoe_value_copy(aoe_tensor *dst, const aoe_tensor *src)
 {
 	size_t nb;

@@ -163,6 +163,15 @@ check_position(const aoe_graph *g, const aoe_node *n, int i)
 	return 0;
 }
 
+/* The error for tensor x of n that is not of the elements' dtype. */
+static int
+elem_dtype(const aoe_node *n, const aoe_tensor *x, int dtype)
+{
+	return aoe_err(AOE_EDATA, "%s '%s': tensor '%s' is %s, the "
+	    "sequence's elements %s", n->op_type, n->name, x->name,
+	    aoe_dtype_name(x->dtype), aoe_dtype_name(dtype));
+}
+
 /* Copy x's sequence to y's (unless they are one). */
 static aoe_seq *
 copy_seq(aoe_tensor *y, const aoe_tensor *x, int *rc)
@@ -188,12 +197,11 @@ construct_infer(aoe_graph *g, aoe_node *n)
 			return rc;
 		if (i == 0)
 			seq_out(y, x->dtype, x->ndim, x->dims, n->nin);
-		else if (x->dtype != y->dtype)
-			return aoe_err(AOE_EDATA, "%s '%s': input '%s' is %s, "
-			    "input 0 %s", n->op_type, n->name, x->name,
-			    aoe_dtype_name(x->dtype),
-			    aoe_dtype_name(y->dtype));
-		else
+		else if (y->dtype == AOE_UNDEFINED)
+			y->dtype = x->dtype;
+		else if (x->dtype != y->dtype && x->dtype != AOE_UNDEFINED)
+			return elem_dtype(n, x, y->dtype);
+		if (i > 0)
 			merge_shape(y, x->ndim, x->dims);
 	}
 	return 0;
@@ -207,6 +215,9 @@ construct_run(aoe_kctx *k)
 	int i, rc;
 
 	aoe_seq_clear(s);
+	for (i = 0; i < k->n->nin; i++)
+		if (aoe_in(k->g, k->n, i)->dtype != y->dtype)
+			return elem_dtype(k->n, aoe_in(k->g, k->n, i), y->dtype);
 	for (i = 0; i < k->n->nin; i++)
 		if ((rc = aoe_seq_insert(s, s->n,
 		    aoe_tensor_dup(aoe_in(k->g, k->n, i)))) < 0)
@@ -255,10 +266,9 @@ insert_infer(aoe_graph *g, aoe_node *n)
 	    (rc = tensor_in(g, n, 1, 0, &x)) < 0 ||
 	    (rc = check_position(g, n, 2)) < 0)
 		return rc;
-	if (x->dtype != s->dtype)
-		return aoe_err(AOE_EDATA, "%s '%s': tensor '%s' is %s, the "
-		    "sequence's elements %s", n->op_type, n->name, x->name,
-		    aoe_dtype_name(x->dtype), aoe_dtype_name(s->dtype));
+	/* A tensor sized at run time may get its dtype then too. */
+	if (x->dtype != s->dtype && x->dtype != AOE_UNDEFINED)
+		return elem_dtype(n, x, s->dtype);
 	if (s->seq_len == 0)
 		seq_out(y, s->dtype, x->ndim, x->dims, 1);
 	else {
@@ -279,6 +289,8 @@ insert_run(aoe_kctx *k)
 
 	if ((rc = position(k->g, k->n, 2, len, 1, len, &pos)) < 0)
 		return rc;
+	if (t->dtype != x->dtype)
+		return elem_dtype(k->n, t, x->dtype);
 	s = copy_seq(y, x, &rc);
 	if (rc < 0)
 		return rc;
@@ -451,10 +463,14 @@ split_infer(aoe_graph *g, aoe_node *n)
 	    (rc = tensor_in(g, n, 0, 0, &x)) < 0 ||
 	    (rc = tensor_in(g, n, 1, 1, &split)) < 0)
 		return rc;
-	if (x->dynamic || x->ndim < 1)
-		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' must have a "
-		    "static shape of rank 1 or more", n->op_type, n->name,
-		    x->name);
+	if (x->ndim == 0)
+		return aoe_err(AOE_EDATA, "%s '%s': input '%s' is a scalar",
+		    n->op_type, n->name, x->name);
+	if (x->ndim < 0 || x->dynamic) {
+		/* Pieces of an input sized at run time: sized then. */
+		seq_out(y, x->dtype, -1, NULL, -1);
+		return 0;
+	}
 	if ((axis = aoe_axis(aoe_attr_int(n, "axis", 0), x->ndim)) < 0)
 		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
 		    "for rank %d", n->op_type, n->name,
@@ -505,6 +521,10 @@ split_run(aoe_kctx *k)
 	int64_t dims[AOE_MAXDIM], *len, np, i, o, off = 0, outer, inner;
 	size_t es = aoe_dtype_size(x->dtype);
 
+	if (axis < 0)
+		return aoe_err(AOE_EDATA, "%s '%s': axis %lld is out of range "
+		    "for rank %d", k->n->op_type, k->n->name,
+		    (long long)aoe_attr_int(k->n, "axis", 0), x->ndim);
 	outer = prod(x->dims, 0, axis);
 	inner = prod(x->dims, axis + 1, x->ndim) * (int64_t)es;
 	len = aoe_xcalloc((size_t)x->dims[axis] + 1, sizeof(*len));
@@ -794,15 +814,22 @@ const aoe_op aoe_ops_seq[] = {
 };
 
 int
-aoe_op_takes_values(const aoe_op *op)
+aoe_op_seq(const aoe_op *op)
 {
-	static const char *const others[] = { "Identity", "If", "Loop",
-	    "Scan", "SequenceMap" };
 	const aoe_op *o;
 
 	for (o = aoe_ops_seq; o->op_type != NULL; o++)
 		if (o == op)
 			return 1;
-	return aoe_str_in(op->op_type, others, sizeof(others) /
+	return 0;
+}
+
+int
+aoe_op_takes_values(const aoe_op *op)
+{
+	static const char *const others[] = { "Identity", "If", "Loop",
+	    "Scan", "SequenceMap" };
+
+	return aoe_op_seq(op) || aoe_str_in(op->op_type, others, sizeof(others) /
 	    sizeof(others[0]));
 }

@@ -2562,7 +2562,7 @@ range_params(aoe_graph *g, aoe_node *n, int need_const, double *fs,
 	if (need_const)
 		for (rc = 0; rc < 3; rc++) {
 			t = aoe_in(g, n, rc);
-			if (t && t->kind != AOE_T_CONST)
+			if (t && !aoe_value_known(n, t))
 				return aoe_err(AOE_EUNSUP, "%s '%s': input "
 				    "'%s' must be a constant (bind dynamic "
 				    "shapes with --input-shape)", n->op_type,

@@ -20,6 +20,7 @@ static const aoe_family families[] = {
 	{ "shape", aoe_ops_shape, aoe_space_shape },
 	{ "layout", aoe_ops_layout, NULL },
 	{ "seq", aoe_ops_seq, NULL },
+	{ "select", aoe_ops_select, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
