@@ -237,6 +237,8 @@ aoe_tensor *aoe_in(const aoe_graph *g, const aoe_node *n, int i);
 aoe_tensor *aoe_out(const aoe_graph *g, const aoe_node *n, int i);
 /* Set a tensor's dtype and shape. */
 void aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims);
+/* Element i of t's data as a double (NaN for float16 and strings). */
+double aoe_tensor_elem(const aoe_tensor *t, int64_t i);
 /*
  * Make a dynamic tensor (see aoe_tensor) hold dims, growing its heap
  * buffer when needed; 0, or a negative error naming the tensor.
