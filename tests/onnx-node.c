@@ -24,36 +24,6 @@ static int verbose;
 #define RTOL 1e-3
 #define ATOL 1e-5
 
-static double
-elem(const aoe_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case AOE_F32:
-		return ((const float *)t->data)[i];
-	case AOE_F64:
-		return ((const double *)t->data)[i];
-	case AOE_I64:
-		return (double)((const int64_t *)t->data)[i];
-	case AOE_I32:
-		return ((const int32_t *)t->data)[i];
-	case AOE_I16:
-		return ((const int16_t *)t->data)[i];
-	case AOE_I8:
-		return ((const int8_t *)t->data)[i];
-	case AOE_U8:
-	case AOE_BOOL:
-		return ((const uint8_t *)t->data)[i];
-	case AOE_U16:
-		return ((const uint16_t *)t->data)[i];
-	case AOE_U32:
-		return ((const uint32_t *)t->data)[i];
-	case AOE_U64:
-		return (double)((const uint64_t *)t->data)[i];
-	default:
-		return NAN;
-	}
-}
-
 /* Compare got with want; on mismatch, describe it in msg. */
 static int
 compare(const aoe_tensor *got, const aoe_tensor *want, char *msg, size_t n)
@@ -83,7 +53,8 @@ compare(const aoe_tensor *got, const aoe_tensor *want, char *msg, size_t n)
 	}
 	numel = aoe_tensor_numel(got);
 	for (i = 0; i < numel; i++) {
-		double x = elem(got, i), y = elem(want, i);
+		double x = aoe_tensor_elem(got, i);
+		double y = aoe_tensor_elem(want, i);
 		if (isnan(x) && isnan(y))
 			continue;
 		if (isinf(x) || isinf(y)) {

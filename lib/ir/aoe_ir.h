@@ -276,6 +276,8 @@ aoe_tensor *aoe_in(const aoe_graph *g, const aoe_node *n, int i);
 aoe_tensor *aoe_out(const aoe_graph *g, const aoe_node *n, int i);
 /* Set a tensor's dtype and shape. */
 void aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims);
+/* Element i of t's data as a double (NaN for float16 and strings). */
+double aoe_tensor_elem(const aoe_tensor *t, int64_t i);
 /*
  * Sequences and optionals (lib/ir/seq.c).  aoe_tensor_dup makes an
  * owned, detached copy of a tensor's type, shape and data (its name

@@ -1,6 +1,7 @@
 /*
  * graph.c - the graph IR: tensors, nodes, attributes, schedules, dtypes.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -381,6 +382,36 @@ aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
 	t->ndim = ndim;
 	for (i = 0; i < ndim && i < AOE_MAXDIM; i++)
 		t->dims[i] = dims[i];
+}
+
+double
+aoe_tensor_elem(const aoe_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case AOE_F32:
+		return ((const float *)t->data)[i];
+	case AOE_F64:
+		return ((const double *)t->data)[i];
+	case AOE_I64:
+		return (double)((const int64_t *)t->data)[i];
+	case AOE_I32:
+		return ((const int32_t *)t->data)[i];
+	case AOE_I16:
+		return ((const int16_t *)t->data)[i];
+	case AOE_I8:
+		return ((const int8_t *)t->data)[i];
+	case AOE_U8:
+	case AOE_BOOL:
+		return ((const uint8_t *)t->data)[i];
+	case AOE_U16:
+		return ((const uint16_t *)t->data)[i];
+	case AOE_U32:
+		return ((const uint32_t *)t->data)[i];
+	case AOE_U64:
+		return (double)((const uint64_t *)t->data)[i];
+	default:
+		return NAN;
+	}
 }
 
 int

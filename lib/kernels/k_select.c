@@ -19,37 +19,6 @@
 #include "aoe_kernels.h"
 #include "kernel.h"
 
-/* Element i of a numeric tensor as a double. */
-static double
-ld(const aoe_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case AOE_F32:
-		return ((const float *)t->data)[i];
-	case AOE_F64:
-		return ((const double *)t->data)[i];
-	case AOE_I64:
-		return (double)((const int64_t *)t->data)[i];
-	case AOE_I32:
-		return ((const int32_t *)t->data)[i];
-	case AOE_I16:
-		return ((const int16_t *)t->data)[i];
-	case AOE_I8:
-		return ((const int8_t *)t->data)[i];
-	case AOE_U8:
-	case AOE_BOOL:
-		return ((const uint8_t *)t->data)[i];
-	case AOE_U16:
-		return ((const uint16_t *)t->data)[i];
-	case AOE_U32:
-		return ((const uint32_t *)t->data)[i];
-	case AOE_U64:
-		return (double)((const uint64_t *)t->data)[i];
-	default:
-		return 0;
-	}
-}
-
 /* Whether element i of t is not zero (bytes, so any type works). */
 static int
 nonzero_at(const aoe_tensor *t, int64_t i, size_t es)
@@ -295,7 +264,7 @@ topk_run(aoe_kctx *k)
 			int64_t base = o * d * inner + in;
 			int64_t ob = o * kk * inner + in;
 			for (j = 0; j < d; j++) {
-				buf[j].v = ld(x, base + j * inner);
+				buf[j].v = aoe_tensor_elem(x, base + j * inner);
 				buf[j].i = j;
 			}
 			qsort(buf, (size_t)d, sizeof(kv), largest ? kv_desc :
@@ -333,8 +302,12 @@ compress_count(const aoe_node *n, const aoe_tensor *x, const aoe_tensor *c,
 	return 0;
 }
 
+/*
+ * The optional attribute axis of n for x, normalised, or -1 when n has
+ * none (Compress and Unique then flatten x).
+ */
 static int
-compress_axis(const aoe_node *n, const aoe_tensor *x, int *axis)
+opt_axis(const aoe_node *n, const aoe_tensor *x, int *axis)
 {
 	const aoe_attr *a = aoe_attr_find(n, "axis");
 
@@ -342,8 +315,8 @@ compress_axis(const aoe_node *n, const aoe_tensor *x, int *axis)
 	if (a == NULL)
 		return 0;
 	if ((*axis = aoe_axis(a->i, x->ndim)) < 0)
-		return aoe_err(AOE_EDATA, "Compress '%s': axis %lld out of "
-		    "range for rank %d", n->name, (long long)a->i, x->ndim);
+		return aoe_err(AOE_EDATA, "%s '%s': axis %lld out of range for "
+		    "rank %d", n->op_type, n->name, (long long)a->i, x->ndim);
 	return 0;
 }
 
@@ -378,7 +351,7 @@ compress_infer(aoe_graph *g, aoe_node *n)
 	if (aoe_dtype_size(x->dtype) == 0)
 		return aoe_err(AOE_EUNSUP, "Compress '%s': %s input not "
 		    "supported", n->name, aoe_dtype_name(x->dtype));
-	if ((rc = compress_axis(n, x, &axis)) < 0)
+	if ((rc = opt_axis(n, x, &axis)) < 0)
 		return rc;
 	if (c->kind != AOE_T_CONST) {
 		compress_dims(x, axis, -1, &nd, dims);
@@ -400,7 +373,7 @@ compress_run(aoe_kctx *k)
 	size_t es = aoe_dtype_size(x->dtype);
 	int rc, axis, nd;
 
-	if ((rc = compress_axis(k->n, x, &axis)) < 0 ||
+	if ((rc = opt_axis(k->n, x, &axis)) < 0 ||
 	    (rc = compress_count(k->n, x, c, axis, &cnt)) < 0)
 		return rc;
 	compress_dims(x, axis, cnt, &nd, dims);
@@ -439,8 +412,8 @@ ucmp(const uctx *u, int64_t a, int64_t b)
 
 	for (o = 0; o < u->outer; o++)
 		for (i = 0; i < u->inner; i++) {
-			double x = ld(u->x, (o * u->len + a) * u->inner + i);
-			double y = ld(u->x, (o * u->len + b) * u->inner + i);
+			double x = aoe_tensor_elem(u->x, (o * u->len + a) * u->inner + i);
+			double y = aoe_tensor_elem(u->x, (o * u->len + b) * u->inner + i);
 			if (x != y)
 				return x < y ? -1 : 1;
 		}
@@ -470,20 +443,6 @@ usort(const uctx *u, int64_t *idx, int64_t *tmp, int64_t n)
 }
 
 static int
-unique_axis(const aoe_node *n, const aoe_tensor *x, int *axis)
-{
-	const aoe_attr *a = aoe_attr_find(n, "axis");
-
-	*axis = -1;
-	if (a == NULL)
-		return 0;
-	if ((*axis = aoe_axis(a->i, x->ndim)) < 0)
-		return aoe_err(AOE_EDATA, "Unique '%s': axis %lld out of range "
-		    "for rank %d", n->name, (long long)a->i, x->ndim);
-	return 0;
-}
-
-static int
 unique_infer(aoe_graph *g, aoe_node *n)
 {
 	aoe_tensor *x;
@@ -493,7 +452,7 @@ unique_infer(aoe_graph *g, aoe_node *n)
 	if ((rc = aoe_need_inputs(g, n, 1, 1)) < 0)
 		return rc;
 	x = aoe_in(g, n, 0);
-	if ((rc = check_numeric(n, x)) < 0 || (rc = unique_axis(n, x,
+	if ((rc = check_numeric(n, x)) < 0 || (rc = opt_axis(n, x,
 	    &axis)) < 0)
 		return rc;
 	if (axis < 0) {
@@ -532,7 +491,7 @@ unique_run(aoe_kctx *k)
 	int64_t dims[AOE_MAXDIM];
 	uctx u;
 
-	if ((rc = unique_axis(n, x, &axis)) < 0)
+	if ((rc = opt_axis(n, x, &axis)) < 0)
 		return rc;
 	u.x = x;
 	u.outer = axis < 0 ? 1 : prod(x->dims, 0, axis);

@@ -76,13 +76,14 @@ aoe_rt_op_find(const char *op_type)
  * Scopes.
  */
 
+/* Whether v is one of l[0..n). */
 static int
-graph_has_input(const aoe_graph *b, int ti)
+in_list(const int *l, int n, int v)
 {
 	int i;
 
-	for (i = 0; i < b->ninputs; i++)
-		if (b->inputs[i] == ti)
+	for (i = 0; i < n; i++)
+		if (l[i] == v)
 			return 1;
 	return 0;
 }
@@ -90,12 +91,7 @@ graph_has_input(const aoe_graph *b, int ti)
 static int
 graph_is_outer(const aoe_graph *b, int ti)
 {
-	int i;
-
-	for (i = 0; i < b->nouter; i++)
-		if (b->outer[i] == ti)
-			return 1;
-	return 0;
+	return in_list(b->outer, b->nouter, ti);
 }
 
 /* Add tensor ti of b to its outer tensors, unless it is one already. */
@@ -131,7 +127,7 @@ find_outer(aoe_graph *b)
 		int cnt = i < b->nnodes ? b->nodes[i].nin : b->noutputs;
 		for (j = 0; j < cnt; j++) {
 			if ((ti = list[j]) < 0 || made[ti] ||
-			    graph_has_input(b, ti))
+			    in_list(b->inputs, b->ninputs, ti))
 				continue;
 			if (b->tensors[ti]->kind == AOE_T_VALUE ||
 			    graph_is_outer(b, ti))
