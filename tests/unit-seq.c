@@ -333,6 +333,52 @@ test_optional(void)
 }
 
 /*
+ * SequenceMap with a body Add(a, b): over a sequence and a tensor, and
+ * over two sequences of different lengths (bad input).
+ */
+static void
+test_seqmap(void)
+{
+	const float p[2] = { 1, 2 }, q[2] = { 3, 4 }, r[2] = { 10, 20 };
+	const float pr[2] = { 11, 22 }, qr[2] = { 13, 24 };
+	int64_t d2 = 2;
+	aoe_graph *g, *b;
+	aoe_tensor *y;
+	aoe_node *n;
+	int bad, rc;
+
+	for (bad = 0; bad < 2; bad++) {
+		g = aoe_graph_new("map");
+		floats(g, "p", 2, p);
+		floats(g, "q", 2, q);
+		floats(g, "r", 2, r);
+		node(g, "make", "SequenceConstruct", "p,q", "x0");
+		node(g, "make1", "SequenceConstruct", "p", "x1");
+		b = aoe_graph_new("body");
+		mk(b, "a", AOE_F32, -1, NULL, 1);
+		mk(b, "b", AOE_F32, -1, NULL, 1);
+		node(b, "add", "Add", "a,b", "o");
+		output(b, "o");
+		n = node(g, "map", "SequenceMap", bad ? "x0,x1" : "x0,r", "y");
+		aoe_node_add_attr(n, "body", AOE_A_GRAPH)->g = b;
+		output(g, "y");
+		rc = run(g);
+		y = T(g, "y");
+		if (bad)
+			ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "SequenceMap "
+			    "'map': sequence 'x1' has 1 elements, 'x0' 2") !=
+			    NULL, "SequenceMap over sequences of two lengths: "
+			    "%s", aoe_errmsg());
+		else
+			ok(rc == 0 && y->vkind == AOE_V_SEQ && y->seq &&
+			    y->seq->n == 2 && is(y->seq->t[0], 1, &d2, pr) &&
+			    is(y->seq->t[1], 1, &d2, qr), "SequenceMap adds a "
+			    "tensor to each element (%s)", aoe_errmsg());
+		aoe_graph_free(g);
+	}
+}
+
+/*
  * The bad-input models: SequenceAt past the end, SequenceInsert of an
  * int64 tensor into a float sequence, OptionalGetElement of an empty
  * optional; each with a float input x of 2x3 and an output y.
@@ -438,6 +484,7 @@ main(int argc, char **argv)
 	test_split_concat();
 	test_construct();
 	test_optional();
+	test_seqmap();
 	test_errors(argc > 1 ? argv[1] : NULL);
 	return done_testing();
 }
