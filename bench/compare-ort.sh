@@ -45,6 +45,7 @@ shape_of() {
 	gpt_decoder) echo input:1,64,256 ;;
 	qdq_cnn) echo input:1,3,224,224 ;;
 	qdq_cnn_fp32) echo input:1,3,224,224 ;;
+	if_model) echo input:1,3,224,224 ;;
 	*) echo input:1,3,224,224 ;;
 	esac
 }

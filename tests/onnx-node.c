@@ -50,43 +50,6 @@ random_graph(const aoe_graph *g)
 #define RTOL 1e-3
 #define ATOL 1e-5
 
-static double
-elem(const aoe_tensor *t, int64_t i)
-{
-	switch (t->dtype) {
-	case AOE_F32:
-		return ((const float *)t->data)[i];
-	case AOE_F64:
-		return ((const double *)t->data)[i];
-	case AOE_I64:
-		return (double)((const int64_t *)t->data)[i];
-	case AOE_I32:
-		return ((const int32_t *)t->data)[i];
-	case AOE_I16:
-		return ((const int16_t *)t->data)[i];
-	case AOE_I8:
-		return ((const int8_t *)t->data)[i];
-	case AOE_U8:
-	case AOE_BOOL:
-		return ((const uint8_t *)t->data)[i];
-	case AOE_U16:
-		return ((const uint16_t *)t->data)[i];
-	case AOE_U32:
-		return ((const uint32_t *)t->data)[i];
-	case AOE_U64:
-		return (double)((const uint64_t *)t->data)[i];
-	case AOE_BF16: {
-		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
-		float f;
-
-		memcpy(&f, &u, 4);
-		return f;
-	}
-	default:
-		return NAN;
-	}
-}
-
 /* Compare got with want; on mismatch, describe it in msg. */
 static int
 compare(const aoe_tensor *got, aoe_tensor *want, char *msg, size_t n)
@@ -135,9 +98,10 @@ compare(const aoe_tensor *got, aoe_tensor *want, char *msg, size_t n)
 		int bin = 1;
 
 		for (i = 0; i < numel && bin; i++)
-			bin = elem(want, i) == 0 || elem(want, i) == 1;
+			bin = aoe_tensor_elem(want, i) == 0 ||
+			    aoe_tensor_elem(want, i) == 1;
 		for (i = 0; i < numel; i++) {
-			double x = elem(got, i);
+			double x = aoe_tensor_elem(got, i);
 			if (bin ? x == 0 || x == 1 : isfinite(x))
 				continue;
 			snprintf(msg, n, "output '%s'[%lld] is %.9g, not %s",
@@ -148,7 +112,8 @@ compare(const aoe_tensor *got, aoe_tensor *want, char *msg, size_t n)
 		return 0;
 	}
 	for (i = 0; i < numel; i++) {
-		double x = elem(got, i), y = elem(want, i);
+		double x = aoe_tensor_elem(got, i);
+		double y = aoe_tensor_elem(want, i);
 		if (isnan(x) && isnan(y))
 			continue;
 		if (isinf(x) || isinf(y)) {
@@ -161,6 +126,60 @@ compare(const aoe_tensor *got, aoe_tensor *want, char *msg, size_t n)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Compare got with want, both of one kind: the tensors, the elements of
+ * sequences in order, or whether optionals hold a value and which.
+ */
+static int
+compare_value(const aoe_tensor *got, const aoe_tensor *want, char *msg,
+    size_t n)
+{
+	int i, ng, nw;
+
+	if (got->optional && got->present != want->present) {
+		snprintf(msg, n, "optional '%s' is %s, expected %s", got->name,
+		    got->present ? "present" : "empty", want->present ?
+		    "present" : "empty");
+		return -1;
+	}
+	if (got->optional && !got->present)
+		return 0;
+	if (got->vkind != AOE_V_SEQ)
+		return compare(got, want, msg, n);
+	ng = got->seq ? got->seq->n : 0;
+	nw = want->seq ? want->seq->n : 0;
+	if (ng != nw) {
+		snprintf(msg, n, "sequence '%s' has %d elements, expected %d",
+		    got->name, ng, nw);
+		return -1;
+	}
+	for (i = 0; i < ng; i++) {
+		aoe_tensor e = *got->seq->t[i];
+		char sub[1024];
+
+		e.name = got->name;
+		if (compare(&e, want->seq->t[i], sub, sizeof(sub)) < 0) {
+			snprintf(msg, n, "element %d: %s", i, sub);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A new tensor of t's kind (tensor, sequence, optional), no data. */
+static aoe_tensor *
+value_of_kind(const aoe_tensor *t)
+{
+	aoe_tensor *v = aoe_xcalloc(1, sizeof(*v));
+
+	v->name = aoe_xstrdup(t->name);
+	v->vkind = t->vkind;
+	v->optional = t->optional;
+	v->dtype = t->dtype;
+	v->seq_len = -1;
+	return v;
 }
 
 enum { PASS, FAIL, SKIP };
@@ -178,7 +197,7 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 	aoe_graph *g = NULL;
 	aoe_run_opts o;
 	aoe_tensor **ins = NULL;
-	int i, rc, nin = 0, result = FAIL;
+	int *gin = NULL, i, k, rc, nin = 0, result = FAIL;
 
 	snprintf(path, sizeof(path), "%s/model.onnx", dir);
 	if ((rc = aoe_onnx_load(path, &g)) < 0) {
@@ -197,12 +216,14 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 	}
 	/* Bind each input's shape to that of its data. */
 	ins = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*ins));
+	gin = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*gin));
 	for (i = 0; i < g->ninputs; i++) {
 		aoe_tensor *t = g->tensors[g->inputs[i]];
 		snprintf(path, sizeof(path), "%s/%s/input_%d.pb", dir, set, i);
-		ins[i] = aoe_xcalloc(1, sizeof(aoe_tensor));
+		ins[i] = value_of_kind(t);
+		gin[i] = g->inputs[i];
 		nin++;
-		if ((rc = aoe_onnx_load_tensor(path, ins[i])) < 0) {
+		if ((rc = aoe_onnx_load_value(path, ins[i])) < 0) {
 			snprintf(msg, n, "%s", aoe_errmsg());
 			result = rc == -AOE_EUNSUP ? SKIP : FAIL;
 			goto out;
@@ -217,6 +238,20 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 			result = SKIP;
 			goto out;
 		}
+		if (aoe_is_value(t)) {
+			/*
+			 * A sequence's elements have the shape they share
+			 * (the rank may vary); an empty optional keeps the
+			 * declared shape.
+			 */
+			if ((t->vkind == AOE_V_SEQ && (ins[i]->seq == NULL ||
+			    ins[i]->seq->n == 0)) || (t->optional &&
+			    !ins[i]->present))
+				continue;
+			aoe_tensor_set(t, ins[i]->dtype, ins[i]->ndim,
+			    ins[i]->dims);
+			continue;
+		}
 		/*
 		 * Some of ONNX 1.12's data disagree with their model's
 		 * declared rank (CastLike's 'like' in the bfloat16 tests):
@@ -228,7 +263,7 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 			    aoe_shape_str(t, a, sizeof(a)),
 			    aoe_shape_str(ins[i], b, sizeof(b)));
 		aoe_tensor_set(t, ins[i]->dtype, ins[i]->ndim, ins[i]->dims);
-		if (as_const) {
+		if (as_const && !aoe_is_value(t)) {
 			t->kind = AOE_T_CONST;
 			t->data = ins[i]->data;
 			t->owned = 1;
@@ -236,8 +271,11 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 		}
 	}
 	if (as_const) {
-		/* Constants are no longer inputs. */
-		g->ninputs = 0;
+		/* Constants are no longer inputs; sequences still are. */
+		for (k = 0, i = 0; i < g->ninputs; i++)
+			if (g->tensors[g->inputs[i]]->kind == AOE_T_INPUT)
+				g->inputs[k++] = g->inputs[i];
+		g->ninputs = k;
 	}
 	aoe_run_opts_init(&o);
 	o.nthreads = 2;
@@ -247,35 +285,42 @@ run_set(const char *dir, const char *set, int as_const, char *msg, size_t n)
 		result = rc == -AOE_EUNSUP ? SKIP : FAIL;
 		goto out;
 	}
-	for (i = 0; i < g->ninputs; i++)
-		memcpy(g->tensors[g->inputs[i]]->data, ins[i]->data,
-		    aoe_tensor_nbytes(ins[i]));
+	for (i = 0; i < nin; i++) {
+		aoe_tensor *t = g->tensors[gin[i]];
+		if (t->kind != AOE_T_INPUT)
+			continue;
+		if (aoe_is_value(t)) {
+			if ((rc = aoe_value_copy(t, ins[i])) < 0) {
+				snprintf(msg, n, "%s", aoe_errmsg());
+				goto out;
+			}
+		} else
+			memcpy(t->data, ins[i]->data,
+			    aoe_tensor_nbytes(ins[i]));
+	}
 	if ((rc = aoe_graph_run(g, &o)) < 0) {
 		snprintf(msg, n, "run: %s", aoe_errmsg());
 		goto out;
 	}
 	result = PASS;
 	for (i = 0; i < g->noutputs && result == PASS; i++) {
-		aoe_tensor want;
-		memset(&want, 0, sizeof(want));
+		aoe_tensor *got = g->tensors[g->outputs[i]];
+		aoe_tensor *want = value_of_kind(got);
+
 		snprintf(path, sizeof(path), "%s/%s/output_%d.pb", dir, set,
 		    i);
-		if (aoe_onnx_load_tensor(path, &want) < 0) {
+		if (aoe_onnx_load_value(path, want) < 0) {
 			snprintf(msg, n, "%s", aoe_errmsg());
 			result = FAIL;
-		} else if (compare(g->tensors[g->outputs[i]], &want, msg,
-		    n) < 0)
+		} else if (compare_value(got, want, msg, n) < 0)
 			result = FAIL;
-		free(want.name);
-		free(want.data);
+		aoe_tensor_free(want);
 	}
 out:
-	for (i = 0; i < nin; i++) {
-		free(ins[i]->name);
-		free(ins[i]->data);
-		free(ins[i]);
-	}
+	for (i = 0; i < nin; i++)
+		aoe_tensor_free(ins[i]);
 	free(ins);
+	free(gin);
 	aoe_graph_free(g);
 	return result;
 }

@@ -366,6 +366,72 @@ test_fold_shape_chain(void)
 	aoe_graph_free(g);
 }
 
+/*
+ * Shapes known at run time: Relu (static, in the arena) -> NonZero (a
+ * dynamic output, sized by its kernel) -> Transpose (a dynamic node,
+ * inferred and sized at each run), run twice with a different count of
+ * non-zero elements, so that the buffers are resized.
+ */
+static void
+test_dynamic(void)
+{
+	aoe_graph *g = aoe_graph_new("dyn");
+	aoe_run_opts o;
+	int64_t d[2] = { 2, 3 };
+	int x, r, nz, y, rc, i, good;
+	float *xv;
+	int64_t *yv;
+
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 2, d);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	r = aoe_graph_tensor(g, "r");
+	nz = aoe_graph_tensor(g, "nz");
+	y = aoe_graph_tensor(g, "y");
+	aoe_graph_add_node(g, "relu", "Relu", 1, &x, 1, &r);
+	aoe_graph_add_node(g, "nonzero", "NonZero", 1, &r, 1, &nz);
+	aoe_graph_add_node(g, "transpose", "Transpose", 1, &nz, 1, &y);
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = y;
+	aoe_run_opts_init(&o);
+	o.use_bank = 0;
+	o.nthreads = 1;
+	rc = aoe_graph_prepare(g, &o);
+	ok(rc == 0, "prepares a graph with a data-dependent shape");
+	if (rc != 0) {
+		printf("# %s\n", aoe_errmsg());
+		aoe_graph_free(g);
+		return;
+	}
+	ok(g->tensors[r]->offset >= 0 && !g->tensors[r]->dynamic &&
+	    g->tensors[nz]->dynamic && g->tensors[nz]->offset < 0 &&
+	    g->tensors[y]->dynamic && g->tensors[y]->offset < 0,
+	    "the static tensor is in the arena, the dynamic ones are not");
+	ok(g->nodes[2].dyn && !g->nodes[1].dyn,
+	    "the node reading a dynamic tensor is dynamic");
+	xv = g->tensors[x]->data;
+	for (i = 0; i < 6; i++)
+		xv[i] = i == 1 || i == 5 ? 1 : -1;
+	rc = aoe_graph_run(g, &o);
+	yv = g->tensors[y]->data;
+	good = rc == 0 && g->tensors[y]->ndim == 2 &&
+	    g->tensors[y]->dims[0] == 2 && g->tensors[y]->dims[1] == 2 &&
+	    yv[0] == 0 && yv[1] == 1 && yv[2] == 1 && yv[3] == 2;
+	ok(good, "two non-zeros: the output is [[0 1] [1 2]]");
+	for (i = 0; i < 6; i++)
+		xv[i] = 1;
+	rc = aoe_graph_run(g, &o);
+	yv = g->tensors[y]->data;
+	good = rc == 0 && g->tensors[y]->dims[0] == 6 &&
+	    g->tensors[y]->dims[1] == 2;
+	for (i = 0; good && i < 6; i++)
+		good = yv[2 * i] == i / 3 && yv[2 * i + 1] == i % 3;
+	ok(good, "six non-zeros on the next run: 6x2, every index");
+	aoe_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -376,5 +442,6 @@ main(void)
 	test_structure();
 	test_reprepare();
 	test_fold_shape_chain();
+	test_dynamic();
 	return done_testing();
 }

@@ -123,6 +123,30 @@ run_passes(aoe_graph *g, const aoe_run_opts *o)
 	return 0;
 }
 
+/*
+ * The subgraphs of node n (If branches, Loop and Scan bodies), each
+ * prepared as a graph of its own: its passes, the bank, its memory plan.
+ * The runtime bound their inputs' shapes when it inferred n.
+ */
+static int
+prepare_bodies(aoe_node *n, const aoe_run_opts *o)
+{
+	char msg[1024];
+	int j, rc;
+
+	for (j = 0; j < n->nattr; j++) {
+		aoe_graph *b = n->attrs[j].g;
+		if (n->attrs[j].type != AOE_A_GRAPH || b == NULL)
+			continue;
+		if ((rc = aoe_graph_prepare(b, o)) < 0) {
+			snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+			return aoe_err(-rc, "%s '%s', subgraph '%s': %s",
+			    n->op_type, n->name, n->attrs[j].name, msg);
+		}
+	}
+	return 0;
+}
+
 int
 aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 {
@@ -132,8 +156,14 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 		return rc;
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *n = &g->nodes[g->order[i]];
-		if (n->dead)
+		/*
+		 * A dynamic node has no static signature: the runtime gives
+		 * it the default schedule at every run (exec.c).
+		 */
+		if (n->dead || n->dyn)
 			continue;
+		if ((rc = prepare_bodies(n, o)) < 0)
+			return rc;
 		memset(&n->sched, 0, sizeof(n->sched));
 		n->sched_from_bank = 0;
 		/* Bank entries are per thread count: the one we run with. */

@@ -49,9 +49,33 @@ typedef enum {
 	AOE_T_CONST		/* an initializer or a folded constant */
 } aoe_tkind;
 
+struct aoe_tensor;
+
+/*
+ * The elements of a sequence value, made at run time: n tensors, each
+ * with its own shape and owned data.
+ */
+typedef struct aoe_seq {
+	int n, cap;
+	struct aoe_tensor **t;
+} aoe_seq;
+
+/* What a value holds (aoe_tensor's vkind). */
+enum { AOE_V_TENSOR = 0, AOE_V_SEQ = 1 };
+
 /*
  * A tensor.  A dimension that is not known yet is -1, and dim_param[i]
  * then names it (ONNX's symbolic dimension) if the model did.
+ *
+ * The same struct carries ONNX's other values.  A sequence of tensors
+ * (vkind AOE_V_SEQ) has its elements' dtype, their shape as far as it
+ * is the same for all of them (-1 a dimension that varies, ndim -1 when
+ * the rank does), seq_len their number when it is known before the run
+ * (else -1), and no data: its elements are in seq, made at run time.
+ * An optional (optional set) holds a tensor or a sequence only when
+ * present is set, at run time.  A tensor whose shape is known only when
+ * the graph runs (dynamic set, e.g. an element taken from a sequence)
+ * has owned data that its producer sizes at each run (aoe_tensor_resize).
  */
 typedef struct aoe_tensor {
 	char *name;
@@ -81,7 +105,29 @@ typedef struct aoe_tensor {
 	 * (see aoe_tensor_nbytes and kernel.h).
 	 */
 	int layout;
+	/*
+	 * A tensor whose shape is known only at run time (the output of
+	 * NonZero, Unique, a Loop's scan outputs, and whatever reads
+	 * them): the memory plan leaves it out of the arena, and its data
+	 * is a heap buffer of cap bytes that aoe_tensor_resize() grows when
+	 * a run needs more (lib/runtime/exec.c).
+	 */
+	int dynamic;
+	size_t cap;
+	/* Values other than tensors (see above). */
+	int vkind;
+	int optional;
+	int present;
+	int seq_len;
+	aoe_seq *seq;
 } aoe_tensor;
+
+/* Whether t is a sequence or an optional rather than a plain tensor. */
+static inline int
+aoe_is_value(const aoe_tensor *t)
+{
+	return t != NULL && (t->vkind != AOE_V_TENSOR || t->optional);
+}
 
 #define AOE_LAYOUT_8C 8
 
@@ -111,7 +157,8 @@ typedef enum {
 	AOE_A_GRAPH = 5,
 	AOE_A_FLOATS = 6,
 	AOE_A_INTS = 7,
-	AOE_A_STRINGS = 8
+	AOE_A_STRINGS = 8,
+	AOE_A_TYPE_PROTO = 13	/* a type: t without data (Optional's) */
 } aoe_atype;		/* ONNX AttributeProto.AttributeType codes */
 
 typedef struct aoe_attr {
@@ -124,7 +171,9 @@ typedef struct aoe_attr {
 	int64_t *ints;
 	float *floats;
 	char **strings;
-	aoe_tensor *t;		/* AOE_A_TENSOR: an owned, detached tensor */
+	aoe_tensor *t;		/* AOE_A_TENSOR: an owned, detached tensor;
+				   AOE_A_TYPE_PROTO: the type, no data */
+	struct aoe_graph *g;	/* AOE_A_GRAPH: an owned subgraph */
 } aoe_attr;
 
 /*
@@ -154,6 +203,13 @@ typedef struct aoe_node {
 	char *domain;
 	int nin, nout;
 	int *in;		/* tensor indices; -1 for an absent optional */
+	/*
+	 * The last nimplicit of in[] are not the operator's inputs but the
+	 * tensors of this graph that its subgraphs (If, Loop, Scan) read by
+	 * name, so that ordering, the passes and the memory plan see the
+	 * reads (lib/runtime/ctl.c).
+	 */
+	int nimplicit;
 	int *out;
 	int nattr;
 	aoe_attr *attrs;
@@ -165,6 +221,9 @@ typedef struct aoe_node {
 	void (*priv_free)(void *);
 	size_t scratch;		/* workspace bytes the kernel asked for */
 	int dead;		/* folded away or unused */
+	int dyn;		/* an input's shape is known only at run time:
+				   shapes are inferred, and the kernel
+				   prepared, at every run (exec.c) */
 	double prof_us;		/* PROFILING_MODE: total time and runs, */
 	int prof_runs;
 	int prof_threads;	/* and the threads of the last run */
@@ -180,6 +239,16 @@ typedef struct aoe_graph {
 	aoe_node *nodes;
 	int ninputs, *inputs;	/* tensor indices */
 	int noutputs, *outputs;
+	/*
+	 * A subgraph (an If branch, a Loop or Scan body) reads values of the
+	 * graphs around it by name: tensor outer[i] here is bound to
+	 * outer_src[i] of the enclosing graph, whose shape and data it takes
+	 * (lib/runtime/ctl.c binds them when the enclosing graph is
+	 * analysed).
+	 */
+	int nouter, *outer;
+	aoe_tensor **outer_src;
+	struct aoe_graph *parent;	/* the graph whose node holds it */
 	/* Executor state, made by aoe_graph_prepare(). */
 	int *order;		/* live nodes in execution order */
 	int norder;
@@ -208,6 +277,38 @@ aoe_tensor *aoe_in(const aoe_graph *g, const aoe_node *n, int i);
 aoe_tensor *aoe_out(const aoe_graph *g, const aoe_node *n, int i);
 /* Set a tensor's dtype and shape. */
 void aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims);
+/* Element i of t's data as a double (NaN for float16 and strings). */
+double aoe_tensor_elem(const aoe_tensor *t, int64_t i);
+/*
+ * Sequences and optionals (lib/ir/seq.c).  aoe_tensor_dup makes an
+ * owned, detached copy of a tensor's type, shape and data (its name
+ * too, when it has one).  aoe_seq_of gives t's elements, making them
+ * empty first if need be; aoe_seq_clear drops every element;
+ * aoe_seq_insert puts e (which it then owns) at pos (0..n) and
+ * aoe_seq_erase removes the element at pos (0..n-1).  aoe_value_copy
+ * copies src's run-time value to dst of the same kind: a sequence's
+ * elements, an optional's presence, a tensor's data (dst's shape must
+ * hold it, or dst is dynamic and is resized).  All return 0 or a
+ * negative error.
+ */
+aoe_tensor *aoe_tensor_dup(const aoe_tensor *t);
+aoe_seq *aoe_seq_of(aoe_tensor *t);
+void aoe_seq_clear(aoe_seq *s);
+void aoe_seq_free(aoe_seq *s);
+int aoe_seq_insert(aoe_seq *s, int pos, aoe_tensor *e);
+void aoe_seq_erase(aoe_seq *s, int pos);
+int aoe_value_copy(aoe_tensor *dst, const aoe_tensor *src);
+/*
+ * The value kind of src (vkind, optional, seq_len) with its dtype and
+ * shape as t's type: what Identity and the like infer.
+ */
+void aoe_value_like(aoe_tensor *t, const aoe_tensor *src);
+/*
+ * Make a dynamic tensor (see aoe_tensor) hold dims, growing its heap
+ * buffer when needed; 0, or a negative error naming the tensor.
+ */
+int aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim,
+    const int64_t *dims);
 /* Give a tensor owned, zeroed constant data of its current shape. */
 int aoe_tensor_alloc_const(aoe_tensor *t);
 void aoe_tensor_free(aoe_tensor *t);
@@ -235,6 +336,13 @@ aoe_attr *aoe_node_add_attr(aoe_node *n, const char *name, aoe_atype type);
 int aoe_onnx_load(const char *path, aoe_graph **gp);
 /* Parse an ONNX TensorProto (a .pb file of the ONNX tests) into t. */
 int aoe_onnx_load_tensor(const char *path, aoe_tensor *t);
+/*
+ * Parse a .pb file of the ONNX tests into t by t's kind: a TensorProto
+ * for a tensor, a SequenceProto for a sequence (its elements into
+ * t->seq, t's dtype and shape from them), an OptionalProto for an
+ * optional (present set when it holds a value).
+ */
+int aoe_onnx_load_value(const char *path, aoe_tensor *t);
 /* Write g as an ONNX model (constants as raw-data initializers). */
 int aoe_onnx_save(const aoe_graph *g, const char *path);
 /* Load an aoe-graph(5) file ("-" for stdin). */

@@ -1,6 +1,7 @@
 /*
  * graph.c - the graph IR: tensors, nodes, attributes, schedules, dtypes.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,29 @@ aoe_graph_new(const char *name)
 	return g;
 }
 
+/* A sequence's elements (lib/ir/seq.c), here for aoe_tensor_free. */
+void
+aoe_seq_clear(aoe_seq *s)
+{
+	int i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->n; i++)
+		aoe_tensor_free(s->t[i]);
+	s->n = 0;
+}
+
+void
+aoe_seq_free(aoe_seq *s)
+{
+	if (s == NULL)
+		return;
+	aoe_seq_clear(s);
+	free(s->t);
+	free(s);
+}
+
 void
 aoe_tensor_free(aoe_tensor *t)
 {
@@ -191,6 +215,7 @@ aoe_tensor_free(aoe_tensor *t)
 		free(t->dim_param[i]);
 	if (t->owned)
 		free(t->data);
+	aoe_seq_free(t->seq);
 	free(t->src_file);
 	free(t->src_name);
 	free(t);
@@ -210,6 +235,7 @@ attr_free(aoe_attr *a)
 			free(a->strings[i]);
 	free(a->strings);
 	aoe_tensor_free(a->t);
+	aoe_graph_free(a->g);
 }
 
 void
@@ -260,6 +286,8 @@ aoe_graph_free(aoe_graph *g)
 	free(g->nodes);
 	free(g->inputs);
 	free(g->outputs);
+	free(g->outer);
+	free(g->outer_src);
 	free(g->order);
 	free(g->arena);
 	free(g->scratch);
@@ -299,6 +327,7 @@ aoe_graph_tensor(aoe_graph *g, const char *name)
 	t->last_use = -1;
 	t->offset = -1;
 	t->alias = -1;
+	t->seq_len = -1;
 	g->tensors[g->ntensors] = t;
 	return g->ntensors++;
 }
@@ -356,6 +385,73 @@ aoe_tensor_set(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
 		t->dims[i] = dims[i];
 }
 
+double
+aoe_tensor_elem(const aoe_tensor *t, int64_t i)
+{
+	switch (t->dtype) {
+	case AOE_F32:
+		return ((const float *)t->data)[i];
+	case AOE_F64:
+		return ((const double *)t->data)[i];
+	case AOE_I64:
+		return (double)((const int64_t *)t->data)[i];
+	case AOE_I32:
+		return ((const int32_t *)t->data)[i];
+	case AOE_I16:
+		return ((const int16_t *)t->data)[i];
+	case AOE_I8:
+		return ((const int8_t *)t->data)[i];
+	case AOE_U8:
+	case AOE_BOOL:
+		return ((const uint8_t *)t->data)[i];
+	case AOE_U16:
+		return ((const uint16_t *)t->data)[i];
+	case AOE_U32:
+		return ((const uint32_t *)t->data)[i];
+	case AOE_U64:
+		return (double)((const uint64_t *)t->data)[i];
+	case AOE_BF16: {
+		/* bfloat16 is the high half of a float32. */
+		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
+		float f;
+
+		memcpy(&f, &u, sizeof(f));
+		return f;
+	}
+	default:
+		return NAN;
+	}
+}
+
+int
+aoe_tensor_resize(aoe_tensor *t, int dtype, int ndim, const int64_t *dims)
+{
+	aoe_tensor tmp;
+	size_t nb;
+	void *p;
+
+	memset(&tmp, 0, sizeof(tmp));
+	aoe_tensor_set(&tmp, dtype, ndim, dims);
+	nb = aoe_tensor_nbytes(&tmp);
+	if (ndim < 0 || ndim > AOE_MAXDIM || aoe_tensor_numel(&tmp) < 0 ||
+	    (aoe_tensor_numel(&tmp) > 0 && nb == 0))
+		return aoe_err(AOE_ENOMEM, "tensor '%s' is too large or has "
+		    "no shape", t->name);
+	aoe_tensor_set(t, dtype, ndim, dims);
+	t->layout = 0;
+	if (t->owned && t->data && t->cap >= nb)
+		return 0;
+	if (posix_memalign(&p, 64, nb ? nb : 64) != 0)
+		return aoe_err(AOE_ENOMEM, "tensor '%s': out of memory",
+		    t->name);
+	if (t->owned)
+		free(t->data);
+	t->data = p;
+	t->owned = 1;
+	t->cap = nb ? nb : 64;
+	return 0;
+}
+
 int
 aoe_tensor_alloc_const(aoe_tensor *t)
 {
@@ -372,6 +468,7 @@ aoe_tensor_alloc_const(aoe_tensor *t)
 		return aoe_err(AOE_ENOMEM, "tensor '%s': out of memory",
 		    t->name);
 	t->owned = 1;
+	t->cap = nb ? nb : 1;
 	t->kind = AOE_T_CONST;
 	return 0;
 }
@@ -456,6 +553,12 @@ aoe_node_add_attr(aoe_node *n, const char *name, aoe_atype type)
 }
 
 int
+aoe_value_known(const aoe_node *n, const aoe_tensor *t)
+{
+	return t->data != NULL && (t->kind == AOE_T_CONST || n->dyn);
+}
+
+int
 aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
     int64_t *out, int max)
 {
@@ -465,7 +568,7 @@ aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
 	if (t == NULL)
 		return aoe_err(AOE_EDATA, "%s '%s': input %d is missing",
 		    n->op_type, n->name, input);
-	if (t->kind != AOE_T_CONST || t->data == NULL)
+	if (!aoe_value_known(n, t))
 		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' must be a "
 		    "constant (bind dynamic shapes with --input-shape)",
 		    n->op_type, n->name, t->name);
@@ -575,12 +678,34 @@ aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
 			    "negative dimension %lld", n->op_type, n->name,
 			    t->name, (long long)dims[d]);
 	aoe_tensor_set(t, dtype, ndim, dims);
+	t->vkind = AOE_V_TENSOR;
+	t->optional = t->dynamic = 0;
 	numel = aoe_tensor_numel(t);
 	if (numel == -2 || (numel > 0 && aoe_tensor_nbytes(t) == 0))
 		return aoe_err(AOE_ENOMEM, "%s '%s': output '%s' is too large "
 		    "(shape product overflows the %lld-byte limit)",
 		    n->op_type, n->name, t->name,
 		    (long long)AOE_MAX_TENSOR_BYTES);
+	return 0;
+}
+
+int
+aoe_set_output_dyn(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
+    const int64_t *dims)
+{
+	aoe_tensor *t = aoe_out(g, n, i);
+	int d;
+
+	if (t == NULL)
+		return 0;
+	if (ndim < -1 || ndim > AOE_MAXDIM)
+		return aoe_err(AOE_EUNSUP, "%s '%s': output rank %d exceeds "
+		    "%d", n->op_type, n->name, ndim, AOE_MAXDIM);
+	t->dtype = dtype;
+	t->ndim = ndim;
+	for (d = 0; d < ndim; d++)
+		t->dims[d] = dims ? dims[d] : -1;
+	t->dynamic = 1;
 	return 0;
 }
 

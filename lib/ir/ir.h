@@ -21,6 +21,12 @@ int aoe_op_internal(const char *op_type);
  */
 int aoe_const_ints(const aoe_graph *g, const aoe_node *n, int input,
     int64_t *out, int max);
+/*
+ * Whether n may read t's values while inferring shapes: t is a constant,
+ * or n is a dynamic node (aoe_node.dyn) inferred at run time, when every
+ * input has its data.  The test behind "must be a constant".
+ */
+int aoe_value_known(const aoe_node *n, const aoe_tensor *t);
 /* Free what node n holds (not n itself), or only its attributes. */
 void aoe_node_free(aoe_node *n);
 void aoe_node_clear_attrs(aoe_node *n);

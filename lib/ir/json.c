@@ -84,14 +84,27 @@ shape_json(const aoe_tensor *t)
 	return a;
 }
 
+/* The kinds of value of aoe-graph(5), by optional * 2 + (vkind == seq). */
+static const char *const kinds[4] = { "tensor", "sequence", "optional",
+    "optional sequence" };
+
+/*
+ * A tensor object: a sequence or an optional says its kind, and has no
+ * shape when its elements' rank is not known (see aoe_tensor).
+ */
 static cJSON *
 tensor_json(const aoe_tensor *t, int with_data)
 {
 	cJSON *o = cJSON_CreateObject(), *c;
 
-	cJSON_AddStringToObject(o, "name", t->name);
+	if (t->name)
+		cJSON_AddStringToObject(o, "name", t->name);
 	cJSON_AddStringToObject(o, "dtype", aoe_dtype_name(t->dtype));
-	cJSON_AddItemToObject(o, "shape", shape_json(t));
+	if (aoe_is_value(t) || !with_data)
+		cJSON_AddStringToObject(o, "kind", kinds[2 * !!t->optional +
+		    (t->vkind == AOE_V_SEQ)]);
+	if (t->ndim >= 0 || !(aoe_is_value(t) || !with_data))
+		cJSON_AddItemToObject(o, "shape", shape_json(t));
 	if (!with_data || t->kind != AOE_T_CONST)
 		return o;
 	c = cJSON_AddObjectToObject(o, "const");
@@ -142,6 +155,9 @@ attr_json(const aoe_attr *a)
 		break;
 	case AOE_A_TENSOR:
 		cJSON_AddItemToObject(o, "tensor", tensor_json(a->t, 1));
+		break;
+	case AOE_A_TYPE_PROTO:
+		cJSON_AddItemToObject(o, "type", tensor_json(a->t, 0));
 		break;
 	default:
 		cJSON_AddNumberToObject(o, "unsupported", a->type);
@@ -307,6 +323,7 @@ tensor_from_json(const cJSON *o, aoe_tensor *t, const char *where)
 	const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, "dtype");
 	const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shape");
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "const"), *d;
+	const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kind");
 	int i = 0, rc;
 
 	if (!cJSON_IsString(dt) ||
@@ -314,6 +331,26 @@ tensor_from_json(const cJSON *o, aoe_tensor *t, const char *where)
 	    AOE_UNDEFINED)
 		return aoe_err(AOE_EDATA, "%s: tensor '%s' has no valid "
 		    "\"dtype\"", where, t->name);
+	t->seq_len = -1;
+	if (k != NULL) {
+		for (i = 0; i < 4; i++)
+			if (cJSON_IsString(k) &&
+			    strcmp(k->valuestring, kinds[i]) == 0)
+				break;
+		if (i == 4)
+			return aoe_err(AOE_EDATA, "%s: tensor '%s' has a bad "
+			    "\"kind\"", where, t->name);
+		t->optional = i / 2;
+		t->vkind = i % 2 ? AOE_V_SEQ : AOE_V_TENSOR;
+		i = 0;
+		if (c != NULL && aoe_is_value(t))
+			return aoe_err(AOE_EDATA, "%s: constant '%s' is not a "
+			    "tensor", where, t->name);
+		if (sh == NULL) {
+			t->ndim = -1;
+			return 0;
+		}
+	}
 	if (!cJSON_IsArray(sh))
 		return aoe_err(AOE_EDATA, "%s: tensor '%s' has no \"shape\" "
 		    "array", where, t->name);
@@ -427,6 +464,17 @@ attr_from_json(const cJSON *v, aoe_node *n, const char *where)
 			}
 			i++;
 		}
+	} else if (strcmp(x->string, "type") == 0) {
+		a = aoe_node_add_attr(n, v->string, AOE_A_TYPE_PROTO);
+		a->t = aoe_xcalloc(1, sizeof(*a->t));
+		a->t->name = aoe_xstrdup(v->string);
+		a->t->producer = a->t->last_use = a->t->alias = -1;
+		a->t->offset = -1;
+		if (cJSON_GetObjectItemCaseSensitive(x, "const") != NULL)
+			return aoe_err(AOE_EDATA, "%s: node '%s': type '%s' "
+			    "has data", where, n->name, v->string);
+		if ((rc = tensor_from_json(x, a->t, where)) < 0)
+			return rc;
 	} else if (strcmp(x->string, "tensor") == 0) {
 		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(x, "name");
 		a = aoe_node_add_attr(n, v->string, AOE_A_TENSOR);

@@ -152,9 +152,13 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 	return 0;
 }
 
+static int type_from_proto(const Onnx__TypeProto *, aoe_tensor *, int);
+static int graph_from_gp(const Onnx__GraphProto *gp, const char *dir,
+    const char *src, aoe_graph *g, int sub);
+
 static int
 attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
-    const char *dir)
+    const char *dir, const char *src, int opset)
 {
 	aoe_attr *a;
 	size_t i;
@@ -210,29 +214,83 @@ attr_from_proto(const Onnx__AttributeProto *ap, aoe_node *n,
 		if ((rc = tensor_from_proto(ap->t, a->t, dir)) < 0)
 			return rc;
 		break;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+		/* A type (Optional's): a detached tensor without data. */
+		a->t = aoe_xcalloc(1, sizeof(*a->t));
+		a->t->name = aoe_xstrdup(ap->name);
+		a->t->producer = a->t->last_use = -1;
+		a->t->offset = -1;
+		a->t->alias = -1;
+		a->t->seq_len = -1;
+		if (ap->tp == NULL)
+			return aoe_err(AOE_EDATA, "node '%s': attribute '%s' "
+			    "has no type", n->name, ap->name);
+		return type_from_proto(ap->tp, a->t, 0);
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+		/*
+		 * A subgraph (If, Loop, Scan): its own graph, whose names
+		 * that it does not define are the enclosing graphs' values
+		 * (bound by lib/runtime/ctl.c).
+		 */
+		if (ap->g == NULL)
+			return aoe_err(AOE_EDATA, "node '%s': attribute '%s' "
+			    "has no graph", n->name, ap->name);
+		a->g = aoe_graph_new(ap->g->name && *ap->g->name ?
+		    ap->g->name : ap->name);
+		a->g->opset = opset;
+		if ((rc = graph_from_gp(ap->g, dir, src, a->g, 1)) < 0) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+			return aoe_err(-rc, "node '%s', attribute '%s': %s",
+			    n->name, ap->name, msg);
+		}
+		break;
 	default:
 		/*
-		 * Graphs and sparse tensors are kept as a typed, empty
-		 * attribute: no supported operator reads them, and the
-		 * operator that would is refused as unsupported.
+		 * Sparse tensors and lists of graphs are kept as a typed,
+		 * empty attribute: no supported operator reads them, and
+		 * the operator that would is refused as unsupported.
 		 */
 		break;
 	}
 	return 0;
 }
 
-/* Set a tensor's type and shape from a ValueInfoProto. */
+/*
+ * Set a tensor's type and shape from a TypeProto: a tensor, a sequence of
+ * tensors, or an optional of either (see aoe_tensor).
+ */
 static int
-valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
+type_from_proto(const Onnx__TypeProto *tp, aoe_tensor *t, int depth)
 {
 	const Onnx__TypeProto__Tensor *tt;
 	size_t i;
 
-	if (vi->type == NULL || vi->type->value_case !=
+	/* A subgraph's value may leave its type to the node that runs it. */
+	if (tp == NULL || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) {
+		t->dtype = AOE_UNDEFINED;
+		t->ndim = -1;
+		return 0;
+	}
+	if (tp != NULL && tp->value_case ==
+	    ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && depth == 0 &&
+	    tp->optional_type != NULL) {
+		t->optional = 1;
+		return type_from_proto(tp->optional_type->elem_type, t, 1);
+	}
+	if (tp != NULL && tp->value_case ==
+	    ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && depth < 2 &&
+	    tp->sequence_type != NULL) {
+		t->vkind = AOE_V_SEQ;
+		t->seq_len = -1;
+		return type_from_proto(tp->sequence_type->elem_type, t, 2);
+	}
+	if (tp == NULL || tp->value_case !=
 	    ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
-		return aoe_err(AOE_EUNSUP, "'%s' is not a tensor (sequences "
-		    "and maps are not supported)", t->name);
-	tt = vi->type->tensor_type;
+		return aoe_err(AOE_EUNSUP, "'%s' is not a tensor, a sequence of "
+		    "tensors or an optional of them (maps and nested "
+		    "sequences are not supported)", t->name);
+	tt = tp->tensor_type;
 	t->dtype = tt->has_elem_type ? tt->elem_type : AOE_UNDEFINED;
 	if (tt->shape == NULL) {
 		t->ndim = -1;
@@ -262,26 +320,56 @@ valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
 	return 0;
 }
 
+/* Set a tensor's type and shape from a ValueInfoProto. */
 static int
-graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+valueinfo(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
 {
-	const Onnx__GraphProto *gp = mp->graph;
-	char *pathcopy = aoe_xstrdup(path), *dir, *abspath;
+	t->vkind = AOE_V_TENSOR;
+	t->optional = 0;
+	return type_from_proto(vi->type, t, 0);
+}
+
+/*
+ * Whether an output or a value_info declares a sequence or an optional:
+ * its kind and, until inference gives the types, its dtype (SequenceMap
+ * reads its body's); or the error for a type libaoe does not know.
+ */
+static int
+declared_kind(const Onnx__ValueInfoProto *vi, aoe_tensor *t)
+{
+	aoe_tensor tmp;
+	int rc, i;
+
+	if (vi->type == NULL)
+		return 0;
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.name = t->name;
+	rc = type_from_proto(vi->type, &tmp, 0);
+	for (i = 0; i < AOE_MAXDIM; i++)
+		free(tmp.dim_param[i]);
+	if (rc < 0)
+		return rc;
+	if (t->kind != AOE_T_CONST) {
+		t->vkind = tmp.vkind;
+		t->optional = tmp.optional;
+		if (t->dtype == AOE_UNDEFINED)
+			t->dtype = tmp.dtype;
+	}
+	return 0;
+}
+
+/*
+ * The graph gp into g; sub for a subgraph, whose inputs may have no
+ * shape (the node that runs it gives them one) and whose initializers
+ * the aoe-graph format cannot refer to (they are copied).
+ */
+static int
+graph_from_gp(const Onnx__GraphProto *gp, const char *dir, const char *src,
+    aoe_graph *g, int sub)
+{
 	size_t i, j;
 	int rc = 0, ti;
 
-	dir = dirname(pathcopy);
-	/*
-	 * Constants refer to the model by its absolute path, so that an
-	 * aoe-graph written anywhere still finds them.
-	 */
-	abspath = realpath(path, NULL);
-	for (i = 0; i < mp->n_opset_import; i++) {
-		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
-		if ((os->domain == NULL || *os->domain == '\0' ||
-		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
-			g->opset = (int)os->version;
-	}
 	for (i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *tp = gp->initializer[i];
 		aoe_tensor *t;
@@ -300,8 +388,10 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 		}
 		if ((rc = tensor_from_proto(tp, t, dir)) < 0)
 			goto out;
-		t->src_file = aoe_xstrdup(abspath ? abspath : path);
-		t->src_name = aoe_xstrdup(tp->name);
+		if (!sub) {
+			t->src_file = aoe_xstrdup(src);
+			t->src_name = aoe_xstrdup(tp->name);
+		}
 	}
 	/* Inputs that are also initializers are constants, not inputs. */
 	g->inputs = aoe_xcalloc(gp->n_input + 1, sizeof(int));
@@ -320,7 +410,7 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			continue;
 		if ((rc = valueinfo(vi, t)) < 0)
 			goto out;
-		if (t->ndim < 0) {
+		if (t->ndim < 0 && t->vkind == AOE_V_TENSOR && !sub) {
 			rc = aoe_err(AOE_EUNSUP, "input '%s' has no shape",
 			    t->name);
 			goto out;
@@ -335,8 +425,18 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			    i);
 			goto out;
 		}
-		g->outputs[g->noutputs++] = aoe_graph_tensor(g,
+		g->outputs[g->noutputs++] = ti = aoe_graph_tensor(g,
 		    gp->output[i]->name);
+		if ((rc = declared_kind(gp->output[i], g->tensors[ti])) < 0)
+			goto out;
+	}
+	for (i = 0; i < gp->n_value_info; i++) {
+		const Onnx__ValueInfoProto *vi = gp->value_info[i];
+		if (vi->name == NULL || *vi->name == '\0')
+			continue;
+		ti = aoe_graph_tensor(g, vi->name);
+		if ((rc = declared_kind(vi, g->tensors[ti])) < 0)
+			goto out;
 	}
 	for (i = 0; i < gp->n_node; i++) {
 		const Onnx__NodeProto *np = gp->node[i];
@@ -379,10 +479,33 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 			n->domain = aoe_xstrdup(np->domain);
 		for (j = 0; j < np->n_attribute; j++)
 			if ((rc = attr_from_proto(np->attribute[j], n,
-			    dir)) < 0)
+			    dir, src, g->opset)) < 0)
 				goto out;
 	}
 out:
+	return rc;
+}
+
+static int
+graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
+{
+	char *pathcopy = aoe_xstrdup(path), *abspath;
+	size_t i;
+	int rc;
+
+	/*
+	 * Constants refer to the model by its absolute path, so that an
+	 * aoe-graph written anywhere still finds them.
+	 */
+	abspath = realpath(path, NULL);
+	for (i = 0; i < mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+		if ((os->domain == NULL || *os->domain == '\0' ||
+		    strcmp(os->domain, "ai.onnx") == 0) && os->has_version)
+			g->opset = (int)os->version;
+	}
+	rc = graph_from_gp(mp->graph, dirname(pathcopy),
+	    abspath ? abspath : path, g, 0);
 	free(abspath);
 	free(pathcopy);
 	return rc;
@@ -447,6 +570,211 @@ aoe_onnx_load_tensor(const char *path, aoe_tensor *t)
 	rc = tensor_from_proto(tp, t, dirname(pathcopy));
 	free(pathcopy);
 	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return rc;
+}
+
+/*
+ * SequenceProto and OptionalProto are in onnx-data.proto, which Debian
+ * does not install, so they are read here from protobuf's wire format:
+ * both have elem_type (field 2: 1 tensor, 3 sequence), a sequence its
+ * tensor_values (3) and an optional its tensor_value (3) or
+ * sequence_value (5).  Their TensorProtos go through protobuf-c.
+ */
+typedef struct pbuf {
+	const uint8_t *p, *end;
+} pbuf;
+
+static int
+pb_varint(pbuf *b, uint64_t *v)
+{
+	int shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && b->p < b->end; shift += 7) {
+		uint8_t c = *b->p++;
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if ((c & 0x80) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * The next field of b: its number and, for a length-delimited one, its
+ * bytes in *sub (else sub is empty and *v its value).  0, 1 at the end,
+ * or -1 when the bytes are not protobuf.
+ */
+static int
+pb_next(pbuf *b, int *field, uint64_t *v, pbuf *sub)
+{
+	uint64_t key;
+
+	sub->p = sub->end = NULL;
+	if (b->p >= b->end)
+		return 1;
+	if (pb_varint(b, &key) < 0 || key >> 3 == 0 || key >> 3 > INT32_MAX)
+		return -1;
+	*field = (int)(key >> 3);
+	switch (key & 7) {
+	case 0:
+		return pb_varint(b, v);
+	case 1:
+	case 5:
+		if ((size_t)(b->end - b->p) < ((key & 7) == 1 ? 8u : 4u))
+			return -1;
+		b->p += (key & 7) == 1 ? 8 : 4;
+		return 0;
+	case 2:
+		if (pb_varint(b, v) < 0 || *v > (uint64_t)(b->end - b->p))
+			return -1;
+		sub->p = b->p;
+		sub->end = b->p + *v;
+		b->p += *v;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* A TensorProto's bytes as a new owned tensor in *e. */
+static int
+pb_tensor(const pbuf *b, const char *name, const char *dir, aoe_tensor **e)
+{
+	Onnx__TensorProto *tp;
+	aoe_tensor *t;
+	int rc;
+
+	*e = NULL;
+	tp = onnx__tensor_proto__unpack(NULL, (size_t)(b->end - b->p), b->p);
+	if (tp == NULL)
+		return aoe_err(AOE_EDATA, "'%s': an element is not a valid "
+		    "ONNX tensor", name);
+	t = aoe_xcalloc(1, sizeof(*t));
+	t->name = aoe_xstrdup(name);
+	t->producer = t->last_use = t->alias = -1;
+	t->offset = -1;
+	t->seq_len = -1;
+	rc = tensor_from_proto(tp, t, dir);
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	if (rc < 0) {
+		aoe_tensor_free(t);
+		return rc;
+	}
+	*e = t;
+	return 0;
+}
+
+/*
+ * A SequenceProto's tensors into t's sequence, and t's dtype and shape
+ * from them: the elements' dtype (t's when there are none) and each
+ * dimension that all of them share (-1 one that varies, rank -1 when
+ * the ranks differ).
+ */
+static int
+pb_sequence(pbuf b, aoe_tensor *t, const char *dir)
+{
+	aoe_seq *s = aoe_seq_of(t);
+	aoe_tensor *e;
+	pbuf sub;
+	uint64_t v;
+	int field, r, rc, i;
+
+	aoe_seq_clear(s);
+	while ((r = pb_next(&b, &field, &v, &sub)) == 0) {
+		if (field != 3)
+			continue;
+		if (sub.p == NULL)
+			return aoe_err(AOE_EDATA, "'%s' is not a valid "
+			    "sequence", t->name);
+		if ((rc = pb_tensor(&sub, t->name, dir, &e)) < 0)
+			return rc;
+		if (s->n > 0 && e->dtype != t->dtype) {
+			rc = aoe_err(AOE_EDATA, "sequence '%s' mixes %s and "
+			    "%s elements", t->name, aoe_dtype_name(t->dtype),
+			    aoe_dtype_name(e->dtype));
+			aoe_tensor_free(e);
+			return rc;
+		}
+		if (s->n == 0)
+			aoe_tensor_set(t, e->dtype, e->ndim, e->dims);
+		else if (t->ndim != e->ndim)
+			t->ndim = -1;
+		else
+			for (i = 0; i < t->ndim; i++)
+				if (t->dims[i] != e->dims[i])
+					t->dims[i] = -1;
+		if ((rc = aoe_seq_insert(s, s->n, e)) < 0)
+			return rc;
+	}
+	if (r < 0)
+		return aoe_err(AOE_EDATA, "'%s' is not a valid sequence",
+		    t->name);
+	t->seq_len = s->n;
+	return 0;
+}
+
+/* An OptionalProto into t (of t's kind): present, and the value. */
+static int
+pb_optional(pbuf b, aoe_tensor *t, const char *dir)
+{
+	aoe_tensor *e;
+	pbuf sub;
+	uint64_t v;
+	int field, r, rc;
+
+	t->present = 0;
+	while ((r = pb_next(&b, &field, &v, &sub)) == 0) {
+		if ((field != 3 && field != 5) || sub.p == NULL)
+			continue;
+		if ((field == 5) != (t->vkind == AOE_V_SEQ))
+			return aoe_err(AOE_EDATA, "optional '%s' holds a %s, "
+			    "expected a %s", t->name, field == 5 ?
+			    "sequence" : "tensor", t->vkind == AOE_V_SEQ ?
+			    "sequence" : "tensor");
+		if (field == 5) {
+			if ((rc = pb_sequence(sub, t, dir)) < 0)
+				return rc;
+		} else {
+			if ((rc = pb_tensor(&sub, t->name, dir, &e)) < 0)
+				return rc;
+			if (t->owned)
+				free(t->data);
+			aoe_tensor_set(t, e->dtype, e->ndim, e->dims);
+			t->data = e->data;
+			t->owned = 1;
+			e->data = NULL;
+			aoe_tensor_free(e);
+		}
+		t->present = 1;
+	}
+	if (r < 0)
+		return aoe_err(AOE_EDATA, "'%s' is not a valid optional",
+		    t->name);
+	return 0;
+}
+
+int
+aoe_onnx_load_value(const char *path, aoe_tensor *t)
+{
+	uint8_t *buf;
+	size_t len;
+	char *pathcopy;
+	pbuf b;
+	int rc;
+
+	if (!aoe_is_value(t))
+		return aoe_onnx_load_tensor(path, t);
+	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
+		return rc;
+	if (t->name == NULL)
+		t->name = aoe_xstrdup(path);
+	pathcopy = aoe_xstrdup(path);
+	b.p = buf;
+	b.end = buf + len;
+	rc = t->optional ? pb_optional(b, t, dirname(pathcopy)) :
+	    pb_sequence(b, t, dirname(pathcopy));
+	free(pathcopy);
+	free(buf);
 	return rc;
 }
 
@@ -543,6 +871,8 @@ typedef struct onnx_out {
 	Onnx__TensorShapeProto__Dimension *dims, **dimp;
 	Onnx__NodeProto *nodes, **nodep;
 	Onnx__AttributeProto *attrs, **attrp;
+	Onnx__TypeProto *atypes;
+	Onnx__TypeProto__Tensor *atts;
 	int nnodes;
 } onnx_out;
 
@@ -635,9 +965,14 @@ out_io(onnx_out *w, const aoe_graph *g)
 	}
 }
 
-/* Attribute a as ap; -AOE_EUNSUP for a type the writer does not know. */
+/*
+ * Attribute a as ap, with tp and tt for a type (a tensor type without
+ * shape: what Optional's needs); -AOE_EUNSUP for a type the writer does
+ * not know.
+ */
 static int
-out_attr(Onnx__AttributeProto *ap, const aoe_attr *a)
+out_attr(Onnx__AttributeProto *ap, const aoe_attr *a, Onnx__TypeProto *tp,
+    Onnx__TypeProto__Tensor *tt)
 {
 	onnx__attribute_proto__init(ap);
 	ap->name = a->name;
@@ -665,10 +1000,22 @@ out_attr(Onnx__AttributeProto *ap, const aoe_attr *a)
 		ap->n_floats = (size_t)a->n;
 		ap->floats = a->floats;
 		return 0;
+	case AOE_A_TYPE_PROTO:
+		if (a->t == NULL || aoe_is_value(a->t))
+			break;
+		onnx__type_proto__init(tp);
+		onnx__type_proto__tensor__init(tt);
+		tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+		tp->tensor_type = tt;
+		tt->has_elem_type = 1;
+		tt->elem_type = a->t->dtype;
+		ap->tp = tp;
+		return 0;
 	default:
-		return aoe_err(AOE_EUNSUP, "cannot write attribute '%s' of "
-		    "type %d", a->name, a->type);
+		break;
 	}
+	return aoe_err(AOE_EUNSUP, "cannot write attribute '%s' of type %d",
+	    a->name, a->type);
 }
 
 /* Every node with its inputs, outputs and attributes. */
@@ -684,15 +1031,17 @@ out_nodes(onnx_out *w, const aoe_graph *g)
 	w->nodep = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*w->nodep));
 	w->attrs = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->attrs));
 	w->attrp = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->attrp));
+	w->atypes = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->atypes));
+	w->atts = aoe_xcalloc((size_t)nattr + 1, sizeof(*w->atts));
 	for (i = 0; i < g->nnodes; i++) {
 		const aoe_node *n = &g->nodes[i];
 		Onnx__NodeProto *np = &w->nodes[i];
 		onnx__node_proto__init(np);
 		np->name = n->name;
 		np->op_type = n->op_type;
-		np->n_input = (size_t)n->nin;
+		np->n_input = (size_t)(n->nin - n->nimplicit);
 		np->input = aoe_xcalloc((size_t)n->nin + 1, sizeof(char *));
-		for (j = 0; j < n->nin; j++)
+		for (j = 0; j < n->nin - n->nimplicit; j++)
 			np->input[j] = n->in[j] >= 0 ?
 			    g->tensors[n->in[j]]->name : "";
 		np->n_output = (size_t)n->nout;
@@ -704,7 +1053,8 @@ out_nodes(onnx_out *w, const aoe_graph *g)
 		np->attribute = &w->attrp[ai];
 		for (j = 0; j < n->nattr; j++, ai++) {
 			w->attrp[ai] = &w->attrs[ai];
-			if ((r = out_attr(&w->attrs[ai], &n->attrs[j])) < 0 &&
+			if ((r = out_attr(&w->attrs[ai], &n->attrs[j],
+			    &w->atypes[ai], &w->atts[ai])) < 0 &&
 			    rc == 0)
 				rc = r;
 		}
@@ -726,6 +1076,8 @@ out_free(onnx_out *w)
 	free(w->nodep);
 	free(w->attrs);
 	free(w->attrp);
+	free(w->atypes);
+	free(w->atts);
 	free(w->inits);
 	free(w->initp);
 	free(w->vis);

@@ -676,12 +676,27 @@ copy_run_op(aoe_kctx *k)
 static int
 identity_infer(aoe_graph *g, aoe_node *n)
 {
-	aoe_tensor *x;
+	aoe_tensor *x = aoe_in(g, n, 0);
 	int rc;
 
+	/* A sequence, an optional or a run-time shape passes as it is. */
+	if ((aoe_is_value(x) || (x && x->dynamic)) && aoe_out(g, n, 0)) {
+		aoe_value_like(aoe_out(g, n, 0), x);
+		return 0;
+	}
 	if ((rc = get_in(g, n, 0, &x)) < 0)
 		return rc;
 	return aoe_set_output(g, n, 0, x->dtype, x->ndim, x->dims);
+}
+
+static int
+identity_run(aoe_kctx *k)
+{
+	aoe_tensor *x = aoe_in(k->g, k->n, 0);
+
+	if (aoe_is_value(x) || x->dynamic)
+		return aoe_value_copy(aoe_out(k->g, k->n, 0), x);
+	return copy_run_op(k);
 }
 
 /*
@@ -2452,7 +2467,7 @@ range_params(aoe_graph *g, aoe_node *n, int need_const, double *fs,
 	if (need_const)
 		for (rc = 0; rc < 3; rc++) {
 			t = aoe_in(g, n, rc);
-			if (t && t->kind != AOE_T_CONST)
+			if (t && !aoe_value_known(n, t))
 				return aoe_err(AOE_EUNSUP, "%s '%s': input "
 				    "'%s' must be a constant (bind dynamic "
 				    "shapes with --input-shape)", n->op_type,
@@ -2543,7 +2558,7 @@ range_run(aoe_kctx *k)
 }
 
 const aoe_op aoe_ops_shape[] = {
-	{ "Identity", identity_infer, copy_run_op, NULL, NULL },
+	{ "Identity", identity_infer, identity_run, NULL, NULL },
 	{ "Reshape", reshape_infer, copy_run_op, NULL, NULL },
 	{ "Flatten", flatten_infer, copy_run_op, NULL, NULL },
 	{ "Squeeze", squeeze_infer, copy_run_op, NULL, NULL },

@@ -20,6 +20,12 @@ typedef struct aoe_kctx {
 	int nthreads;
 	const aoe_sched *sched;
 	void *scratch;		/* n->scratch bytes, 64-byte aligned */
+	/*
+	 * The run's options (an aoe_run_opts of lib/runtime), for the
+	 * operators the runtime implements itself (If, Loop, Scan), which
+	 * run graphs; NULL when a node is folded at load time.
+	 */
+	const void *rt;
 } aoe_kctx;
 
 struct aoe_op {
@@ -30,6 +36,7 @@ struct aoe_op {
 	 * set n->scratch.  Returns 0 or a negative error from aoe_err().
 	 */
 	int (*infer)(aoe_graph *g, aoe_node *n);
+	/* (An If returns 1 when its condition is a constant: see ctl.c.) */
 	/* Compute the outputs.  Returns 0 or a negative error. */
 	int (*run)(aoe_kctx *k);
 	/*
@@ -53,6 +60,15 @@ int aoe_axis(int64_t axis, int rank);
 /* Set an output to the given shape and dtype (checking its size). */
 int aoe_set_output(aoe_graph *g, aoe_node *n, int i, int dtype, int ndim,
     const int64_t *dims);
+/*
+ * In infer: output i's size depends on the data (NonZero, Unique, TopK
+ * with a k known at run time), so it is a dynamic tensor (aoe_tensor):
+ * its dtype and rank are set, and dims, where known, else -1 (dims
+ * NULL: all unknown).  The kernel's run then gives it its shape and
+ * bytes with aoe_tensor_resize().
+ */
+int aoe_set_output_dyn(aoe_graph *g, aoe_node *n, int i, int dtype,
+    int ndim, const int64_t *dims);
 
 /*
  * Single-precision GEMM used by Conv, Gemm and MatMul:
@@ -383,6 +399,16 @@ extern const aoe_op aoe_ops_signal[];	/* k_signal.c: DFT, STFT, windows */
 extern const aoe_op aoe_ops_sample[];	/* k_sample.c: GridSample, RoiAlign */
 extern const aoe_op aoe_ops_random[];	/* k_random.c: Bernoulli, Random* */
 extern const aoe_op aoe_ops_quant[];	/* k_quant.c: int8 inference */
+extern const aoe_op aoe_ops_seq[];	/* k_seq.c: sequences, optionals */
+/*
+ * Whether op reads sequences or optionals (see aoe_tensor): those of
+ * k_seq.c, Identity and the control flow that passes values through
+ * (k_seq.c).  The executor gives those values to no other operator.
+ */
+int aoe_op_takes_values(const aoe_op *op);
+/* Whether op is one of k_seq.c's (they size what they make as they run). */
+int aoe_op_seq(const aoe_op *op);
+extern const aoe_op aoe_ops_select[];	/* k_select.c: NonZero, TopK... */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
 int aoe_space_elem(aoe_space *sp);

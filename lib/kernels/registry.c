@@ -30,6 +30,8 @@ static const aoe_family families[] = {
 	{ "sample", aoe_ops_sample, NULL },
 	{ "random", aoe_ops_random, NULL },
 	{ "quant", aoe_ops_quant, aoe_space_quant },
+	{ "seq", aoe_ops_seq, NULL },
+	{ "select", aoe_ops_select, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -32,7 +32,42 @@ aoe_run_opts_init(aoe_run_opts *o)
 static int
 node_supported(const aoe_node *n)
 {
-	return n->domain == NULL && aoe_op_find(n->op_type) != NULL;
+	return n->domain == NULL && aoe_rt_op_find(n->op_type) != NULL;
+}
+
+/* Append the op type of n to *list, unless it is there already. */
+static void
+list_add(char **list, size_t *len, const aoe_node *n)
+{
+	char item[256];
+	const char *p;
+	size_t il;
+
+	snprintf(item, sizeof(item), "%s%s%s", n->domain ? n->domain : "",
+	    n->domain ? "." : "", n->op_type);
+	il = strlen(item);
+	for (p = *list; p && (p = strstr(p, item)) != NULL; p += il)
+		if ((p == *list || p[-1] == ' ') && (p[il] == ',' ||
+		    p[il] == '\0'))
+			return;
+	*list = aoe_xrealloc(*list, *len + il + 3);
+	*len += sprintf(*list + *len, "%s%s", *len ? ", " : "", item);
+}
+
+/* The unsupported op types of g and of its subgraphs, into *list. */
+static void
+unsupported(const aoe_graph *g, char **list, size_t *len)
+{
+	int i, j;
+
+	for (i = 0; i < g->nnodes; i++) {
+		const aoe_node *n = &g->nodes[i];
+		if (!node_supported(n))
+			list_add(list, len, n);
+		for (j = 0; j < n->nattr; j++)
+			if (n->attrs[j].type == AOE_A_GRAPH && n->attrs[j].g)
+				unsupported(n->attrs[j].g, list, len);
+	}
 }
 
 char *
@@ -40,25 +75,8 @@ aoe_graph_unsupported(const aoe_graph *g)
 {
 	char *list = NULL;
 	size_t len = 0;
-	int i, j, seen;
 
-	for (i = 0; i < g->nnodes; i++) {
-		const aoe_node *n = &g->nodes[i];
-		if (node_supported(n))
-			continue;
-		for (seen = 0, j = 0; j < i && !seen; j++)
-			seen = !node_supported(&g->nodes[j]) &&
-			    strcmp(g->nodes[j].op_type, n->op_type) == 0 &&
-			    (g->nodes[j].domain == NULL) ==
-			    (n->domain == NULL);
-		if (seen)
-			continue;
-		list = aoe_xrealloc(list, len + strlen(n->op_type) +
-		    (n->domain ? strlen(n->domain) + 1 : 0) + 3);
-		len += sprintf(list + len, "%s%s%s%s", len ? ", " : "",
-		    n->domain ? n->domain : "", n->domain ? "." : "",
-		    n->op_type);
-	}
+	unsupported(g, &list, &len);
 	return list;
 }
 
@@ -153,6 +171,9 @@ check_inputs(const aoe_graph *g)
 		if (aoe_dtype_size(t->dtype) == 0)
 			return aoe_err(AOE_EUNSUP, "input '%s' has unsupported "
 			    "type %s", t->name, aoe_dtype_name(t->dtype));
+		/* A sequence's elements are sized when it is given. */
+		if (t->vkind == AOE_V_SEQ)
+			continue;
 		for (d = 0; d < t->ndim; d++)
 			if (t->dims[d] < 0)
 				return aoe_err(AOE_EDATA, "input '%s' has a "
@@ -178,8 +199,17 @@ foldable(const aoe_graph *g, const aoe_node *n)
 {
 	int j;
 
-	if (strcmp(n->op_type, "Shape") == 0 ||
-	    strcmp(n->op_type, "Size") == 0)
+	/* Sequences and optionals exist only in a run. */
+	for (j = 0; j < n->nin; j++)
+		if (aoe_is_value(aoe_in(g, n, j)))
+			return 0;
+	for (j = 0; j < n->nout; j++)
+		if (aoe_is_value(aoe_out(g, n, j)))
+			return 0;
+	if (n->dyn)
+		return 0;
+	if ((strcmp(n->op_type, "Shape") == 0 ||
+	    strcmp(n->op_type, "Size") == 0) && !aoe_in(g, n, 0)->dynamic)
 		return 1;
 	/* Random values without a seed differ at each run. */
 	if ((strncmp(n->op_type, "Random", 6) == 0 ||
@@ -204,12 +234,11 @@ fold(aoe_graph *g, aoe_node *n)
 	void *scratch = NULL;
 	int j, rc;
 
+	/* A dynamic output gets its bytes from the kernel, when it runs. */
 	for (j = 0; j < n->nout; j++) {
 		aoe_tensor *t = aoe_out(g, n, j);
-		if (t && (rc = aoe_tensor_alloc_const(t)) < 0)
+		if (t && !t->dynamic && (rc = aoe_tensor_alloc_const(t)) < 0)
 			return rc;
-		if (t)
-			t->folded = 1;
 	}
 	if (n->op->prepare && (rc = n->op->prepare(g, n)) < 0)
 		return rc;
@@ -227,34 +256,174 @@ fold(aoe_graph *g, aoe_node *n)
 	aoe_node_unprepare(n);
 	if (rc < 0)
 		return rc;
+	for (j = 0; j < n->nout; j++) {
+		aoe_tensor *t = aoe_out(g, n, j);
+		if (t == NULL)
+			continue;
+		if (t->dynamic && (t->data == NULL || !t->owned))
+			return aoe_err(AOE_EINTERNAL, "%s '%s': output '%s' "
+			    "was not sized", n->op_type, n->name, t->name);
+		t->dynamic = 0;
+		t->kind = AOE_T_CONST;
+		t->folded = 1;
+	}
 	n->dead = 1;
 	return 0;
 }
 
-/* Infer shapes in order, folding nodes whose inputs are all constant. */
+/*
+ * Before n's inference: a sequence or an optional goes only to an
+ * operator that takes them (aoe_op_takes_values); every input has a
+ * shape, unless it is a sequence (whose elements may differ) or its
+ * shape is known only at run time.
+ */
 static int
-infer_all(aoe_graph *g)
+check_values(const aoe_graph *g, const aoe_node *n)
+{
+	int j;
+
+	for (j = 0; j < n->nin; j++) {
+		aoe_tensor *t = aoe_in(g, n, j);
+		if (t == NULL)
+			continue;
+		if (aoe_is_value(t) && !aoe_op_takes_values(n->op))
+			return aoe_err(AOE_EDATA, "%s '%s': input '%s' is %s, "
+			    "not a tensor", n->op_type, n->name, t->name,
+			    t->optional ? "an optional" : "a sequence");
+		if (t->ndim < 0 && t->vkind == AOE_V_TENSOR && !t->dynamic)
+			return aoe_err(AOE_EINTERNAL, "%s '%s': input '%s' "
+			    "has no shape", n->op_type, n->name, t->name);
+	}
+	return 0;
+}
+
+/*
+ * Shapes known only at run time.  An operator whose output size depends
+ * on the data (NonZero, Unique, TopK with a run-time k, a Loop's scan
+ * outputs) marks that output dynamic when it infers
+ * (aoe_set_output_dyn), and its kernel sizes it when it runs
+ * (aoe_tensor_resize).  A node that reads a dynamic tensor is itself
+ * dynamic (n->dyn): infer_all leaves its outputs dynamic and of unknown
+ * shape, and each run infers its shapes, sizes its outputs, picks the
+ * default schedule and prepares its kernel just before running it
+ * (run_dyn).  Dynamic tensors live in heap buffers of their own, which
+ * grow as needed and are kept from run to run; the memory plan leaves
+ * them out and keeps placing every static tensor in the arena, so a
+ * graph pays for run-time shapes only where they are.  A dynamic node
+ * has no static signature, so no bank entry applies to it.
+ */
+static void
+mark_dyn(aoe_graph *g, aoe_node *n)
+{
+	int j;
+
+	n->dyn = 0;
+	for (j = 0; j < n->nin; j++) {
+		aoe_tensor *t = aoe_in(g, n, j);
+		if (t && t->dynamic && t->kind != AOE_T_CONST)
+			n->dyn = 1;
+	}
+	/*
+	 * The operators of sequences read their inputs' shapes when they
+	 * run, and give what they make its own shape (lib/kernels/k_seq.c).
+	 */
+	if (aoe_op_seq(n->op))
+		n->dyn = 0;
+	for (j = 0; j < n->nout && n->dyn; j++) {
+		aoe_tensor *t = aoe_out(g, n, j);
+		if (t)
+			t->dynamic = 1;
+	}
+}
+
+/* Infer, size and prepare dynamic node n for this run's shapes. */
+static int
+run_dyn(aoe_graph *g, aoe_node *n)
+{
+	aoe_tensor *t;
+	void *p;
+	int j, rc;
+
+	n->scratch = 0;
+	if ((rc = n->op->infer(g, n)) < 0)
+		return rc;
+	for (j = 0; j < n->nout; j++) {
+		if ((t = aoe_out(g, n, j)) == NULL)
+			continue;
+		t->dynamic = 1;
+		if (aoe_tensor_numel(t) >= 0 && (rc = aoe_tensor_resize(t,
+		    t->dtype, t->ndim, t->dims)) < 0)
+			return rc;
+	}
+	if (n->scratch > g->scratch_size) {
+		if (posix_memalign(&p, ALIGN, align_up(n->scratch)) != 0)
+			return aoe_err(AOE_ENOMEM, "%s '%s': cannot allocate "
+			    "%zu bytes of workspace", n->op_type, n->name,
+			    n->scratch);
+		free(g->scratch);
+		g->scratch = p;
+		g->scratch_size = align_up(n->scratch);
+	}
+	memset(&n->sched, 0, sizeof(n->sched));
+	if (n->op->default_sched)
+		n->op->default_sched(g, n, &n->sched);
+	return aoe_node_prepare(g, n);
+}
+
+/*
+ * Infer shapes in order, folding nodes whose inputs are all constant.
+ * Returns 1 with *inl set to an If node whose condition is now a
+ * constant, for the caller to inline its branch and start again.
+ */
+static int
+infer_all(aoe_graph *g, int *inl)
 {
 	char msg[1024];
 	int i, j, rc;
 
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *n = &g->nodes[g->order[i]];
-		n->op = aoe_op_find(n->op_type);
+		n->op = aoe_rt_op_find(n->op_type);
 		n->dead = 0;
 		n->scratch = 0;
-		for (j = 0; j < n->nin; j++) {
-			aoe_tensor *t = aoe_in(g, n, j);
-			if (t && t->ndim < 0)
-				return aoe_err(AOE_EINTERNAL, "%s '%s': input "
-				    "'%s' has no shape", n->op_type, n->name,
-				    t->name);
-		}
-		if ((rc = n->op->infer(g, n)) < 0)
-			return rc;
 		for (j = 0; j < n->nout; j++) {
 			aoe_tensor *t = aoe_out(g, n, j);
-			if (t && t->ndim < 0)
+			if (t && t->kind == AOE_T_VALUE)
+				t->dynamic = 0;
+		}
+		if ((rc = check_values(g, n)) < 0)
+			return rc;
+		mark_dyn(g, n);
+		if (n->dyn)
+			continue;
+		if ((rc = n->op->infer(g, n)) < 0) {
+			/*
+			 * In a subgraph, a shape that hangs on a value (a
+			 * Slice by the iteration number) is found when the
+			 * node runs: it becomes dynamic.  At the top, the
+			 * value must be bound as a constant.
+			 */
+			if (g->parent == NULL || rc != -AOE_EUNSUP ||
+			    strstr(aoe_errmsg(), "must be a constant") == NULL)
+				return rc;
+			n->dyn = 1;
+			for (j = 0; j < n->nout; j++) {
+				aoe_tensor *t = aoe_out(g, n, j);
+				if (t) {
+					t->dynamic = 1;
+					t->ndim = -1;
+				}
+			}
+			continue;
+		}
+		if (rc > 0) {
+			*inl = g->order[i];
+			return 1;
+		}
+		for (j = 0; j < n->nout; j++) {
+			aoe_tensor *t = aoe_out(g, n, j);
+			if (t && t->ndim < 0 && t->vkind == AOE_V_TENSOR &&
+			    !t->dynamic)
 				return aoe_err(AOE_EINTERNAL, "%s '%s': "
 				    "output '%s' has no shape after inference",
 				    n->op_type, n->name, t->name);
@@ -404,6 +573,7 @@ plan_inplace(aoe_graph *g, plan *p)
 		if (x < 0 || n->nout != 1 || (y = n->out[0]) < 0 ||
 		    aoe_attr_find(n, "_aoe_inplace") == NULL ||
 		    g->tensors[x]->kind != AOE_T_VALUE || p->first[x] < 0 ||
+		    g->tensors[x]->dynamic || g->tensors[y]->dynamic ||
 		    p->last[r = p->root[x]] != pos || p->first[y] != pos ||
 		    g->tensors[y]->kind != AOE_T_VALUE ||
 		    !aoe_node_inplace_ok(g, n))
@@ -425,8 +595,13 @@ plan_place(aoe_graph *g, plan *p, int static_memory)
 	int i, j;
 
 	for (i = 0; i < g->ntensors; i++) {
+		/*
+		 * A sequence's elements and a tensor sized at run time have
+		 * their own bytes, not the arena's.
+		 */
 		if (p->first[i] == -2 || g->tensors[i]->kind == AOE_T_CONST ||
-		    p->root[i] != i)
+		    g->tensors[i]->dynamic || p->root[i] != i ||
+		    g->tensors[i]->vkind == AOE_V_SEQ)
 			continue;
 		p->sz[i] = (int64_t)align_up(aoe_tensor_nbytes(g->tensors[i]));
 		if (p->sz[i] == 0)
@@ -493,12 +668,19 @@ plan_bind(aoe_graph *g, const plan *p)
 		memset(g->arena, 0, p->arena);
 	for (i = 0; i < p->nt; i++) {
 		aoe_tensor *t = g->tensors[p->byte_order[i]];
+		/* A buffer of its own from a run when it was dynamic. */
+		if (t->owned)
+			free(t->data);
 		t->data = (char *)g->arena + t->offset;
 		t->owned = 0;
+		t->cap = 0;
 	}
 	for (i = 0; i < g->ntensors; i++)
 		if (p->root[i] != i) {
 			aoe_tensor *t = g->tensors[i];
+			if (t->owned)
+				free(t->data);
+			t->cap = 0;
 			t->offset = g->tensors[p->root[i]]->offset;
 			t->data = (char *)g->arena + t->offset;
 			t->owned = 0;
@@ -538,7 +720,8 @@ plan_memory(aoe_graph *g, int static_memory, int plan_only)
 		/* Sizes only (aoe-check): no tensor gets bytes. */
 		for (i = 0; i < g->ntensors; i++)
 			if (p.first[i] != -2 && g->tensors[i]->kind !=
-			    AOE_T_CONST && !g->tensors[i]->owned)
+			    AOE_T_CONST && !g->tensors[i]->owned &&
+			    !g->tensors[i]->dynamic)
 				g->tensors[i]->data = NULL;
 	} else
 		rc = plan_bind(g, &p);
@@ -570,11 +753,22 @@ aoe_graph_analyse(aoe_graph *g)
 int
 aoe_graph_reinfer(aoe_graph *g)
 {
-	int rc;
+	static const aoe_ctl_steps steps = { aoe_graph_analyse,
+	    aoe_graph_plan, aoe_graph_run, aoe_node_prepare,
+	    aoe_run_opts_init };
+	int rc, inl;
 
+	aoe_ctl_init(&steps);
 	g->prepared = 0;
-	if ((rc = topo_order(g)) < 0 || (rc = infer_all(g)) < 0)
-		return rc;
+	for (;;) {
+		if ((rc = aoe_bind_scopes(g)) < 0 || (rc = topo_order(g)) < 0 ||
+		    (rc = infer_all(g, &inl)) < 0)
+			return rc;
+		if (rc == 0)
+			break;
+		if ((rc = aoe_if_inline(g, inl)) < 0)
+			return rc;
+	}
 	prune(g);
 	return 0;
 }
@@ -619,9 +813,12 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 		k.n = n;
 		k.nthreads = aoe_node_threads(n, nthreads);
 		k.sched = &n->sched;
-		k.scratch = g->scratch;
+		k.rt = o;
 		if (o->profile)
 			t0 = aoe_now_us();
+		if (n->dyn && (rc = run_dyn(g, n)) < 0)
+			return rc;
+		k.scratch = g->scratch;
 		if ((rc = n->op->run(&k)) < 0)
 			return rc;
 		if (o->profile) {

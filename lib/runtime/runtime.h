@@ -31,4 +31,27 @@ int aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n);
  */
 int aoe_node_threads(const aoe_node *n, int session);
 
+/*
+ * Control flow (ctl.c).  aoe_rt_op_find() finds an operator: If, Loop
+ * and Scan, which the runtime implements since they run graphs, else
+ * the kernels' (aoe_op_find).  aoe_bind_scopes() binds what the
+ * subgraphs of g's nodes read from the graphs around them (nouter,
+ * outer, outer_src of each subgraph, nimplicit of the node), failing
+ * with the node's name for a name that no enclosing graph defines.
+ * aoe_if_inline() replaces If node ni, whose condition is a constant, by
+ * the nodes of the branch it takes.
+ */
+const aoe_op *aoe_rt_op_find(const char *op_type);
+/* The executor's steps that ctl.c uses, which exec.c gives it first. */
+typedef struct aoe_ctl_steps {
+	int (*analyse)(aoe_graph *g);
+	int (*plan)(aoe_graph *g, const aoe_run_opts *o);
+	int (*run)(aoe_graph *g, const aoe_run_opts *o);
+	int (*node_prepare)(aoe_graph *g, aoe_node *n);
+	void (*opts_init)(aoe_run_opts *o);
+} aoe_ctl_steps;
+void aoe_ctl_init(const aoe_ctl_steps *steps);
+int aoe_bind_scopes(aoe_graph *g);
+int aoe_if_inline(aoe_graph *g, int ni);
+
 #endif
