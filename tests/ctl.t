@@ -10,7 +10,7 @@ if ! /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
 	echo "1..0 # SKIP /usr/bin/python3 has no onnx module (apt-get install python3-onnx)"
 	exit 0
 fi
-plan 18
+plan 19
 /usr/bin/python3 tests/mkctl.py "$T" || exit 1
 
 # Four floats in a raw file, and a one-byte bool.
@@ -72,6 +72,14 @@ fails_with 3 "If 'if_bad': branch 'then_branch' has 2 outputs, the node 1" \
 fails_with 3 "If 'if_outer': subgraph 'else_branch' reads 'zz', which no enclosing graph defines" \
     "a subgraph reading an unknown outer name is refused" \
     aoe-run --runs 1 "$T/if_outer.onnx"
+AOE_MODE=2 AOE_CAPTURE_DIR="$T/cap" aoe-run --runs 1 -i x="$T/x.bin" \
+    -i c="$T/true.bin" "$T/if_input.onnx" >/dev/null 2>&1
+good=0
+for f in "$T"/cap/graph_*.json; do
+	aoe-run --runs 1 "$f" >/dev/null 2>&1 && good=$((good + 1))
+done
+[ "$good" -eq 2 ]
+ok $? "in tune mode both branches are captured as graphs that run alone"
 run aoe-check --graph "$T/if_input.onnx"
 ! grep -q 'unsupported' "$T/out" "$T/err"
 ok $? "aoe-check finds every operator supported, inside branches too"

@@ -317,8 +317,35 @@ tune_inline(aoe_graph *g, uint64_t h, const char *mode)
 	return rc;
 }
 
+static int capture(aoe_graph *g);
+
+/*
+ * A subgraph (an If branch, a Loop body) is captured as a graph of its
+ * own: the values it reads from the graphs around it (lib/runtime/ctl.c)
+ * are its inputs while it is written.
+ */
 int
 aoe_capture_hook(aoe_graph *g)
+{
+	int *saved = g->inputs, nsaved = g->ninputs, i, rc;
+
+	if (g->nouter == 0)
+		return capture(g);
+	g->inputs = aoe_xcalloc((size_t)(g->ninputs + g->nouter) + 1,
+	    sizeof(int));
+	memcpy(g->inputs, saved, (size_t)nsaved * sizeof(int));
+	for (i = 0; i < g->nouter; i++)
+		if (g->tensors[g->outer[i]]->kind == AOE_T_INPUT)
+			g->inputs[g->ninputs++] = g->outer[i];
+	rc = capture(g);
+	free(g->inputs);
+	g->inputs = saved;
+	g->ninputs = nsaved;
+	return rc;
+}
+
+static int
+capture(aoe_graph *g)
 {
 	const char *mode = getenv("AOE_MODE"), *dir;
 	char file[64], path[PATH_MAX + 64];

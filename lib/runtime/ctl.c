@@ -600,8 +600,7 @@ aoe_if_inline(aoe_graph *g, int ni)
 			continue;
 		name = fresh_name(g, prefix, s->name);
 		if (strcmp(name, s->name) != 0)
-			for (j = 0; j < b->nnodes; j++)
-				rename_outer(b, s->name, name);
+			rename_outer(b, s->name, name);
 		map[i] = aoe_graph_tensor(g, name);
 		free(name);
 		t = g->tensors[map[i]];
