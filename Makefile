@@ -174,7 +174,7 @@ install: all
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(SHAREDIR)/models $(DESTDIR)$(SHAREDIR)/bank \
 	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-	    $(DESTDIR)$(PKGCONFIGDIR)
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PYTHONDIR)/aoe
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
 	for s in $(SCRIPTS); do install -m 755 $$s $(DESTDIR)$(BINDIR); done
 	install -m 644 lib/libaoe.a $(DESTDIR)$(LIBDIR)
@@ -183,6 +183,9 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaoe.so
 	install -m 644 $(PUBHDR) $(DESTDIR)$(INCLUDEDIR)
 	install -m 644 build/aoe.pc $(DESTDIR)$(PKGCONFIGDIR)
+	sed 's|^_LIBDIR = None$$|_LIBDIR = "$(LIBDIR)"|' python/aoe/__init__.py \
+	    > $(DESTDIR)$(PYTHONDIR)/aoe/__init__.py
+	chmod 644 $(DESTDIR)$(PYTHONDIR)/aoe/__init__.py
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
 	for m in $(MAN3); do sed -n 's/^\.Nm \([a-z_]*\).*/\1/p' $$m | \
 	    while read f; do [ -e $(DESTDIR)$(MANDIR)/man3/$$f.3 ] || \
@@ -206,6 +209,7 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libaoe.so \
 	    $(DESTDIR)$(INCLUDEDIR)/$(notdir $(PUBHDR)) \
 	    $(DESTDIR)$(PKGCONFIGDIR)/aoe.pc
+	rm -rf $(DESTDIR)$(PYTHONDIR)/aoe
 	for m in $(MAN3); do sed -n 's/^\.Nm \([a-z_]*\).*/\1/p' $$m | \
 	    while read f; do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done; \
 	    rm -f $(DESTDIR)$(MANDIR)/man3/$${m##*/}; done

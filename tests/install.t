@@ -4,7 +4,7 @@
 # every exported function; a program built with pkg-config against that
 # tree runs a model, linked shared and static; make uninstall removes it.
 . "$(dirname "$0")/tap.sh"
-plan 11
+plan 13
 cd "$top" || exit 1
 root=$T/root
 prefix=/usr/local
@@ -50,6 +50,27 @@ cc $san -o "$T/embed-static" tests/embed.c $(pkg-config --cflags --static --libs
     sed 's/-laoe/-l:libaoe.a/') 2>"$T/err" &&
     "$T/embed-static" share/aoe/models/example.onnx >"$T/out2" && cmp -s "$T/out" "$T/out2"
 ok $? "linked static (pkg-config --static), the same output"
+
+# The Python module, where Debian's python3 looks for PREFIX's modules.
+pydir=$(ls -d "$root$prefix"/lib/python3*/dist-packages 2>/dev/null | head -1)
+grep -q "^_LIBDIR = \"$prefix/lib\"\$" "$pydir/aoe/__init__.py" 2>/dev/null
+ok $? "installs the Python module aoe in ${pydir#$root}, which finds $prefix/lib"
+py=
+for p in ${PYTHON:-} /usr/bin/python3; do
+	"$p" -c 'import numpy' 2>/dev/null && { py=$p; break; }
+done
+if [ -z "$py" ] || [ -n "$san" ]; then
+	echo "ok 12 # SKIP ${san:+the sanitizers' build}${py:-no python3 with numpy}"
+	tap_n=$((tap_n + 1))
+else
+	(cd "$T" && AOE_LIBRARY=$lib/libaoe.so.0 PYTHONPATH=$pydir "$py" -c '
+import aoe, numpy as np
+s = aoe.InferenceSession("'"$top/share/aoe/models/example.onnx"'")
+print("%.4f" % s.run(None, {"image": np.zeros((1, 3, 64, 64), np.float32)})[0].sum())
+' >"$T/pyout" 2>&1)
+	[ "$(cat "$T/pyout")" = 1.0000 ]
+	ok $? "the installed module runs the example: $(cat "$T/pyout")"
+fi
 
 make -s uninstall DESTDIR="$root" PREFIX=$prefix >/dev/null 2>&1
 left=$(find "$root" ! -type d | sed "s|^$root||")

@@ -249,17 +249,22 @@ aoe_session_output(const aoe_session *s, int i, aoe_tensor_info *info)
 	return 0;
 }
 
-/* "1x3x48x320" for messages. */
+/* "1x3x48x320", or "1x3x48xW" with a dynamic dim's name, for messages. */
 static const char *
-dims_str(int ndim, const int64_t *dims, char *buf, size_t len)
+dims_str(int ndim, const int64_t *dims, const char *const *names, char *buf,
+    size_t len)
 {
 	size_t n = 0;
 	int d;
 
 	buf[0] = '\0';
 	for (d = 0; d < ndim && n < len; d++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%lld", d ? "x" : "",
-		    (long long)dims[d]);
+		if (dims[d] < 0)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s",
+			    d ? "x" : "", names && names[d] ? names[d] : "?");
+		else
+			n += (size_t)snprintf(buf + n, len - n, "%s%lld",
+			    d ? "x" : "", (long long)dims[d]);
 	if (ndim == 0)
 		snprintf(buf, len, "a scalar");
 	return buf;
@@ -293,20 +298,20 @@ check_input(const aoe_session *s, int i, const aoe_value *v)
 		    m->dims[d] != v->dims[d])
 			return aoe_err(AOE_EDATA, "input '%s': shape %s does "
 			    "not match the model's %s (dimension %d is fixed "
-			    "at %lld)", m->name, dims_str(v->ndim, v->dims, a,
-			    sizeof(a)), dims_str(m->ndim, m->dims, b,
-			    sizeof(b)), d, (long long)m->dims[d]);
+			    "at %lld)", m->name, dims_str(v->ndim, v->dims, NULL,
+			    a, sizeof(a)), dims_str(m->ndim, m->dims,
+			    m->dim_names, b, sizeof(b)), d, (long long)m->dims[d]);
 		if (v->dims[d] && need > (size_t)AOE_MAX_TENSOR_BYTES /
 		    (size_t)v->dims[d])
 			return aoe_err(AOE_ENOMEM, "input '%s': shape %s is "
 			    "too large", m->name, dims_str(v->ndim, v->dims,
-			    a, sizeof(a)));
+			    NULL, a, sizeof(a)));
 		need *= (size_t)v->dims[d];
 	}
 	if (v->nbytes < need)
 		return aoe_err(AOE_EDATA, "input '%s': %zu bytes given, shape "
 		    "%s of %s needs %zu", m->name, v->nbytes, dims_str(v->ndim,
-		    v->dims, a, sizeof(a)), aoe_dtype_name(v->dtype), need);
+		    v->dims, NULL, a, sizeof(a)), aoe_dtype_name(v->dtype), need);
 	if (need && v->data == NULL)
 		return aoe_err(AOE_EDATA, "input '%s': no data", m->name);
 	return 0;
