@@ -19,6 +19,7 @@ uses the bank.
 
 import ctypes
 import os
+import threading
 
 import numpy as np
 
@@ -134,6 +135,17 @@ _lib.aoe_value_free.restype = None
 _lib.aoe_session_stats_get.argtypes = [_P, ctypes.POINTER(_Stats)]
 
 __version__ = _lib.aoe_version().decode()
+_run = _lib.aoe_session_run
+_char = ctypes.c_char
+_addressof = ctypes.addressof
+
+
+def _addr(a):
+    """The address of a numpy array's data."""
+    try:
+        return _addressof(_char.from_buffer(a))
+    except (TypeError, ValueError):     # read-only, or empty
+        return a.ctypes.data
 
 # ONNX element type codes: numpy's dtype and ONNX Runtime's type name.
 _TYPES = {
@@ -263,6 +275,12 @@ class InferenceSession:
             _lib.aoe_session_output(s, i, ctypes.byref(info))
             self._outputs.append(_node_arg(info))
         self._in_index = {a.name: i for i, a in enumerate(self._inputs)}
+        self._in_names = [a.name for a in self._inputs]
+        # Runs are serialised (as the library does): the values are
+        # built in place, once a session.
+        self._lock = threading.Lock()
+        self._ins = (_Value * max(1, len(self._inputs)))()
+        self._outs = (_Value * max(1, len(self._outputs)))()
         self._out_index = {a.name: i for i, a in enumerate(self._outputs)}
         # Output shapes by input shapes: a known shape's outputs are
         # written straight into new numpy arrays.
@@ -302,97 +320,113 @@ class InferenceSession:
         _lib.aoe_session_stats_get(self._s, ctypes.byref(st))
         return {f: getattr(st, f) for f, _ in _Stats._fields_}
 
+    def _bad_feed(self, input_feed):
+        for k in input_feed:
+            if k not in self._in_index:
+                return InvalidArgument(
+                    "invalid input name: '%s' (inputs: %s)" % (
+                        k, ", ".join(a.name for a in self._inputs)))
+        missing = [a.name for a in self._inputs if a.name not in input_feed]
+        return InvalidArgument("required inputs %s are missing from the "
+                               "input feed %s" % (missing, list(input_feed)))
+
+    def _want(self, output_names):
+        if output_names is None:
+            return None
+        if isinstance(output_names, str):
+            raise InvalidArgument("output_names must be a list of names or "
+                                  "None")
+        want = []
+        for name in output_names:
+            i = self._out_index.get(name)
+            if i is None:
+                raise InvalidArgument("invalid output name: '%s'" % name)
+            want.append(i)
+        return want
+
     def run(self, output_names, input_feed, run_options=None):
         """Run the model: input_feed maps input names to arrays; returns
         the outputs named (all when None), a list of numpy arrays."""
         if self._s is None:
             raise Fail("the session is closed")
-        n = len(self._inputs)
         if not isinstance(input_feed, dict):
             raise InvalidArgument("input_feed must be a dict of input "
                                   "names and arrays")
-        if len(input_feed) != n or any(k not in self._in_index
-                                       for k in input_feed):
-            for k in input_feed:
-                if k not in self._in_index:
+        names = self._in_names
+        if len(input_feed) != len(names):
+            raise self._bad_feed(input_feed)
+        want = self._want(output_names)
+        with self._lock:
+            ins, outs = self._ins, self._outs
+            keep = []
+            key = []
+            for i, name in enumerate(names):
+                x = input_feed.get(name)
+                if x is None:
+                    raise self._bad_feed(input_feed)
+                if type(x) is not np.ndarray:
+                    x = np.asarray(x)
+                code = _CODES.get(x.dtype)
+                sh = x.shape
+                if code is None:
                     raise InvalidArgument(
-                        "invalid input name: '%s' (inputs: %s)" % (
-                            k, ", ".join(a.name for a in self._inputs)))
-            missing = [a.name for a in self._inputs
-                       if a.name not in input_feed]
-            raise InvalidArgument("required inputs %s are missing from "
-                                  "the input feed %s" % (missing,
-                                                         list(input_feed)))
-        if output_names is None:
-            want = range(len(self._outputs))
-        else:
-            if isinstance(output_names, str):
-                raise InvalidArgument("output_names must be a list of "
-                                      "names or None")
-            want = []
-            for name in output_names:
-                i = self._out_index.get(name)
-                if i is None:
-                    raise InvalidArgument("invalid output name: '%s'" % name)
-                want.append(i)
-        ins = (_Value * n)()
-        arrays = []
-        key = []
-        for i, a in enumerate(self._inputs):
-            x = input_feed[a.name]
-            if not isinstance(x, np.ndarray):
-                x = np.asarray(x)
-            code = _CODES.get(x.dtype)
-            if code is None:
-                raise InvalidArgument(
-                    "input '%s': element type %s is not one libaoe knows"
-                    % (a.name, x.dtype))
-            if x.ndim > _MAXDIM:
-                raise InvalidArgument("input '%s': rank %d, the model "
-                                      "wants %d" % (a.name, x.ndim,
-                                                    len(a.shape or [])))
-            if not x.flags.c_contiguous:
-                x = np.ascontiguousarray(x)
-            arrays.append(x)
-            v = ins[i]
-            v.dtype = code
-            v.ndim = x.ndim
-            sh = x.shape
-            for d in range(x.ndim):
-                v.dims[d] = sh[d]
-            v.data = x.ctypes.data
-            v.nbytes = x.nbytes
-            key.append(sh)
-            key.append(code)
-        key = tuple(key)
-        nout = len(self._outputs)
-        outs = (_Value * nout)()
-        shapes = self._out_shapes.get(key)
-        res = None
-        if shapes is not None:
-            res = [np.empty(sh, dtype=dt) for sh, dt in shapes]
-            for i, r in enumerate(res):
-                outs[i].data = r.ctypes.data
-                outs[i].nbytes = r.nbytes
-        # The library serialises runs of one session (ctypes lets go of
-        # the GIL meanwhile).
-        rc = _lib.aoe_session_run(self._s, ins, outs)
-        if rc < 0:
-            raise _error(rc)
-        if res is None:
-            res = []
-            shapes = []
-            for i in range(nout):
-                v = outs[i]
-                dt = _TYPES[v.dtype][0]
-                sh = tuple(v.dims[d] for d in range(v.ndim))
-                r = np.empty(sh, dtype=dt)
-                if v.nbytes:
-                    ctypes.memmove(r.ctypes.data, v.data, v.nbytes)
-                _lib.aoe_value_free(ctypes.byref(v))
-                res.append(r)
-                shapes.append((sh, dt))
-            if len(self._out_shapes) >= 64:
-                self._out_shapes.clear()
-            self._out_shapes[key] = shapes
+                        "input '%s': element type %s is not one libaoe "
+                        "knows" % (name, x.dtype))
+                if len(sh) > _MAXDIM:
+                    raise InvalidArgument("input '%s': rank %d, the model "
+                                          "wants %d" % (name, len(sh), len(
+                                              self._inputs[i].shape or [])))
+                try:
+                    addr = _addressof(_char.from_buffer(x))
+                except (TypeError, ValueError):
+                    # Read-only, empty, or not contiguous.
+                    x = np.ascontiguousarray(x)
+                    addr = x.ctypes.data
+                keep.append(x)
+                v = ins[i]
+                v.dtype = code
+                v.ndim = len(sh)
+                v.dims[:len(sh)] = sh
+                v.data = addr
+                v.nbytes = x.nbytes
+                key.append(sh)
+                key.append(code)
+            key = tuple(key)
+            nout = len(self._outputs)
+            shapes = self._out_shapes.get(key)
+            res = None
+            if shapes is not None:
+                res = [np.empty(sh, dtype=dt) for sh, dt in shapes]
+                for i in range(nout):
+                    o = outs[i]
+                    o.data = _addr(res[i])
+                    o.nbytes = res[i].nbytes
+                    o.lib_owned = 0
+            else:
+                for i in range(nout):
+                    outs[i].data = None
+                    outs[i].lib_owned = 0
+            # The library serialises runs of one session too; ctypes lets
+            # go of the GIL meanwhile.
+            rc = _run(self._s, ins, outs)
+            if rc < 0:
+                raise _error(rc)
+            if res is None:
+                res = []
+                shapes = []
+                for i in range(nout):
+                    v = outs[i]
+                    dt = np.dtype(_TYPES[v.dtype][0])
+                    sh = tuple(v.dims[:v.ndim])
+                    r = np.empty(sh, dtype=dt)
+                    if v.nbytes:
+                        ctypes.memmove(_addr(r), v.data, v.nbytes)
+                    _lib.aoe_value_free(ctypes.byref(v))
+                    res.append(r)
+                    shapes.append((sh, dt))
+                if len(self._out_shapes) >= 64:
+                    self._out_shapes.clear()
+                self._out_shapes[key] = shapes
+        if want is None:
+            return res
         return [res[i] for i in want]
