@@ -227,8 +227,7 @@ input_shapes(aoe_session *s, const char *spec, aoe_graph **gp)
 {
 	aoe_graph *g = aoe_graph_new("inputs");
 	aoe_tensor_info info;
-	char buf[256];
-	int i, d, ti, rc = 0;
+	int i, d, ti, rc;
 
 	*gp = g;
 	g->inputs = aoe_xcalloc((size_t)aoe_session_ninputs(s) + 1,
@@ -247,22 +246,7 @@ input_shapes(aoe_session *s, const char *spec, aoe_graph **gp)
 	}
 	if (spec && (rc = aoe_bind_shapes(g, spec)) < 0)
 		return rc;
-	for (i = 0; i < g->ninputs; i++) {
-		aoe_tensor *t = g->tensors[g->inputs[i]];
-		for (d = 0; d < t->ndim; d++)
-			if (t->dims[d] < 0)
-				return aoe_err(AOE_EDATA, "input '%s' has a "
-				    "dynamic shape %s: bind it with "
-				    "--input-shape %s:d0,d1,... (%d dims)",
-				    t->name, aoe_shape_str(t, buf,
-				    sizeof(buf)), t->name, t->ndim);
-		if (aoe_tensor_numel(t) == -2 || (aoe_tensor_numel(t) > 0 &&
-		    aoe_tensor_nbytes(t) == 0))
-			return aoe_err(AOE_ENOMEM, "input '%s' is too large "
-			    "(%s)", t->name, aoe_shape_str(t, buf,
-			    sizeof(buf)));
-	}
-	return 0;
+	return aoe_graph_check_inputs(g);
 }
 
 /*

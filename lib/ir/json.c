@@ -590,16 +590,7 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
 int
 aoe_json_load(const char *path, aoe_graph **gp)
 {
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
-	*gp = NULL;
-	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
-		return rc;
-	rc = aoe_json_load_mem(buf, len, path, gp);
-	free(buf);
-	return rc;
+	return aoe_load_file(path, aoe_json_load_mem, gp);
 }
 
 int
@@ -641,21 +632,12 @@ is_json(const uint8_t *buf, size_t len)
 int
 aoe_model_load(const char *path, aoe_graph **gp)
 {
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
 	/* Peek: aoe-graph files are JSON objects; ONNX is binary. */
 	if (strcmp(path, "-") == 0) {
 		/* Stdin can be read only once: JSON is the stream format. */
 		return aoe_json_load(path, gp);
 	}
-	*gp = NULL;
-	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
-		return rc;
-	rc = aoe_model_load_mem(buf, len, path, gp);
-	free(buf);
-	return rc;
+	return aoe_load_file(path, aoe_model_load_mem, gp);
 }
 
 int

@@ -400,16 +400,7 @@ out:
 int
 aoe_onnx_load(const char *path, aoe_graph **gp)
 {
-	uint8_t *buf;
-	size_t len;
-	int rc;
-
-	*gp = NULL;
-	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
-		return rc;
-	rc = aoe_onnx_load_mem(buf, len, path, gp);
-	free(buf);
-	return rc;
+	return aoe_load_file(path, aoe_onnx_load_mem, gp);
 }
 
 int
