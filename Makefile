@@ -7,11 +7,15 @@
 #   make bench-e2e  end-to-end latency against ONNX Runtime, before and
 #                   after tuning (bench/e2e.sh; long)
 #   make deps       install the Debian packages the build needs (as root)
-#   make install    install under $(DESTDIR)$(PREFIX)
+#   make install    install under $(DESTDIR)$(PREFIX): the tools, libaoe
+#                   (.so and .a, aoe_session.h, aoe.pc) and the Python module
 
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include
+PKGCONFIGDIR = $(LIBDIR)/pkgconfig
 MANDIR = $(PREFIX)/share/man
 SHAREDIR = $(PREFIX)/share/aoe
 
@@ -22,11 +26,14 @@ ARCHFLAGS ?= -march=x86-64-v3
 SAN ?=
 # libaoe's layers, bottom up: a file may call only files of its own
 # layer or of a layer below it (make check-layers).
-LAYERS = base ir kernels runtime passes bank engine tune
+LAYERS = base ir kernels runtime passes bank engine tune session
 XCFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
 	-Wno-sign-compare -pthread $(ARCHFLAGS) -Ilib \
 	$(patsubst %,-Ilib/%,$(LAYERS)) -Ibuild $(SAN) \
 	-DAOE_SHAREDIR='"$(SHAREDIR)"'
+# libaoe's objects go into libaoe.so too.  Calls inside the library stay
+# direct: no symbol of it is interposed.
+PICFLAGS = -fPIC -fno-semantic-interposition
 LDFLAGS ?=
 LDLIBS = -lprotobuf-c -lcjson -larchive -lm
 PROTOC_C ?= protoc-c
@@ -34,12 +41,26 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 DEB_PACKAGES = build-essential libcjson-dev libarchive-dev parallel \
 	libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata \
-	mandoc gnuplot-nox valgrind
+	mandoc gnuplot-nox valgrind pkg-config python3 python3-numpy
 DEB_BENCH = libopenblas-dev libdnnl-dev python3-torchvision python3-onnx
 
 LIBSRC = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
 LIBOBJ = $(LIBSRC:.c=.o) build/onnx.pb-c.o
 LIBHDR = lib/aoe.h $(wildcard lib/*/*.h) build/onnx.pb-c.h
+
+# The shared library: its soname changes with the session API's major
+# version; only the session API (lib/session/libaoe.map) is exported.
+VERSION = $(shell sed -n 's/^\#define AOE_VERSION "\(.*\)"/\1/p' \
+	lib/base/aoe_base.h)
+SOMAJOR = 0
+SONAME = libaoe.so.$(SOMAJOR)
+SOLIB = lib/libaoe.so.$(VERSION)
+PUBHDR = lib/session/aoe_session.h
+# Debian's python3 reads PREFIX/lib/python3.X/dist-packages for
+# /usr/local, /usr/lib/python3/dist-packages for /usr.
+PYTHON ?= /usr/bin/python3
+PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR = $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 
 TOOLS = $(patsubst %.c,%,$(wildcard tools/aoe-*.c))
 SCRIPTS = $(wildcard pipelines/aoe*)
@@ -48,8 +69,9 @@ EXAMPLE = share/aoe/models/example.onnx
 MAN1 = $(wildcard man/man1/*.1)
 MAN5 = $(wildcard man/man5/*.5)
 MAN7 = $(wildcard man/man7/*.7)
+MAN3 = $(wildcard man/man3/*.3)
 
-all: $(TOOLS) $(EXAMPLE)
+all: $(TOOLS) $(EXAMPLE) lib/libaoe.so build/aoe.pc
 
 # One protoc-c run makes both files (a grouped target: under -j a plain
 # two-target rule would run it twice, concurrently, on the same files).
@@ -58,14 +80,33 @@ build/onnx.pb-c.c build/onnx.pb-c.h &: $(ONNX_PROTO)
 	$(PROTOC_C) --c_out=build -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
 
 build/onnx.pb-c.o: build/onnx.pb-c.c build/onnx.pb-c.h
-	$(CC) $(XCFLAGS) -w $(CFLAGS) -c -o $@ build/onnx.pb-c.c
+	$(CC) $(XCFLAGS) $(PICFLAGS) -w $(CFLAGS) -c -o $@ build/onnx.pb-c.c
 
 lib/%.o: lib/%.c $(LIBHDR)
-	$(CC) $(XCFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(XCFLAGS) $(PICFLAGS) $(CFLAGS) -c -o $@ $<
 
 lib/libaoe.a: $(LIBOBJ)
 	rm -f $@
 	ar rcs $@ $(LIBOBJ)
+
+$(SOLIB): $(LIBOBJ) lib/session/libaoe.map
+	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+	    -Wl,--version-script=lib/session/libaoe.map -Wl,-z,defs \
+	    -o $@ $(LIBOBJ) $(LDLIBS)
+
+lib/libaoe.so: $(SOLIB)
+	ln -sf $(notdir $(SOLIB)) lib/$(SONAME)
+	ln -sf $(SONAME) $@
+
+# pkg-config's file for the installed library (PREFIX is baked in).
+build/aoe.pc: Makefile lib/base/aoe_base.h
+	@mkdir -p build
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' \
+	    'includedir=$${prefix}/include' '' 'Name: aoe' \
+	    'Description: operator and subgraph auto-tuner and CPU inference runtime' \
+	    'Version: $(VERSION)' 'Libs: -L$${libdir} -laoe' \
+	    'Libs.private: $(LDLIBS) -pthread' \
+	    'Cflags: -I$${includedir}' > $@
 
 # One rule links every program.
 tools/%: tools/%.c lib/libaoe.a
@@ -79,7 +120,7 @@ $(EXAMPLE): tests/mkexample
 	tests/mkexample $@
 
 check: all $(TESTBIN) check-layers
-	prove -f tests/*.t
+	PYTHON=$(PYTHON) prove -f tests/*.t
 
 # No call from a lower layer to a higher one, no cycle between files:
 # read from the objects' symbols (see lib/check-layers).
@@ -93,7 +134,7 @@ check-asan:
 	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' check
 
 lint-man:
-	mandoc -Tlint -W warning $(MAN1) $(MAN5) $(MAN7)
+	mandoc -Tlint -W warning $(MAN1) $(MAN3) $(MAN5) $(MAN7)
 
 bench: all
 	$(MAKE) -C bench
@@ -129,10 +170,26 @@ example: all
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man3 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
-	    $(DESTDIR)$(SHAREDIR)/models $(DESTDIR)$(SHAREDIR)/bank
+	    $(DESTDIR)$(SHAREDIR)/models $(DESTDIR)$(SHAREDIR)/bank \
+	    $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(PYTHONDIR)/aoe
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)
 	for s in $(SCRIPTS); do install -m 755 $$s $(DESTDIR)$(BINDIR); done
+	install -m 644 lib/libaoe.a $(DESTDIR)$(LIBDIR)
+	install -m 755 $(SOLIB) $(DESTDIR)$(LIBDIR)
+	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libaoe.so
+	install -m 644 $(PUBHDR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 644 build/aoe.pc $(DESTDIR)$(PKGCONFIGDIR)
+	sed 's|^_LIBDIR = None$$|_LIBDIR = "$(LIBDIR)"|' python/aoe/__init__.py \
+	    > $(DESTDIR)$(PYTHONDIR)/aoe/__init__.py
+	chmod 644 $(DESTDIR)$(PYTHONDIR)/aoe/__init__.py
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3
+	for m in $(MAN3); do sed -n 's/^\.Nm \([a-z_]*\).*/\1/p' $$m | \
+	    while read f; do [ -e $(DESTDIR)$(MANDIR)/man3/$$f.3 ] || \
+	    ln -s $${m##*/} $(DESTDIR)$(MANDIR)/man3/$$f.3; done; done
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
 	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
@@ -148,6 +205,14 @@ install: all
 uninstall:
 	for t in $(TOOLS) $(SCRIPTS); do \
 	    rm -f $(DESTDIR)$(BINDIR)/$${t##*/}; done
+	rm -f $(DESTDIR)$(LIBDIR)/libaoe.a $(DESTDIR)$(LIBDIR)/$(notdir $(SOLIB)) \
+	    $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libaoe.so \
+	    $(DESTDIR)$(INCLUDEDIR)/$(notdir $(PUBHDR)) \
+	    $(DESTDIR)$(PKGCONFIGDIR)/aoe.pc
+	rm -rf $(DESTDIR)$(PYTHONDIR)/aoe
+	for m in $(MAN3); do sed -n 's/^\.Nm \([a-z_]*\).*/\1/p' $$m | \
+	    while read f; do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done; \
+	    rm -f $(DESTDIR)$(MANDIR)/man3/$${m##*/}; done
 	for m in $(MAN1) $(MAN5) $(MAN7); do \
 	    rm -f $(DESTDIR)$(MANDIR)/$${m#man/}; done
 	rm -rf $(DESTDIR)$(SHAREDIR)
@@ -155,7 +220,8 @@ uninstall:
 	    rm -f $(DESTDIR)$(PREFIX)/share/bash-completion/completions/$${t##*/}; done
 
 clean:
-	rm -rf build lib/*/*.o lib/libaoe.a $(TOOLS) $(TESTBIN) $(EXAMPLE)
+	rm -rf build lib/*/*.o lib/libaoe.a lib/libaoe.so* $(TOOLS) $(TESTBIN) \
+	    $(EXAMPLE) python/aoe/__pycache__
 
 .PHONY: all check check-layers check-asan lint-man bench bench-models bench-e2e deps bench-deps example \
 	install uninstall clean

@@ -13,5 +13,6 @@
 #include "aoe_bank.h"
 #include "aoe_engine.h"
 #include "aoe_tune.h"
+#include "aoe_session.h"
 
 #endif

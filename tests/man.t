@@ -3,7 +3,7 @@
 # text names the same options as the page's SYNOPSIS.
 . "$(dirname "$0")/tap.sh"
 cd "$top" || exit 1
-pages=$(ls man/man1/*.1 man/man5/*.5 man/man7/*.7)
+pages=$(ls man/man1/*.1 man/man3/*.3 man/man5/*.5 man/man7/*.7)
 tools=$(ls tools/*.c pipelines/* | sed 's,\.c$,,')
 plan $(($(echo "$pages" | wc -w) + 3 * $(echo "$tools" | wc -w) + 1))
 for p in $pages; do

@@ -2,11 +2,13 @@
  * mkexample - write the bundled example model and test fixtures with
  * libaoe's own ONNX writer, from deterministic weights.
  *
- * usage: mkexample [-d | -u | -b] file.onnx
+ * usage: mkexample [-d | -u | -b | -w] file.onnx
  *	(none)	the example CNN: 1x3x64x64 image, 10 class probabilities
  *	-d	the same CNN with a dynamic batch dimension "N"
  *	-u	a model with operators libaoe does not support
  *	-b	the same CNN with dynamic batch, height and width
+ *	-w	a text-line model as PP-OCR's rec: a 1x3x32xW image (W
+ *		dynamic), its stem and strided block, 1x32x8x(W/4) features
  */
 #include <math.h>
 #include <stdlib.h>
@@ -108,6 +110,30 @@ batchnorm(aoe_graph *g, const char *name, int x, int c)
 	return out;
 }
 
+/* The -w model ends at tensor y, its one output. */
+static int
+save_rec(aoe_graph *g, int y, const char *path)
+{
+	aoe_tensor *t = g->tensors[y];
+
+	t->dtype = AOE_F32;
+	t->ndim = 4;
+	t->dims[0] = 1;
+	t->dims[1] = 32;
+	t->dims[2] = 8;
+	t->dims[3] = -1;
+	t->dim_param[3] = aoe_xstrdup("W4");
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = y;
+	if (aoe_onnx_save(g, path) < 0) {
+		aoe_warnx("%s", aoe_errmsg());
+		aoe_graph_free(g);
+		return AOE_EXIT_IO;
+	}
+	aoe_graph_free(g);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -121,7 +147,8 @@ main(int argc, char **argv)
 	if (argc == 3 && argv[1][0] == '-')
 		mode = argv[1][1];
 	else if (argc != 2) {
-		fprintf(stderr, "usage: mkexample [-d | -u | -b] file.onnx\n");
+		fprintf(stderr, "usage: mkexample [-d | -u | -b | -w] "
+		    "file.onnx\n");
 		return AOE_EXIT_USAGE;
 	}
 	g->opset = 13;
@@ -138,6 +165,11 @@ main(int argc, char **argv)
 		t->dim_param[2] = aoe_xstrdup("H");
 		t->dim_param[3] = aoe_xstrdup("W");
 	}
+	if (mode == 'w') {
+		t->dims[2] = 32;
+		t->dims[3] = -1;
+		t->dim_param[3] = aoe_xstrdup("W");
+	}
 	g->inputs = aoe_xcalloc(1, sizeof(int));
 	g->inputs[g->ninputs++] = x;
 
@@ -151,6 +183,8 @@ main(int argc, char **argv)
 	y = g->nodes[ni].out[0];
 	y = conv(g, "b1.conv", y, 16, 32, 3, 2, 1);
 	y = unary(g, "Relu", "b1.relu", batchnorm(g, "b1.bn", y, 32));
+	if (mode == 'w')
+		return save_rec(g, y, argv[argc - 1]);
 	y = unary(g, "Sigmoid", "b2.dw.act", conv(g, "b2.dw", y, 32, 32, 3,
 	    1, 32));
 	y = unary(g, "Relu", "b2.pw.act", conv(g, "b2.pw", y, 32, 64, 1, 1,

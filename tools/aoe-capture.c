@@ -25,6 +25,9 @@ extern char **environ;
 
 static const char usage_text[] =
     "usage: aoe-capture [-hV] [--input-shape spec] [--output file] model\n"
+    "       aoe-capture --input-shape spec [--output dir]\n"
+    "                   --dynamic-batch-size list | --dynamic-image-size list |\n"
+    "                   --dynamic-dims list model\n"
     "       aoe-capture [--dir dir] [--job-type 1|2] [--null] -- command "
     "[arg ...]\n";
 
@@ -138,6 +141,113 @@ out:
 }
 
 /*
+ * AOE's dynamic-shape profiles: an --input-shape whose dynamic dimensions
+ * are -1, and the values each profile gives them.  --dynamic-batch-size
+ * "1,4,8" is three profiles of one value, for every -1;
+ * --dynamic-image-size "32,320;48,640" two of a height and a width, for
+ * each pair of -1s; --dynamic-dims "1,320;2,640" two that fill the -1s in
+ * order.
+ */
+enum { DYN_NONE, DYN_BATCH, DYN_IMAGE, DYN_DIMS };
+static const char *const dyn_opt[] = { "", "--dynamic-batch-size",
+	"--dynamic-image-size", "--dynamic-dims" };
+
+/* The spec with profile prof's values for its -1s; NULL on error. */
+static char *
+expand_profile(const char *spec, int kind, const char *prof)
+{
+	char *copy = aoe_xstrdup(prof), *tok, *save = NULL, *out, *o;
+	long long v[AOE_MAXDIM * 8];
+	const char *p;
+	int nv = 0, nmin = 0, k = 0;
+
+	for (tok = strtok_r(copy, ",", &save); tok;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (nv == (int)(sizeof(v) / sizeof(v[0])) ||
+		    aoe_strtonum(tok, 1, INT32_MAX, &v[nv]) < 0) {
+			aoe_warnx("%s: '%s' is not a dimension (1 to %d)",
+			    dyn_opt[kind], tok, INT32_MAX);
+			free(copy);
+			return NULL;
+		}
+		nv++;
+	}
+	free(copy);
+	for (p = spec; (p = strstr(p, "-1")) != NULL; p += 2)
+		nmin++;
+	if (nmin == 0 || (kind == DYN_BATCH && nv != 1) ||
+	    (kind == DYN_IMAGE && (nv != 2 || nmin % 2)) ||
+	    (kind == DYN_DIMS && nv != nmin)) {
+		aoe_warnx("%s profile '%s' does not fit --input-shape '%s' "
+		    "(%d dynamic dimensions, given as -1)", dyn_opt[kind],
+		    prof, spec, nmin);
+		return NULL;
+	}
+	out = aoe_xmalloc(strlen(spec) + (size_t)nmin * 12 + 1);
+	for (o = out, p = spec; *p; ) {
+		if (strncmp(p, "-1", 2) == 0) {
+			o += sprintf(o, "%lld", v[kind == DYN_BATCH ? 0 :
+			    kind == DYN_IMAGE ? k % 2 : k]);
+			k++;
+			p += 2;
+		} else
+			*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * Capture one graph a profile into DIR/graph_<k>.json, listing each file
+ * on standard output: the shapes that tuning then covers.
+ */
+static int
+capture_profiles(const char *model, const char *shapes, int kind,
+    const char *list, const char *dir)
+{
+	char *copy = aoe_xstrdup(list), *prof, *save = NULL, *spec;
+	char path[PATH_MAX];
+	int k = 0, rc = 0;
+
+	if (shapes == NULL) {
+		aoe_warnx("%s needs --input-shape with -1 for each dynamic "
+		    "dimension", dyn_opt[kind]);
+		free(copy);
+		return AOE_EXIT_USAGE;
+	}
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		aoe_warnx("cannot create '%s': %s", dir, strerror(errno));
+		free(copy);
+		return AOE_EXIT_IO;
+	}
+	for (prof = strtok_r(copy, kind == DYN_BATCH ? "," : ";", &save);
+	    prof; prof = strtok_r(NULL, kind == DYN_BATCH ? "," : ";",
+	    &save)) {
+		if ((spec = expand_profile(shapes, kind, prof)) == NULL) {
+			free(copy);
+			return AOE_EXIT_USAGE;
+		}
+		snprintf(path, sizeof(path), "%s/graph_%d.json", dir, ++k);
+		fprintf(stderr, "%s: profile %d: %s\n", aoe_progname(), k,
+		    spec);
+		rc = capture_model(model, spec, path);
+		free(spec);
+		if (rc < 0) {
+			aoe_warnx("%s", aoe_errmsg());
+			free(copy);
+			return aoe_exit_status(rc);
+		}
+		printf("%s\n", path);
+	}
+	free(copy);
+	if (k == 0) {
+		aoe_warnx("%s: no profile given", dyn_opt[kind]);
+		return AOE_EXIT_USAGE;
+	}
+	return fflush(stdout) == 0 ? AOE_EXIT_OK : AOE_EXIT_IO;
+}
+
+/*
  * Run the command with AOE_MODE and AOE_CAPTURE_DIR set, then list the
  * graphs it handed over (DIR/.captured, appended by libaoe), each once.
  */
@@ -237,6 +347,9 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "dir", required_argument, NULL, 'd' },
+		{ "dynamic-batch-size", required_argument, NULL, 'B' },
+		{ "dynamic-dims", required_argument, NULL, 'D' },
+		{ "dynamic-image-size", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "input-shape", required_argument, NULL, 's' },
 		{ "job-type", required_argument, NULL, 'j' },
@@ -246,7 +359,8 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	char *shapes = NULL, *out = NULL, *dir = NULL, **cmd = NULL;
-	int c, mode = 0, zero = 0, optc, rc;
+	const char *dyn = NULL;
+	int c, mode = 0, zero = 0, optc, rc, kind = DYN_NONE;
 	long long v;
 
 	aoe_setprogname(argv[0]);
@@ -258,6 +372,18 @@ main(int argc, char **argv)
 	while ((c = getopt_long(optc, argv, "d:hj:o:s:Vz", longopts,
 	    NULL)) != -1) {
 		switch (c) {
+		case 'B':
+		case 'D':
+		case 'I':
+			if (dyn) {
+				aoe_warnx("give one of --dynamic-batch-size, "
+				    "--dynamic-image-size and --dynamic-dims");
+				usage(AOE_EXIT_USAGE);
+			}
+			dyn = optarg;
+			kind = c == 'B' ? DYN_BATCH : c == 'I' ? DYN_IMAGE :
+			    DYN_DIMS;
+			break;
 		case 'd':
 			dir = optarg;
 			break;
@@ -299,9 +425,9 @@ main(int argc, char **argv)
 			aoe_warnx("expected: -- command [arg ...]");
 			usage(AOE_EXIT_USAGE);
 		}
-		if (shapes || out) {
-			aoe_warnx("--input-shape and --output apply to a "
-			    "model, not to a command");
+		if (shapes || out || dyn) {
+			aoe_warnx("--input-shape, --output and the dynamic "
+			    "profiles apply to a model, not to a command");
 			usage(AOE_EXIT_USAGE);
 		}
 		return capture_command(cmd, dir ? dir : "aoe_capture",
@@ -313,6 +439,12 @@ main(int argc, char **argv)
 		aoe_warnx("--dir, --job-type and --null apply to a command "
 		    "after --, not to a model");
 		usage(AOE_EXIT_USAGE);
+	}
+	if (dyn) {
+		rc = capture_profiles(argv[optind], shapes, kind, dyn, out ?
+		    out : "aoe_capture");
+		free(shapes);
+		return rc;
 	}
 	rc = capture_model(argv[optind], shapes, out);
 	free(shapes);

@@ -1,9 +1,11 @@
 /*
  * aoe-run - run a model with libaoe and report its latency.
  *
- * This is the workload users tune: it loads an ONNX or aoe-graph model,
- * binds dynamic shapes, fills the inputs (random, or from files), runs
- * warm-up and timed iterations, and prints the latency.
+ * This is the workload users tune: it opens an ONNX or aoe-graph model
+ * through libaoe's session API (aoe_session.h), as any program that
+ * embeds libaoe does, binds dynamic shapes, fills the inputs (random, or
+ * from files), runs warm-up and timed iterations, and prints the
+ * latency.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "aoe.h"
 
@@ -74,44 +77,45 @@ load_input(aoe_tensor *t, const char *path)
 }
 
 static int
-write_outputs(const aoe_graph *g, const char *dir)
+write_outputs(aoe_session *s, const aoe_value *out, const char *dir)
 {
-	char path[4096], shape[256];
+	char path[4096];
+	aoe_tensor_info info;
 	FILE *fp;
-	int i;
+	int i, d;
 
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
 		return aoe_err(AOE_EIO, "cannot create '%s': %s", dir,
 		    strerror(errno));
-	for (i = 0; i < g->noutputs; i++) {
-		const aoe_tensor *t = g->tensors[g->outputs[i]];
+	for (i = 0; i < aoe_session_noutputs(s); i++) {
 		const char *p;
-		size_t j, nb = aoe_tensor_nbytes(t);
+		size_t j;
 
+		aoe_session_output(s, i, &info);
 		/*
 		 * Output names may hold '/' and worse: keep [A-Za-z0-9._-]
 		 * and turn the rest into '_' (as bench/ort-run.js does).
 		 */
 		snprintf(path, sizeof(path), "%s/", dir);
-		for (p = t->name, j = strlen(path); *p && j + 5 <
+		for (p = info.name, j = strlen(path); *p && j + 5 <
 		    sizeof(path) - 6; p++)
 			path[j++] = isalnum((unsigned char)*p) || *p == '.' ||
 			    *p == '_' || *p == '-' ? *p : '_';
 		path[j] = '\0';
 		strcat(path, ".bin");
 		if ((fp = fopen(path, "wb")) == NULL ||
-		    fwrite(t->data, 1, nb, fp) != nb || fclose(fp) != 0)
+		    fwrite(out[i].data, 1, out[i].nbytes, fp) !=
+		    out[i].nbytes || fclose(fp) != 0)
 			return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
 			    strerror(errno));
 		strcpy(path + strlen(path) - 4, ".shape");
 		if ((fp = fopen(path, "w")) == NULL)
 			return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
 			    strerror(errno));
-		aoe_shape_str(t, shape, sizeof(shape));
-		for (j = 0; shape[j]; j++)
-			if (shape[j] == 'x')
-				shape[j] = ',';
-		fprintf(fp, "%s\n", t->ndim ? shape : "");
+		for (d = 0; d < out[i].ndim; d++)
+			fprintf(fp, "%s%lld", d ? "," : "",
+			    (long long)out[i].dims[d]);
+		fputc('\n', fp);
 		if (fclose(fp) != 0)
 			return aoe_err(AOE_EIO, "cannot write '%s': %s", path,
 			    strerror(errno));
@@ -154,7 +158,7 @@ static const struct option longopts[] = {
 
 /* One option c (with optarg); exits on --help, --version and misuse. */
 static void
-option(int c, aoe_run_opts *o, cli *a)
+option(int c, aoe_session_options *o, cli *a)
 {
 	switch (c) {
 	case 'h':
@@ -214,14 +218,53 @@ names(const char *s, const aoe_tensor *t)
 }
 
 /*
- * The inputs: random ones, as the measurements' (aoe-opat(1)), but for
- * those read from files; an --input that names no input is an error.
+ * The inputs as the model declares them, in a graph of inputs alone:
+ * their dynamic dimensions bound by --input-shape (aoe_bind_shapes, as
+ * aoe-capture binds them), every one then static.
  */
 static int
-set_inputs(aoe_graph *g, const cli *a)
+input_shapes(aoe_session *s, const char *spec, aoe_graph **gp)
 {
-	int i, j, rc;
+	aoe_graph *g = aoe_graph_new("inputs");
+	aoe_tensor_info info;
+	int i, d, ti, rc;
 
+	*gp = g;
+	g->inputs = aoe_xcalloc((size_t)aoe_session_ninputs(s) + 1,
+	    sizeof(int));
+	for (i = 0; i < aoe_session_ninputs(s); i++) {
+		aoe_session_input(s, i, &info);
+		ti = aoe_graph_tensor(g, info.name);
+		aoe_tensor_set(g->tensors[ti], info.dtype, info.ndim,
+		    info.dims);
+		for (d = 0; d < info.ndim; d++)
+			if (info.dim_names[d])
+				g->tensors[ti]->dim_param[d] =
+				    aoe_xstrdup(info.dim_names[d]);
+		g->tensors[ti]->kind = AOE_T_INPUT;
+		g->inputs[g->ninputs++] = ti;
+	}
+	if (spec && (rc = aoe_bind_shapes(g, spec)) < 0)
+		return rc;
+	return aoe_graph_check_inputs(g);
+}
+
+/*
+ * The inputs: random ones, as the measurements' (aoe-opat(1)), but for
+ * those read from files; an --input that names no input is an error.
+ * Each gets its buffer in g, and its value in v.
+ */
+static int
+set_inputs(aoe_graph *g, const cli *a, aoe_value *v)
+{
+	int i, j, d, rc;
+
+	for (i = 0; i < g->ninputs; i++) {
+		aoe_tensor *t = g->tensors[g->inputs[i]];
+		size_t nb = aoe_tensor_nbytes(t);
+		t->data = aoe_xcalloc(1, nb ? nb : 1);
+		t->owned = 1;
+	}
 	aoe_graph_fill_inputs(g, (uint64_t)a->seed);
 	for (i = 0; i < g->ninputs; i++) {
 		aoe_tensor *t = g->tensors[g->inputs[i]];
@@ -231,6 +274,12 @@ set_inputs(aoe_graph *g, const cli *a)
 				file = a->inputs[j] + strlen(t->name) + 1;
 		if (file && (rc = load_input(t, file)) < 0)
 			return rc;
+		v[i].dtype = t->dtype;
+		v[i].ndim = t->ndim;
+		for (d = 0; d < t->ndim; d++)
+			v[i].dims[d] = t->dims[d];
+		v[i].data = t->data;
+		v[i].nbytes = aoe_tensor_nbytes(t);
 	}
 	for (j = 0; j < a->ninputs; j++) {
 		for (i = 0; i < g->ninputs; i++)
@@ -244,27 +293,41 @@ set_inputs(aoe_graph *g, const cli *a)
 	return 0;
 }
 
+/*
+ * One run.  The first gets the outputs in libaoe's buffers, which the
+ * later runs reuse as their own (the shape stays).
+ */
+static int
+run_once(aoe_session *s, const aoe_value *in, aoe_value *out)
+{
+	int i, rc;
+
+	if ((rc = aoe_session_run(s, in, out)) < 0)
+		return rc;
+	for (i = 0; i < aoe_session_noutputs(s); i++)
+		out[i].lib_owned = 0;
+	return 0;
+}
+
 /* The warm-up runs, then the timed ones, and their latency line. */
 static int
-time_runs(aoe_graph *g, const aoe_run_opts *o, const cli *a,
-    const char *model)
+time_runs(aoe_session *s, const aoe_value *in, aoe_value *out, int nthreads,
+    const cli *a, const char *model)
 {
 	long long runs = a->runs, i;
 	double *times, t0;
 	int rc;
 
 	for (i = 0; i < a->warmup; i++)
-		if ((rc = aoe_graph_run(g, o)) < 0)
+		if ((rc = run_once(s, in, out)) < 0)
 			return rc;
 	/* Profile only the timed runs. */
-	for (i = 0; i < g->nnodes; i++) {
-		g->nodes[i].prof_us = 0;
-		g->nodes[i].prof_runs = 0;
-	}
+	if (a->warmup)
+		aoe_session_profile(s, NULL);
 	times = aoe_xcalloc((size_t)runs, sizeof(double));
 	for (i = 0; i < runs; i++) {
 		t0 = aoe_now_us();
-		if ((rc = aoe_graph_run(g, o)) < 0) {
+		if ((rc = run_once(s, in, out)) < 0) {
 			free(times);
 			return rc;
 		}
@@ -273,7 +336,7 @@ time_runs(aoe_graph *g, const aoe_run_opts *o, const cli *a,
 	qsort(times, (size_t)runs, sizeof(double), cmp_double);
 	if (!a->quiet)
 		printf("aoe model=%s threads=%d warmup=%lld runs=%lld "
-		    "median=%.3f p90=%.3f min=%.3f\n", model, o->nthreads,
+		    "median=%.4f p90=%.4f min=%.4f\n", model, nthreads,
 		    a->warmup, runs, runs % 2 ? times[runs / 2] :
 		    (times[runs / 2 - 1] + times[runs / 2]) / 2,
 		    times[(runs * 9 + 9) / 10 - 1], times[0]);
@@ -284,13 +347,16 @@ time_runs(aoe_graph *g, const aoe_run_opts *o, const cli *a,
 int
 main(int argc, char **argv)
 {
-	aoe_run_opts o;
+	aoe_session_options o;
+	aoe_session *s = NULL;
 	aoe_graph *g = NULL;
+	aoe_value *in = NULL, *out = NULL;
 	cli a = { NULL, 0, NULL, NULL, 3, 10, 1, 0 };
-	int c, rc;
+	int c, i, rc, nthreads;
 
 	aoe_setprogname(argv[0]);
-	aoe_run_opts_init(&o);
+	aoe_session_options_init(&o);
+	o.profile = aoe_env_true("PROFILING_MODE");
 	while ((c = getopt_long(argc, argv, "hi:o:pqr:s:t:Vw:", longopts,
 	    NULL)) != -1)
 		option(c, &o, &a);
@@ -298,25 +364,34 @@ main(int argc, char **argv)
 	argv += optind;
 	if (argc != 1)
 		usage(AOE_EXIT_USAGE);
+	nthreads = o.nthreads ? o.nthreads :
+	    (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (nthreads < 1)
+		nthreads = 1;
 
-	if ((rc = aoe_model_load(argv[0], &g)) < 0 ||
-	    (a.shapes && (rc = aoe_bind_shapes(g, a.shapes)) < 0) ||
-	    (rc = aoe_graph_prepare(g, &o)) < 0 ||
-	    (rc = set_inputs(g, &a)) < 0 ||
-	    (rc = time_runs(g, &o, &a, argv[0])) < 0)
+	if ((rc = aoe_session_open(argv[0], &o, &s)) < 0 ||
+	    (rc = input_shapes(s, a.shapes, &g)) < 0)
+		goto fail;
+	in = aoe_xcalloc((size_t)g->ninputs + 1, sizeof(*in));
+	out = aoe_xcalloc((size_t)aoe_session_noutputs(s) + 1, sizeof(*out));
+	if ((rc = set_inputs(g, &a, in)) < 0 ||
+	    (rc = time_runs(s, in, out, nthreads, &a, argv[0])) < 0)
 		goto fail;
 	if (o.profile)
-		aoe_profile_print(g, stderr);
-	if (a.outdir && (rc = write_outputs(g, a.outdir)) < 0)
+		aoe_session_profile(s, stderr);
+	if (a.outdir && (rc = write_outputs(s, out, a.outdir)) < 0)
 		goto fail;
-	aoe_graph_free(g);
-	free(a.inputs);
-	free(a.shapes);
-	return AOE_EXIT_OK;
+	rc = 0;
 fail:
-	aoe_warnx("%s", aoe_errmsg());
+	if (rc < 0)
+		aoe_warnx("%s", aoe_errmsg());
+	for (i = 0; out && i < aoe_session_noutputs(s); i++)
+		free(out[i].data);
+	free(in);
+	free(out);
 	aoe_graph_free(g);
+	aoe_session_close(s);
 	free(a.inputs);
 	free(a.shapes);
-	return aoe_exit_status(rc);
+	return rc < 0 ? aoe_exit_status(rc) : AOE_EXIT_OK;
 }

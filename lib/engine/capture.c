@@ -7,6 +7,7 @@
  * it the graph is tuned inline by aoe-opat (AOE_MODE=2) or aoe-sgat
  * (AOE_MODE=1) and the workload then goes on.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -193,24 +194,48 @@ note_captured(const char *dir, const char *file)
 	close(fd);
 }
 
-/* The tuner next to the running program, else on PATH; NULL if none. */
+/* DIR/REL/TOOL when it is executable (REL may be ""); else NULL. */
+static char *
+tool_in(const char *file, const char *rel, const char *tool)
+{
+	const char *p = strrchr(file, '/');
+	char *cand;
+
+	if (p == NULL)
+		return NULL;
+	cand = aoe_xmalloc((size_t)(p - file) + strlen(rel) + strlen(tool) +
+	    3);
+	sprintf(cand, "%.*s/%s%s", (int)(p - file), file, rel, tool);
+	if (access(cand, X_OK) == 0)
+		return cand;
+	free(cand);
+	return NULL;
+}
+
+/*
+ * The tuner next to the running program; else, for a program that runs
+ * libaoe.so (python3 with the aoe module), in the bin (installed) or
+ * tools (the build tree) beside the library's directory; else on PATH.
+ * NULL if none.
+ */
 static char *
 find_tool(const char *tool)
 {
 	char self[PATH_MAX], *path, *dir, *save = NULL, *cand, *p;
 	ssize_t n;
+	Dl_info dl;
 
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
 		self[n] = '\0';
-		if ((p = strrchr(self, '/')) != NULL) {
-			cand = aoe_xmalloc((size_t)(p - self) + strlen(tool) +
-			    2);
-			sprintf(cand, "%.*s/%s", (int)(p - self), self, tool);
-			if (access(cand, X_OK) == 0)
-				return cand;
-			free(cand);
-		}
-	}
+		if ((cand = tool_in(self, "", tool)) != NULL)
+			return cand;
+	} else
+		self[0] = '\0';
+	if (dladdr((void *)aoe_capture_hook, &dl) != 0 && dl.dli_fname &&
+	    strcmp(dl.dli_fname, self) != 0 &&
+	    ((cand = tool_in(dl.dli_fname, "../bin/", tool)) != NULL ||
+	    (cand = tool_in(dl.dli_fname, "../tools/", tool)) != NULL))
+		return cand;
 	if ((p = getenv("PATH")) == NULL)
 		return NULL;
 	path = aoe_xstrdup(p);
@@ -229,28 +254,45 @@ find_tool(const char *tool)
 }
 
 /*
- * Run "TOOL --commit GRAPH" and wait for it.  The child does not inherit
- * AOE_MODE (its own compiles must not be captured again), and its
- * standard output goes to our standard error: the workload's output
- * stays its own.
+ * Run "TOOL --commit [AOE_TUNE_FLAGS] GRAPH" and wait for it, the flags
+ * (budgets, seeds) split at blanks, as the aoe front end takes them.  The
+ * child does not inherit AOE_MODE (its own compiles must not be captured
+ * again), and its standard output goes to our standard error: the
+ * workload's output stays its own.
  */
 static int
 run_tuner(const char *path, const char *tool, const char *graph)
 {
+	const char *flags = getenv("AOE_TUNE_FLAGS");
+	char *copy = aoe_xstrdup(flags ? flags : ""), *w, *save = NULL;
+	char **argv = aoe_xcalloc(strlen(copy) / 2 + 5, sizeof(char *));
+	int argc = 0;
 	pid_t pid;
 	int st;
 
+	argv[argc++] = (char *)tool;
+	argv[argc++] = "--commit";
+	for (w = strtok_r(copy, " \t\n", &save); w;
+	    w = strtok_r(NULL, " \t\n", &save))
+		argv[argc++] = w;
+	argv[argc++] = (char *)graph;
+	argv[argc] = NULL;
 	fflush(NULL);
-	if ((pid = fork()) < 0)
+	if ((pid = fork()) < 0) {
+		free(argv);
+		free(copy);
 		return aoe_err(AOE_EIO, "cannot fork: %s", strerror(errno));
+	}
 	if (pid == 0) {
 		unsetenv("AOE_MODE");
 		unsetenv("AOE_CAPTURE_DIR");
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execl(path, tool, "--commit", graph, (char *)NULL);
+		execv(path, argv);
 		aoe_warn("cannot run '%s'", path);
 		_exit(127);
 	}
+	free(argv);
+	free(copy);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return aoe_err(AOE_EIO, "waitpid: %s",

@@ -351,6 +351,17 @@ int aoe_json_load(const char *path, aoe_graph **gp);
 int aoe_json_save(const aoe_graph *g, FILE *fp);
 /* Load either format, deciding by content. */
 int aoe_model_load(const char *path, aoe_graph **gp);
+/*
+ * The same from a model in memory: path names it in messages and is the
+ * place its external data and referred constants are relative to; NULL
+ * for a model that is nowhere on disk.
+ */
+int aoe_onnx_load_mem(const void *buf, size_t len, const char *path,
+    aoe_graph **gp);
+int aoe_json_load_mem(const void *buf, size_t len, const char *path,
+    aoe_graph **gp);
+int aoe_model_load_mem(const void *buf, size_t len, const char *path,
+    aoe_graph **gp);
 
 /*
  * Bind a dynamic input's dimensions.  spec is "name:d0,d1,..." and may

@@ -170,6 +170,22 @@ aoe_graph_fill_inputs(aoe_graph *g, uint64_t seed)
 		    seed + 977 * (uint64_t)i);
 }
 
+int
+aoe_load_file(const char *path, int (*load)(const void *, size_t,
+    const char *, aoe_graph **), aoe_graph **gp)
+{
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	*gp = NULL;
+	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
+		return rc;
+	rc = load(buf, len, path, gp);
+	free(buf);
+	return rc;
+}
+
 aoe_graph *
 aoe_graph_new(const char *name)
 {

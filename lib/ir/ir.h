@@ -46,6 +46,13 @@ struct cJSON;
 int aoe_sched_from_json(const struct cJSON *o, aoe_sched *s, char *why,
     size_t wl);
 
+/*
+ * Load the model file at path with load, one of the loaders from memory
+ * (aoe_onnx_load_mem, aoe_json_load_mem, aoe_model_load_mem).
+ */
+int aoe_load_file(const char *path, int (*load)(const void *, size_t,
+    const char *, aoe_graph **), aoe_graph **gp);
+
 /* Whether a and b have the same rank and dimensions. */
 int aoe_same_shape(const aoe_tensor *a, const aoe_tensor *b);
 

@@ -638,21 +638,24 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
 int
 aoe_json_load(const char *path, aoe_graph **gp)
 {
-	uint8_t *buf;
-	size_t len;
+	return aoe_load_file(path, aoe_json_load_mem, gp);
+}
+
+int
+aoe_json_load_mem(const void *buf, size_t len, const char *path,
+    aoe_graph **gp)
+{
+	const char *what = path ? path : "(buffer)";
 	cJSON *root;
 	aoe_graph *g;
 	int rc;
 
 	*gp = NULL;
-	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
-		return rc;
 	root = cJSON_ParseWithLength((const char *)buf, len);
-	free(buf);
 	if (root == NULL)
-		return aoe_err(AOE_EDATA, "%s: malformed JSON", path);
+		return aoe_err(AOE_EDATA, "%s: malformed JSON", what);
 	g = aoe_graph_new("main");
-	rc = graph_from_json(root, g, path);
+	rc = graph_from_json(root, g, what);
 	cJSON_Delete(root);
 	if (rc < 0) {
 		aoe_graph_free(g);
@@ -662,24 +665,33 @@ aoe_json_load(const char *path, aoe_graph **gp)
 	return 0;
 }
 
+/* Whether a model in memory is an aoe-graph file: a JSON object. */
+static int
+is_json(const uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (buf[i] == ' ' || buf[i] == '\n' ||
+	    buf[i] == '\t' || buf[i] == '\r'))
+		i++;
+	return i < len && buf[i] == '{';
+}
+
 int
 aoe_model_load(const char *path, aoe_graph **gp)
 {
-	uint8_t *buf;
-	size_t len, i = 0;
-	int rc;
-
 	/* Peek: aoe-graph files are JSON objects; ONNX is binary. */
 	if (strcmp(path, "-") == 0) {
 		/* Stdin can be read only once: JSON is the stream format. */
 		return aoe_json_load(path, gp);
 	}
-	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
-		return rc;
-	while (i < len && (buf[i] == ' ' || buf[i] == '\n' ||
-	    buf[i] == '\t' || buf[i] == '\r'))
-		i++;
-	rc = i < len && buf[i] == '{';
-	free(buf);
-	return rc ? aoe_json_load(path, gp) : aoe_onnx_load(path, gp);
+	return aoe_load_file(path, aoe_model_load_mem, gp);
+}
+
+int
+aoe_model_load_mem(const void *buf, size_t len, const char *path,
+    aoe_graph **gp)
+{
+	return is_json(buf, len) ? aoe_json_load_mem(buf, len, path, gp) :
+	    aoe_onnx_load_mem(buf, len, path, gp);
 }

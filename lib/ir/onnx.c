@@ -389,7 +389,8 @@ graph_from_gp(const Onnx__GraphProto *gp, const char *dir, const char *src,
 		if ((rc = tensor_from_proto(tp, t, dir)) < 0)
 			goto out;
 		if (!sub) {
-			t->src_file = aoe_xstrdup(src);
+			if (src != NULL)
+				t->src_file = aoe_xstrdup(src);
 			t->src_name = aoe_xstrdup(tp->name);
 		}
 	}
@@ -428,6 +429,13 @@ graph_from_gp(const Onnx__GraphProto *gp, const char *dir, const char *src,
 		g->outputs[g->noutputs++] = ti = aoe_graph_tensor(g,
 		    gp->output[i]->name);
 		if ((rc = declared_kind(gp->output[i], g->tensors[ti])) < 0)
+			goto out;
+		/*
+		 * The declared type and shape (its dynamic dims named), which
+		 * the session API shows; preparing the graph infers them.
+		 */
+		if (!sub && g->tensors[ti]->kind == AOE_T_VALUE &&
+		    (rc = valueinfo(gp->output[i], g->tensors[ti])) < 0)
 			goto out;
 	}
 	for (i = 0; i < gp->n_value_info; i++) {
@@ -489,15 +497,17 @@ out:
 static int
 graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 {
-	char *pathcopy = aoe_xstrdup(path), *abspath;
+	char *pathcopy = aoe_xstrdup(path ? path : "."), *abspath;
 	size_t i;
 	int rc;
 
 	/*
 	 * Constants refer to the model by its absolute path, so that an
-	 * aoe-graph written anywhere still finds them.
+	 * aoe-graph written anywhere still finds them; those of a model
+	 * read from memory (path NULL) refer to nothing and are written
+	 * whole.
 	 */
-	abspath = realpath(path, NULL);
+	abspath = path ? realpath(path, NULL) : NULL;
 	for (i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
 		if ((os->domain == NULL || *os->domain == '\0' ||
@@ -514,35 +524,39 @@ graph_from_proto(const Onnx__ModelProto *mp, const char *path, aoe_graph *g)
 int
 aoe_onnx_load(const char *path, aoe_graph **gp)
 {
-	uint8_t *buf;
-	size_t len;
+	return aoe_load_file(path, aoe_onnx_load_mem, gp);
+}
+
+int
+aoe_onnx_load_mem(const void *buf, size_t len, const char *path,
+    aoe_graph **gp)
+{
+	const char *what = path ? path : "(buffer)";
 	Onnx__ModelProto *mp;
 	aoe_graph *g;
 	int rc;
 
 	*gp = NULL;
-	if ((rc = aoe_read_file(path, &buf, &len)) < 0)
-		return rc;
 	mp = onnx__model_proto__unpack(NULL, len, buf);
-	free(buf);
 	if (mp == NULL)
 		return aoe_err(AOE_EDATA, "'%s' is not a valid ONNX model "
-		    "(protobuf parse failed)", path);
+		    "(protobuf parse failed)", what);
 	if (mp->graph == NULL) {
 		onnx__model_proto__free_unpacked(mp, NULL);
 		return aoe_err(AOE_EDATA, "'%s' is not a valid ONNX model "
-		    "(no graph)", path);
+		    "(no graph)", what);
 	}
 	g = aoe_graph_new(mp->graph->name && *mp->graph->name ?
 	    mp->graph->name : "main");
-	g->source = aoe_xstrdup(path);
+	if (path)
+		g->source = aoe_xstrdup(path);
 	rc = graph_from_proto(mp, path, g);
 	onnx__model_proto__free_unpacked(mp, NULL);
 	if (rc < 0) {
 		char msg[1024];
 		snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
 		aoe_graph_free(g);
-		return aoe_err(-rc, "%s: %s", path, msg);
+		return aoe_err(-rc, "%s: %s", what, msg);
 	}
 	*gp = g;
 	return 0;

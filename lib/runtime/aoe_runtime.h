@@ -38,6 +38,11 @@ typedef struct aoe_run_opts {
 /* Defaults, with GE_USE_STATIC_MEMORY and PROFILING_MODE applied. */
 void aoe_run_opts_init(aoe_run_opts *o);
 
+/*
+ * Every input of g has a supported type and a static shape, not too
+ * large: else an error naming it (and how to bind a dynamic one).
+ */
+int aoe_graph_check_inputs(const aoe_graph *g);
 /* Names of ops in g that no kernel supports, as "A, B"; NULL if none. */
 char *aoe_graph_unsupported(const aoe_graph *g);
 /* Run the prepared graph once.  Inputs must have their data set. */

@@ -159,9 +159,8 @@ out:
 	return rc;
 }
 
-/* Every graph input must have a static shape by now. */
-static int
-check_inputs(const aoe_graph *g)
+int
+aoe_graph_check_inputs(const aoe_graph *g)
 {
 	char buf[256];
 	int i, d;
@@ -745,7 +744,7 @@ aoe_graph_analyse(aoe_graph *g)
 		free(unsup);
 		return rc;
 	}
-	if ((rc = check_inputs(g)) < 0)
+	if ((rc = aoe_graph_check_inputs(g)) < 0)
 		return rc;
 	return aoe_graph_reinfer(g);
 }
