@@ -300,17 +300,14 @@ static int
 apply_settings(opat_run *r, aoe_check_opts *co, const args *a)
 {
 	aoe_settings set;
-	int rc, n;
+	int rc;
 
 	if ((rc = aoe_settings_load(&set)) < 0)
 		return rc;
 	aoe_check_opts_set(co, &set);
 	r->o.run_loop = set.run_loop;
 	r->o.tuning_parallel = set.tuning_parallel;
-	/* TE_PARALLEL_COMPILER as set, else 8 or the online CPUs if fewer. */
-	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	r->o.te_parallel = set.te_parallel_given || set.te_parallel < n ?
-	    set.te_parallel : n > 0 ? n : 1;
+	r->o.te_parallel = aoe_settings_te_parallel(&set);
 	r->o.repeat_tune = set.repeat_tune;
 	if (a->opsfile && (rc = read_ops_file(a->opsfile, &r->o)) < 0)
 		return rc;

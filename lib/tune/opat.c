@@ -735,23 +735,37 @@ out:
 }
 
 /*
- * Progress on stderr.
+ * Progress on stderr.  The ETA is the current case's expected time left
+ * and the expected time of the cases after it (r->eta_rest), each from
+ * its budget and its measured baseline, scaled by how long the cases
+ * done took against their expectation; never more than the whole run's
+ * budget left.
  */
-static void
-progress(opat_run *r, const opat_case *c, int trials, double gain)
+static double
+eta(const opat_run *r, double spent)
 {
-	double el = (aoe_now_us() - r->t0) / 1e6, eta;
-	int done = r->ndone;
+	double scale = r->est_done > 0 ? r->act_done / r->est_done : 1;
+	double cur = r->cur_est * scale - spent, e;
+
+	if (cur < 0)
+		cur = 0;
+	e = cur + r->eta_rest * scale;
+	if (r->left_s < HUGE_VAL && e > r->left_s - spent)
+		e = r->left_s - spent;
+	return e > 0 ? e : 0;
+}
+
+static void
+progress(opat_run *r, const opat_case *c, int trials, int max_trials,
+    double gain, double spent)
+{
+	char what[160];
 
 	if (!r->o.progress)
 		return;
-	if (gain > r->best_gain)
-		r->best_gain = gain;
-	eta = done > 0 ? el / done * (r->ncases - done) : 0;
-	fprintf(stderr, "\r\033[K[%d/%d] %s %.40s trials %d best gain %.1f%% "
-	    "ETA %dm%02ds", done, r->ncases, c->op_type, c->names[0], trials,
-	    100 * r->best_gain, (int)eta / 60, (int)eta % 60);
-	fflush(stderr);
+	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
+	aoe_tprog_update(&r->prog, what, trials, max_trials, gain,
+	    eta(r, spent));
 }
 
 /*
@@ -1004,8 +1018,8 @@ search(ctune *ct, long long max_trials, double max_s)
 		if ((rc = obtain(r, c, &ct->sp, "t", batch, k, bt, miss)) < 0)
 			break;
 		take_batch(ct, &se, batch, bt, miss, k);
-		progress(r, c, ct->trials, (c->base.us - ct->best.us) /
-		    c->base.us);
+		progress(r, c, ct->trials, (int)max_trials,
+		    (c->base.us - ct->best.us) / c->base.us, ct->spent);
 	}
 	free(batch);
 	free(bt);
@@ -1237,6 +1251,10 @@ baselines(opat_run *r)
 				    "legal any more; tuning from the default",
 				    c->op_type, c->names[0]);
 		}
+		if (r->o.progress)
+			aoe_tprog_note(&r->prog, "measuring baselines %d/%d: "
+			    "%s %s", i + 1, r->ncases, c->op_type,
+			    c->names[0]);
 		/* Twice, keeping the better: a busy host only adds time. */
 		if ((rc = obtain(r, c, &sp, c->hit ? "b" : "d", &c->base_s, 1,
 		    &c->base, &miss)) < 0)
@@ -1260,15 +1278,101 @@ baselines(opat_run *r)
 	return 0;
 }
 
+/*
+ * The budget of the case that comes next when left_s seconds and
+ * left_trials trials (-1: no limit) are left for cases whose baselines
+ * add up to left_share: its share of what is left, within the per-case
+ * budgets.
+ */
+static void
+plan(const opat_run *r, const opat_case *c, int nleft, double left_s,
+    long long left_trials, double left_share, long long *mtp, double *msp)
+{
+	long long mt = r->o.budget_trials;
+	double ms = r->o.budget_seconds, frac;
+
+	frac = left_share > 0 ? c->share / left_share : 1.0 / nleft;
+	if (left_s < HUGE_VAL && left_s * frac < ms)
+		ms = left_s * frac;
+	if (left_trials >= 0 && (long long)(left_trials * frac) < mt)
+		mt = (long long)(left_trials * frac);
+	if (mt < r->o.min_trials && r->o.budget_trials >= r->o.min_trials)
+		mt = r->o.min_trials;
+	if (ms < 0.5)
+		ms = 0.5;
+	*mtp = mt;
+	*msp = ms;
+}
+
+/*
+ * The seconds case c is expected to take with mt trials and ms seconds:
+ * a case the bank keeps, or whose baseline failed, none; else its trials
+ * and the confirmation rounds at what a measurement of its baseline
+ * cost, within ms.
+ */
+static double
+expect(const opat_run *r, const opat_case *c, long long mt, double ms)
+{
+	double per, e, par;
+
+	if ((c->hit && !r->o.repeat_tune) || c->base.status != OPAT_OK)
+		return 0;
+	per = c->base.cost_s / (r->replay ? 1 : 2);
+	par = r->o.te_parallel > 1 ? 1.5 : 1;	/* builds overlap timing */
+	e = per * ((double)mt + CONFIRM * (1 + TOPK)) / par;
+	return e < ms ? e : ms;
+}
+
+/* The expected seconds of the cases after the i-th. */
+static double
+expect_rest(const opat_run *r, int i, double left_s, long long left_trials,
+    double left_share)
+{
+	double e = 0, ms;
+	long long mt;
+	int j;
+
+	for (j = i + 1; j < r->ncases; j++) {
+		const opat_case *c = &r->cases[j];
+		plan(r, c, r->ncases - j, left_s, left_trials, left_share,
+		    &mt, &ms);
+		ms = expect(r, c, mt, ms);
+		e += ms;
+		if (left_s < HUGE_VAL)
+			left_s = left_s > ms ? left_s - ms : 0;
+		if (left_trials >= 0)
+			left_trials = left_trials > mt ? left_trials - mt : 0;
+		left_share -= c->share;
+	}
+	return e;
+}
+
+/* What the progress says of a finished case. */
+static void
+progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
+{
+	char what[160];
+
+	if (!r->o.progress)
+		return;
+	snprintf(what, sizeof(what), "%s %s%s", c->op_type, c->names[0],
+	    c->nnames > 1 ? " (and more)" : "");
+	aoe_tprog_case(&r->prog, what, jstr(rec, "outcome"),
+	    jnum(rec, "before_us", 0), jnum(rec, "after_us", 0),
+	    (int)jnum(rec, "trials", 0), c->spent, r->eta_rest *
+	    (r->est_done > 0 ? r->act_done / r->est_done : 1));
+}
+
 int
 opat_tune(opat_run *r)
 {
-	char id[32], mk[64];
+	char id[32];
 	double left_s, left_share;
 	long long left_trials;
 	int i, rc;
 
 	r->t0 = aoe_now_us();
+	aoe_tprog_init(&r->prog, r->o.progress, r->ncases);
 	if (r->o.journal) {
 		if ((rc = journal_open(r, r->o.journal)) < 0)
 			return rc;
@@ -1299,20 +1403,17 @@ opat_tune(opat_run *r)
 	for (i = 0; i < r->ncases; i++) {
 		opat_case *c = &r->cases[i];
 		cJSON *rec, *jr;
-		long long mt = r->o.budget_trials;
-		double ms = r->o.budget_seconds, frac;
+		long long mt;
+		double ms;
 
-		frac = left_share > 0 ? c->share / left_share : 1.0 /
-		    (r->ncases - i);
-		if (left_s < HUGE_VAL && left_s * frac < ms)
-			ms = left_s * frac;
-		if (left_trials >= 0 && (long long)(left_trials * frac) < mt)
-			mt = (long long)(left_trials * frac);
-		if (mt < r->o.min_trials && r->o.budget_trials >=
-		    r->o.min_trials)
-			mt = r->o.min_trials;
-		if (ms < 0.5)
-			ms = 0.5;
+		plan(r, c, r->ncases - i, left_s, left_trials, left_share,
+		    &mt, &ms);
+		r->left_s = left_s;
+		r->cur_est = expect(r, c, mt, ms);
+		r->eta_rest = expect_rest(r, i, left_s - r->cur_est,
+		    left_trials >= 0 ? left_trials - mt : -1,
+		    left_share - c->share);
+		progress(r, c, 1, (int)mt, 0, 0);
 		c->spent = c->base.cost_s;
 		if ((jr = map_get(r->jrec, c->keystr)) != NULL) {
 			rec = cJSON_Duplicate(jr, 1);
@@ -1322,17 +1423,13 @@ opat_tune(opat_run *r)
 			if ((rc = tune_case(r, c, mt, ms, &rec)) == 0)
 				rc = finish_case(r, c, rec, 0);
 		}
-		snprintf(mk, sizeof(mk), "%s", jstr(rec, "outcome") ?
-		    jstr(rec, "outcome") : "?");
-		if (rc == 0 && jstr(rec, "outcome") && r->o.progress) {
-			double b = jnum(rec, "before_us", 0), a = jnum(rec,
-			    "after_us", 0);
-			r->ndone = i + 1;
-			progress(r, c, (int)jnum(rec, "trials", 0), b > 0 &&
-			    (strcmp(mk, "add") == 0 || strcmp(mk, "update") ==
-			    0) ? (b - a) / b : 0);
-		}
 		r->ndone = i + 1;
+		if (r->cur_est > 0) {
+			r->est_done += r->cur_est;
+			r->act_done += c->spent;
+		}
+		if (rc == 0)
+			progress_case(r, c, rec);
 		left_s -= c->spent;
 		if (left_s < 0)
 			left_s = 0;
@@ -1346,9 +1443,7 @@ opat_tune(opat_run *r)
 		if (rc < 0)
 			return rc;
 	}
-	if (r->o.progress)
-		fprintf(stderr, "\r\033[K%d cases tuned in %.1f s\n",
-		    r->ncases, (aoe_now_us() - r->t0) / 1e6);
+	aoe_tprog_end(&r->prog, "cases");
 	return 0;
 }
 

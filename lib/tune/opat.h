@@ -246,7 +246,15 @@ typedef struct opat_run {
 	struct selcase *sel;
 	int nsel;
 	int ndone, nfailed;
-	double t0, best_gain;
+	double t0;
+	/*
+	 * Progress: the current case's expected seconds, those of the
+	 * cases after it, the whole run's seconds left, and the expected
+	 * and actual seconds of the cases done (their ratio scales the
+	 * expectations).
+	 */
+	aoe_tprog prog;
+	double cur_est, eta_rest, left_s, est_done, act_done;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
