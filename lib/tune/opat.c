@@ -411,8 +411,8 @@ timing_fields(cJSON *o, const opat_timing *t)
 		cJSON_AddStringToObject(o, "reason", t->reason);
 }
 
-static void
-timing_from_json(const cJSON *o, opat_timing *t)
+void
+opat_timing_from_json(const cJSON *o, opat_timing *t)
 {
 	const char *reason = jstr(o, "reason");
 
@@ -471,7 +471,7 @@ journal_open(opat_run *r, const char *path)
 			    jstr(o, "tag") && jstr(o, "canon")) {
 				opat_timing *t = aoe_xmalloc(sizeof(*t));
 				char mk[2048];
-				timing_from_json(o, t);
+				opat_timing_from_json(o, t);
 				snprintf(mk, sizeof(mk), "%s|%s|%s", k,
 				    jstr(o, "tag"), jstr(o, "canon"));
 				map_put(r->jtim, mk, t);
@@ -614,7 +614,7 @@ replay_find(opat_run *r, opat_case *c, const aoe_space *sp,
 			    cJSON_GetObjectItemCaseSensitive(o, "schedule"),
 			    &s, NULL, 0);
 			opat_canon(sp, &s, buf, sizeof(buf));
-			timing_from_json(o, x);
+			opat_timing_from_json(o, x);
 			if (map_get(c->rmap, buf) == NULL)
 				map_put(c->rmap, buf, x);
 			else
@@ -671,6 +671,7 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 	aoe_sched *ms = aoe_xcalloc((size_t)n + 1, sizeof(*ms));
 	uint64_t *seeds = aoe_xcalloc((size_t)n + 1, sizeof(uint64_t));
 	opat_timing *mt = aoe_xcalloc((size_t)n + 1, sizeof(*mt));
+	int *lost = aoe_xcalloc((size_t)n + 1, sizeof(int));
 	char mk[2048];
 
 	for (i = 0; i < n; i++) {
@@ -714,18 +715,32 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 			mo.names = c->names;
 			mo.nnames = c->nnames;
 		}
-		if ((rc = opat_measure(r->graphs[c->gi].g, c->node, ms, seeds,
-		    ntodo, &mo, mt)) < 0)
+		/*
+		 * On the hosts of --sshloginfile, but for the confirmation in
+		 * the model (or alone), which is this host's.
+		 */
+		if (r->o.sshloginfile && tag[0] != 'm' && tag[0] != 'c')
+			rc = opat_remote_measure(r, c, ms, ntodo, mt, lost);
+		else
+			rc = opat_measure(r->graphs[c->gi].g, c->node, ms,
+			    seeds, ntodo, &mo, mt);
+		if (rc < 0)
 			goto out;
 		for (i = 0; i < ntodo; i++) {
 			int k = todo[i];
 			t[k] = mt[i];
+			if (lost[i]) {
+				/* Not a trial, not journaled: measured again. */
+				missing[k] = 1;
+				continue;
+			}
 			/* Charge each its share of the batch's wall time. */
 			t[k].cost_s = (aoe_now_us() - t0) / 1e6 / ntodo;
 			emit_timing(r, c, tag, canon[k], &s[k], &t[k]);
 		}
 	}
 out:
+	free(lost);
 	free(canon);
 	free(todo);
 	free(ms);
@@ -1393,6 +1408,8 @@ opat_tune(opat_run *r)
 		}
 	} else
 		r->jtim = r->jrec = NULL;
+	if (r->o.sshloginfile && (rc = opat_remote_check(r)) < 0)
+		return rc;
 	if ((rc = baselines(r)) < 0)
 		return rc;
 	if (r->ncases > 1)
@@ -1676,7 +1693,7 @@ select_line(opat_run *r, cJSON *o, const char *path, long lineno)
 		sc->first = cJSON_Duplicate(o, 1);
 		sc->hist = cJSON_CreateArray();
 	}
-	timing_from_json(o, &t);
+	opat_timing_from_json(o, &t);
 	sc->trials++;
 	if (jnum(o, "id", -1) == 0 && !sc->has_base) {
 		sc->has_base = 1;
