@@ -20,7 +20,7 @@ for i in range(n):
             hist.append([k, best])
     won = best < before * 0.95 and before - best >= 1
     rec = {"kind": "opat", "key": str(rng.getrandbits(63)), "op_type": t,
-           "names": ["/model/layer%d/%s_%d" % (i // 4, t.lower(), j)
+           "names": ["/model/stage%d/%s_%03d.%d" % (i // 40, t.lower(), i, j)
                      for j in range(rng.choice([1, 1, 1, 2, 3]))],
            "signature": "op=%s;synthetic=%d" % (t, i),
            "soc_version": "synthetic", "threads": 2,

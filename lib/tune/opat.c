@@ -757,16 +757,32 @@ out:
  * budget left.
  */
 static double
-eta(const opat_run *r, double spent)
+eta(const opat_run *r, double spent, int trials, int max_trials)
 {
-	double scale = r->est_done > 0 ? r->act_done / r->est_done : 1;
-	double cur = r->cur_est * scale - spent, e;
+	double now = (aoe_now_us() - r->case_t0) / 1e6, scale = 1, cur, e;
 
+	/*
+	 * The scale: the wall time the cases done took over what was
+	 * expected of them; before any, the current case's wall time a
+	 * trial over what was expected of a trial.
+	 */
+	if (r->est_done > 0)
+		scale = r->act_done / r->est_done;
+	else if (trials > 1 && r->cur_est > 0)
+		scale = now / (trials - 1) * (max_trials + CONFIRM *
+		    (1 + TOPK)) / r->cur_est;
+	cur = r->cur_est * scale - now;
 	if (cur < 0)
 		cur = 0;
 	e = cur + r->eta_rest * scale;
-	if (r->left_s < HUGE_VAL && e > r->left_s - spent)
-		e = r->left_s - spent;
+	/* The budget left, as wall time (charged time leaves some out). */
+	if (r->left_s < HUGE_VAL) {
+		double cap = (r->left_s - spent) * (r->chg_done > 0 &&
+		    r->wall_done > r->chg_done ? r->wall_done / r->chg_done :
+		    1);
+		if (e > cap)
+			e = cap;
+	}
 	return e > 0 ? e : 0;
 }
 
@@ -780,7 +796,7 @@ progress(opat_run *r, const opat_case *c, int trials, int max_trials,
 		return;
 	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
 	aoe_tprog_update(&r->prog, what, trials, max_trials, gain,
-	    eta(r, spent));
+	    eta(r, spent, trials, max_trials));
 }
 
 /*
@@ -1374,8 +1390,7 @@ progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
 	    c->nnames > 1 ? " (and more)" : "");
 	aoe_tprog_case(&r->prog, what, jstr(rec, "outcome"),
 	    jnum(rec, "before_us", 0), jnum(rec, "after_us", 0),
-	    (int)jnum(rec, "trials", 0), c->spent, r->eta_rest *
-	    (r->est_done > 0 ? r->act_done / r->est_done : 1));
+	    (int)jnum(rec, "trials", 0), c->spent, eta(r, c->spent, 1, 1));
 }
 
 int
@@ -1426,6 +1441,7 @@ opat_tune(opat_run *r)
 		plan(r, c, r->ncases - i, left_s, left_trials, left_share,
 		    &mt, &ms);
 		r->left_s = left_s;
+		r->case_t0 = aoe_now_us();
 		r->cur_est = expect(r, c, mt, ms);
 		r->eta_rest = expect_rest(r, i, left_s - r->cur_est,
 		    left_trials >= 0 ? left_trials - mt : -1,
@@ -1441,10 +1457,14 @@ opat_tune(opat_run *r)
 				rc = finish_case(r, c, rec, 0);
 		}
 		r->ndone = i + 1;
+		/* Wall time: what the ETA is about. */
 		if (r->cur_est > 0) {
 			r->est_done += r->cur_est;
-			r->act_done += c->spent;
+			r->act_done += (aoe_now_us() - r->case_t0) / 1e6;
 		}
+		r->wall_done += (aoe_now_us() - r->case_t0) / 1e6;
+		r->chg_done += c->spent;
+		r->cur_est = 0;		/* the case is done: only the rest left */
 		if (rc == 0)
 			progress_case(r, c, rec);
 		left_s -= c->spent;

@@ -251,12 +251,14 @@ typedef struct opat_run {
 	double t0;
 	/*
 	 * Progress: the current case's expected seconds, those of the
-	 * cases after it, the whole run's seconds left, and the expected
-	 * and actual seconds of the cases done (their ratio scales the
-	 * expectations).
+	 * cases after it, the whole run's seconds left, the expected and
+	 * wall seconds of the cases done (their ratio scales the
+	 * expectations), all the cases' wall and charged seconds, and
+	 * when the current case began.
 	 */
 	aoe_tprog prog;
 	double cur_est, eta_rest, left_s, est_done, act_done;
+	double wall_done, chg_done, case_t0;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
