@@ -47,6 +47,9 @@ remote_exe(void)
 	if ((n = readlink("/proc/self/exe", buf, sizeof(buf) - 1)) <= 0)
 		return aoe_xstrdup("aoe-opat");
 	buf[n] = '\0';
+	/* Replaced while running (an upgrade): the new one at that path. */
+	if (n > 10 && strcmp(buf + n - 10, " (deleted)") == 0)
+		buf[n - 10] = '\0';
 	return aoe_xstrdup(buf);
 }
 
