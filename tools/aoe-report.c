@@ -652,7 +652,7 @@ plot(const tasks *tt, const char *file, int top)
 	 * dwarf the bars above.
 	 */
 	if (nrest > 0)
-		fprintf(fp, "1 \"(the other %d cases)\" -%g 0 0 0\n", nrest,
+		fprintf(fp, "1 \"(the other %d cases)\" %g -1 0 0\n", nrest,
 		    rest_s);
 	/* Curves: the top cases with a history, improved ones first. */
 	for (i = 0; i < n && nhist < NCOLOURS; i++) {
@@ -712,12 +712,12 @@ plot(const tasks *tt, const char *file, int top)
 	    "set ytics scale 0 font ',9'\nset grid xtics\n"
 	    "set lmargin %d\nset rmargin 4\n", max_s > 0 ? max_s * 1.3 : 1,
 	    bars + 0.7, LABEL * 6 / 7 + 4);
-	/* A negative time saved is the rest's sum, written out. */
-	fprintf(gp, "plot '%s' using ($3 > 0 ? 0.5*$3 : 0):1:($3 > 0 ? "
+	/* The rest's row (before -1) is its sum, written out. */
+	fprintf(gp, "plot '%s' using ($4 >= 0 ? 0.5*$3 : 0):1:($4 >= 0 ? "
 	    "0.5*$3 : 0):(0.38):ytic(2) with boxxyerror lc rgb "
-	    "(word('%s', 1)), '' using ($3 > 0 ? $3 : 0):1:($3 > 0 ? "
-	    "sprintf(' %%.1f us (-%%.0f%%%%)', $3, $6) : $3 < 0 ? "
-	    "sprintf(' %%.1f us saved in all', -$3) : ' kept') with labels "
+	    "(word('%s', 1)), '' using ($4 >= 0 ? $3 : 0):1:($4 < 0 ? "
+	    "sprintf(' %%.1f us saved in all', $3) : $3 > 0 ? "
+	    "sprintf(' %%.1f us (-%%.0f%%%%)', $3, $6) : ' kept') with labels "
 	    "left font ',8'\n", dat, colours);
 	if (nhist) {
 		fprintf(gp, "set size 1,%g\nset origin 0,0\nunset ytics\n"
