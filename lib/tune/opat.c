@@ -151,21 +151,8 @@ json_free(void *p)
 	cJSON_Delete(p);
 }
 
-static const char *
-jstr(const cJSON *o, const char *name)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-static double
-jnum(const cJSON *o, const char *name, double def)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsNumber(x) ? x->valuedouble : def;
-}
+#define jstr opat_jstr
+#define jnum opat_jnum
 
 /*
  * Graphs.
@@ -409,30 +396,6 @@ timing_fields(cJSON *o, const opat_timing *t)
 	cJSON_AddNumberToObject(o, "cost_s", t->cost_s);
 	if (t->reason[0])
 		cJSON_AddStringToObject(o, "reason", t->reason);
-}
-
-void
-opat_timing_from_json(const cJSON *o, opat_timing *t)
-{
-	const char *reason = jstr(o, "reason");
-
-	memset(t, 0, sizeof(*t));
-	t->status = opat_status_from_name(jstr(o, "status"));
-	if (t->status < 0)
-		t->status = OPAT_INVALID;
-	t->us = jnum(o, "us", 0);
-	t->mean_us = jnum(o, "mean_us", t->us);
-	t->min_us = jnum(o, "min_us", t->us);
-	t->spread = jnum(o, "spread", 0);
-	t->runs = (int)jnum(o, "runs", 0);
-	t->inner = (int)jnum(o, "inner", 0);
-	t->cost_s = jnum(o, "cost_s", 0);
-	if (reason)
-		snprintf(t->reason, sizeof(t->reason), "%s", reason);
-	if (t->status == OPAT_OK && !(t->us > 0)) {
-		t->status = OPAT_INVALID;
-		snprintf(t->reason, sizeof(t->reason), "no time");
-	}
 }
 
 /*
@@ -757,7 +720,7 @@ out:
  * budget left.
  */
 static double
-eta(const opat_run *r, double spent, int trials, int max_trials)
+eta(opat_run *r, double spent, int trials, int max_trials)
 {
 	double now = (aoe_now_us() - r->case_t0) / 1e6, scale = 1, cur, e;
 
@@ -769,8 +732,10 @@ eta(const opat_run *r, double spent, int trials, int max_trials)
 	if (r->est_done > 0)
 		scale = r->act_done / r->est_done;
 	else if (trials > 1 && r->cur_est > 0)
-		scale = now / (trials - 1) * (max_trials + CONFIRM *
-		    (1 + TOPK)) / r->cur_est;
+		scale = r->cur_scale = now / (trials - 1) * (max_trials +
+		    CONFIRM * (1 + TOPK)) / r->cur_est;
+	else if (r->cur_scale > 0)
+		scale = r->cur_scale;	/* confirming: as the search went */
 	cur = r->cur_est * scale - now;
 	if (cur < 0)
 		cur = 0;
@@ -790,13 +755,29 @@ static void
 progress(opat_run *r, const opat_case *c, int trials, int max_trials,
     double gain, double spent)
 {
-	char what[160];
+	char what[160], step[32];
 
 	if (!r->o.progress)
 		return;
 	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
-	aoe_tprog_update(&r->prog, what, trials, max_trials, gain,
-	    eta(r, spent, trials, max_trials));
+	snprintf(step, sizeof(step), "trial %d/%d", trials, max_trials);
+	aoe_tprog_update(&r->prog, what, step, gain, eta(r, spent, trials,
+	    max_trials));
+}
+
+/* The progress line while the winners are confirmed (round of CONFIRM). */
+static void
+progress_confirm(opat_run *r, const opat_case *c, int round, int model,
+    double gain, double spent)
+{
+	char what[160], step[48];
+
+	if (!r->o.progress)
+		return;
+	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
+	snprintf(step, sizeof(step), "confirming %s %d/%d", model ?
+	    "in the model" : "alone", round + 1, CONFIRM);
+	aoe_tprog_update(&r->prog, what, step, gain, eta(r, spent, 1, 1));
 }
 
 /*
@@ -1089,6 +1070,8 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 		bu[j] = bs[j] = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !bad; round++) {
 		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
+		progress_confirm(ct->r, c, round, model, (c->base.us -
+		    ct->best.us) / c->base.us, ct->spent);
 		if ((rc = obtain(ct->r, c, &ct->sp, tag, pair, np, pt,
 		    pm)) < 0)
 			return rc;
@@ -1442,6 +1425,7 @@ opat_tune(opat_run *r)
 		    &mt, &ms);
 		r->left_s = left_s;
 		r->case_t0 = aoe_now_us();
+		r->cur_scale = 0;
 		r->cur_est = expect(r, c, mt, ms);
 		r->eta_rest = expect_rest(r, i, left_s - r->cur_est,
 		    left_trials >= 0 ? left_trials - mt : -1,

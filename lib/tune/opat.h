@@ -258,7 +258,7 @@ typedef struct opat_run {
 	 */
 	aoe_tprog prog;
 	double cur_est, eta_rest, left_s, est_done, act_done;
-	double wall_done, chg_done, case_t0;
+	double wall_done, chg_done, case_t0, cur_scale;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
@@ -277,6 +277,9 @@ void opat_run_free(opat_run *r);
 
 /* A timing line's fields into t (an "ok" without a time is invalid). */
 void opat_timing_from_json(const cJSON *o, opat_timing *t);
+/* Member name of o as a string (or NULL), as a number (or def). */
+const char *opat_jstr(const cJSON *o, const char *name);
+double opat_jnum(const cJSON *o, const char *name, double def);
 
 /*
  * --sshloginfile (lib/tune/remote.c): check that every host answers with

@@ -49,7 +49,7 @@ columns(void)
 }
 
 void
-aoe_tprog_update(aoe_tprog *p, const char *what, int trial, int trials,
+aoe_tprog_update(aoe_tprog *p, const char *what, const char *step,
     double gain, double eta_s)
 {
 	char line[512], eta[32];
@@ -61,9 +61,9 @@ aoe_tprog_update(aoe_tprog *p, const char *what, int trial, int trials,
 		hms(eta_s, eta, sizeof(eta));
 	else
 		snprintf(eta, sizeof(eta), "?");
-	n = snprintf(line, sizeof(line), "[%d done, %d left] %.48s  trial "
-	    "%d/%d  gain %+.1f%%  ETA %s", p->ndone, p->ncases - p->ndone,
-	    what, trial, trials, 100 * gain, eta);
+	n = snprintf(line, sizeof(line), "[%d done, %d left] %.48s  %s  "
+	    "gain %+.1f%%  ETA %s", p->ndone, p->ncases - p->ndone, what,
+	    step, 100 * gain, eta);
 	w = columns() - 1;
 	if (n > w && w > 0 && w < (int)sizeof(line))
 		line[w] = '\0';

@@ -384,7 +384,7 @@ static void
 sprog_update(tuning *tu, int k, int nc)
 {
 	sprog *sp = tu->prog;
-	char what[64];
+	char what[64], step[32];
 	double gain = tu->base.us > 0 ? (tu->base.us - tu->best.us) /
 	    tu->base.us : 0;
 
@@ -392,7 +392,8 @@ sprog_update(tuning *tu, int k, int nc)
 		return;
 	snprintf(what, sizeof(what), "subgraph %llu (%d nodes)",
 	    (unsigned long long)tu->s->key, tu->s->n);
-	aoe_tprog_update(&sp->p, what, k, nc, gain, sprog_eta(sp,
+	snprintf(step, sizeof(step), "trial %d/%d", k, nc);
+	aoe_tprog_update(&sp->p, what, step, gain, sprog_eta(sp,
 	    sp->nodes_done + (nc > 0 ? (double)tu->s->n * k / nc : 0)));
 }
 

@@ -32,8 +32,9 @@ typedef struct aoe_tprog {
 } aoe_tprog;
 
 void aoe_tprog_init(aoe_tprog *p, int on, int ncases);
-void aoe_tprog_update(aoe_tprog *p, const char *what, int trial,
-    int trials, double gain, double eta_s);
+/* step: where the case is, e.g. "trial 3/12". */
+void aoe_tprog_update(aoe_tprog *p, const char *what, const char *step,
+    double gain, double eta_s);
 void aoe_tprog_case(aoe_tprog *p, const char *what, const char *outcome,
     double before_us, double after_us, int trials, double spent_s,
     double eta_s);
