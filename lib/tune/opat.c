@@ -720,7 +720,7 @@ out:
  * budget left.
  */
 static double
-eta(opat_run *r, double spent, int trials, int max_trials)
+eta(opat_run *r, int trials, int max_trials)
 {
 	double now = (aoe_now_us() - r->case_t0) / 1e6, scale = 1, cur, e;
 
@@ -739,21 +739,17 @@ eta(opat_run *r, double spent, int trials, int max_trials)
 	cur = r->cur_est * scale - now;
 	if (cur < 0)
 		cur = 0;
+	/*
+	 * No cap at the budget left: a case past it still measures a batch
+	 * and confirms its winner, which the expectations count.
+	 */
 	e = cur + r->eta_rest * scale;
-	/* The budget left, as wall time (charged time leaves some out). */
-	if (r->left_s < HUGE_VAL) {
-		double cap = (r->left_s - spent) * (r->chg_done > 0 &&
-		    r->wall_done > r->chg_done ? r->wall_done / r->chg_done :
-		    1);
-		if (e > cap)
-			e = cap;
-	}
 	return e > 0 ? e : 0;
 }
 
 static void
 progress(opat_run *r, const opat_case *c, int trials, int max_trials,
-    double gain, double spent)
+    double gain)
 {
 	char what[160], step[32];
 
@@ -761,14 +757,14 @@ progress(opat_run *r, const opat_case *c, int trials, int max_trials,
 		return;
 	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
 	snprintf(step, sizeof(step), "trial %d/%d", trials, max_trials);
-	aoe_tprog_update(&r->prog, what, step, gain, eta(r, spent, trials,
+	aoe_tprog_update(&r->prog, what, step, gain, eta(r, trials,
 	    max_trials));
 }
 
 /* The progress line while the winners are confirmed (round of CONFIRM). */
 static void
 progress_confirm(opat_run *r, const opat_case *c, int round, int model,
-    double gain, double spent)
+    double gain)
 {
 	char what[160], step[48];
 
@@ -777,7 +773,7 @@ progress_confirm(opat_run *r, const opat_case *c, int round, int model,
 	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
 	snprintf(step, sizeof(step), "confirming %s %d/%d", model ?
 	    "in the model" : "alone", round + 1, CONFIRM);
-	aoe_tprog_update(&r->prog, what, step, gain, eta(r, spent, 1, 1));
+	aoe_tprog_update(&r->prog, what, step, gain, eta(r, 1, 1));
 }
 
 /*
@@ -1031,7 +1027,7 @@ search(ctune *ct, long long max_trials, double max_s)
 			break;
 		take_batch(ct, &se, batch, bt, miss, k);
 		progress(r, c, ct->trials, (int)max_trials,
-		    (c->base.us - ct->best.us) / c->base.us, ct->spent);
+		    (c->base.us - ct->best.us) / c->base.us);
 	}
 	free(batch);
 	free(bt);
@@ -1071,7 +1067,7 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	for (round = 0; round < CONFIRM && !bad; round++) {
 		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
 		progress_confirm(ct->r, c, round, model, (c->base.us -
-		    ct->best.us) / c->base.us, ct->spent);
+		    ct->best.us) / c->base.us);
 		if ((rc = obtain(ct->r, c, &ct->sp, tag, pair, np, pt,
 		    pm)) < 0)
 			return rc;
@@ -1321,20 +1317,25 @@ plan(const opat_run *r, const opat_case *c, int nleft, double left_s,
 /*
  * The seconds case c is expected to take with mt trials and ms seconds:
  * a case the bank keeps, or whose baseline failed, none; else its trials
- * and the confirmation rounds at what a measurement of its baseline
- * cost, within ms.
+ * at what a measurement of its baseline cost, within ms but at least a
+ * batch (a search always measures one), and the confirmation rounds,
+ * which no budget cuts short.
  */
 static double
 expect(const opat_run *r, const opat_case *c, long long mt, double ms)
 {
-	double per, e, par;
+	double per, par, search, batch;
 
 	if ((c->hit && !r->o.repeat_tune) || c->base.status != OPAT_OK)
 		return 0;
 	per = c->base.cost_s / (r->replay ? 1 : 2);
 	par = r->o.te_parallel > 1 ? 1.5 : 1;	/* builds overlap timing */
-	e = per * ((double)mt + CONFIRM * (1 + TOPK)) / par;
-	return e < ms ? e : ms;
+	search = per * (double)mt / par;
+	batch = per * (double)(mt < r->o.tuning_parallel ? mt :
+	    r->o.tuning_parallel) / par;
+	if (search > ms)
+		search = ms > batch ? ms : batch;
+	return search + per * CONFIRM * (1 + TOPK) / par;
 }
 
 /* The expected seconds of the cases after the i-th. */
@@ -1373,7 +1374,7 @@ progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
 	    c->nnames > 1 ? " (and more)" : "");
 	aoe_tprog_case(&r->prog, what, jstr(rec, "outcome"),
 	    jnum(rec, "before_us", 0), jnum(rec, "after_us", 0),
-	    (int)jnum(rec, "trials", 0), c->spent, eta(r, c->spent, 1, 1));
+	    (int)jnum(rec, "trials", 0), c->spent, eta(r, 1, 1));
 }
 
 int
@@ -1423,14 +1424,13 @@ opat_tune(opat_run *r)
 
 		plan(r, c, r->ncases - i, left_s, left_trials, left_share,
 		    &mt, &ms);
-		r->left_s = left_s;
 		r->case_t0 = aoe_now_us();
 		r->cur_scale = 0;
 		r->cur_est = expect(r, c, mt, ms);
 		r->eta_rest = expect_rest(r, i, left_s - r->cur_est,
 		    left_trials >= 0 ? left_trials - mt : -1,
 		    left_share - c->share);
-		progress(r, c, 1, (int)mt, 0, 0);
+		progress(r, c, 1, (int)mt, 0);
 		c->spent = c->base.cost_s;
 		if ((jr = map_get(r->jrec, c->keystr)) != NULL) {
 			rec = cJSON_Duplicate(jr, 1);
@@ -1446,8 +1446,6 @@ opat_tune(opat_run *r)
 			r->est_done += r->cur_est;
 			r->act_done += (aoe_now_us() - r->case_t0) / 1e6;
 		}
-		r->wall_done += (aoe_now_us() - r->case_t0) / 1e6;
-		r->chg_done += c->spent;
 		r->cur_est = 0;		/* the case is done: only the rest left */
 		if (rc == 0)
 			progress_case(r, c, rec);

@@ -251,14 +251,12 @@ typedef struct opat_run {
 	double t0;
 	/*
 	 * Progress: the current case's expected seconds, those of the
-	 * cases after it, the whole run's seconds left, the expected and
-	 * wall seconds of the cases done (their ratio scales the
-	 * expectations), all the cases' wall and charged seconds, and
-	 * when the current case began.
+	 * cases after it, the expected and wall seconds of the cases done
+	 * (their ratio scales the expectations), when the current case
+	 * began, and its scale before any case is done.
 	 */
 	aoe_tprog prog;
-	double cur_est, eta_rest, left_s, est_done, act_done;
-	double wall_done, chg_done, case_t0, cur_scale;
+	double cur_est, eta_rest, est_done, act_done, case_t0, cur_scale;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
