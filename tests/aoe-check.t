@@ -2,7 +2,7 @@
 # aoe-check: each precondition made to fail in turn, read back from the
 # report; bad settings; the report formats.
 . "$(dirname "$0")/tap.sh"
-plan 38
+plan 39
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx"
@@ -104,10 +104,17 @@ TUNE_BANK_PATH=$T/nonexistent run aoe-check
 [ $status -eq 1 ] && [ "$(status_of bank)" = FAIL ]
 ok $? "a TUNE_BANK_PATH that is not a directory fails"
 
+# TE_PARALLEL_COMPILER as aoe-opat uses it when unset: 8, or the online
+# CPUs if fewer.
+te=$(( $(nproc) < 8 ? $(nproc) : 8 ))
 run aoe-check --processes 1024 -j 1
 [ $status -eq 0 ] && [ "$(status_of cpus)" = WARN ] &&
-    grep -q '^cpus .* >= 24576 .*subgraph tuning: processes 1024 x (2 x TUNING_PARALLEL_NUM 8 + TE_PARALLEL_COMPILER 8)' "$T/out"
+    grep -q "^cpus .* >= $(( 1024 * (16 + te) )) .*subgraph tuning: processes 1024 x (2 x TUNING_PARALLEL_NUM 8 + TE_PARALLEL_COMPILER $te)" "$T/out"
 ok $? "too few host CPUs is a WARN with AOE's formula, not a FAIL"
+run aoe-check --json
+[ $status -le 1 ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["TE_PARALLEL_COMPILER"] != int(sys.argv[2]))' "$T/out" $te
+ok $? "TE_PARALLEL_COMPILER unset is what the tuners use ($te), not 8"
 TE_PARALLEL_COMPILER=2 TUNING_PARALLEL_NUM=3 run aoe-check --processes 2
 m=$(( $(nproc) / 2 < 8 ? $(nproc) / 2 : 8 ))
 grep -q "^cpus .*>= $(( 2 * (2 + 3 + m + 50) )) .*processes 2 x (TE_PARALLEL_COMPILER 2 + TUNING_PARALLEL_NUM 3 + min(cores/2, 8) $m + 50)" "$T/out"

@@ -3,7 +3,7 @@
 # each result file checked against aoe-result(5); aoe-verify; aoe.mk
 # re-tuning only what changed; and the front end's failure paths.
 . "$(dirname "$0")/tap.sh"
-plan 32
+plan 44
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 schema=$top/tests/result-schema.py
@@ -174,6 +174,59 @@ s = list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]["repo_summary"]
 sys.exit(0 if s["total_num"] == 4 else 1)
 PY
 ok $? "--tune_ops_file restricts tuning to the Conv cases"
+# Several models: each tuned, one result file each (AOE's tasks).
+mkdir -p "$T/models" "$T/empty"
+cp "$ex" "$T/models/a.onnx"
+cp "$ex" "$T/models/b.onnx"
+echo "not a model" > "$T/models/notes.txt"
+run aoe --model_path "$T/models" -j 2 --output "$T/mp" --progress_bar off --tune_ops_file "$T/sm.json"
+[ $status -eq 0 ] && [ "$(ls "$T"/mp/aoe_result_opat_*.json | wc -l)" -eq 2 ] &&
+    [ -s "$T/mp/aoe_work/a_opat/records.jsonl" ] && [ -s "$T/mp/aoe_work/b_opat/records.jsonl" ] &&
+    python3 "$schema" "$T"/mp/aoe_result_opat_*.json && python3 - "$T"/mp/aoe_result_opat_*.json <<'PY'
+import json, sys
+names = sorted(list(json.load(open(f)).values())[0][0]["basic"]["tuning_name"] for f in sys.argv[1:])
+sys.exit(0 if names == ["a.onnx", "b.onnx"] else 1)
+PY
+ok $? "--model_path tunes every model in the directory, a result file each"
+run aoe --model "$T/models/a.onnx" --model "$ex" -j 2 --output "$T/mm" --progress_bar off --tune_ops_file "$T/sm.json"
+[ $status -eq 0 ] && [ "$(ls "$T"/mm/aoe_result_opat_*.json | wc -l)" -eq 2 ] &&
+    [ -d "$T/mm/aoe_work/a_opat" ] && [ -d "$T/mm/aoe_work/example_opat" ]
+ok $? "a second --model is tuned too, not instead"
+cp "$T/dyn.onnx" "$T/models/c.onnx"
+run aoe --model_path "$T/models" --model "$ex" -j 2 --output "$T/mf" --progress_bar off --tune_ops_file "$T/sm.json"
+[ $status -eq 3 ] && grep -q "^aoe: $T/models/c.onnx: not tuned (exit 3)" "$T/err" &&
+    [ "$(ls "$T"/mf/aoe_result_opat_*.json | wc -l)" -eq 3 ]
+ok $? "a model that fails is named; the others are still tuned"
+rm -f "$T/models/c.onnx"
+fails_with 5 "no \*.onnx model in it" "an empty --model_path" aoe --model_path "$T/empty" -j 2
+fails_with 5 "not a directory" "a --model_path that is no directory" aoe --model_path "$ex" -j 2
+fails_with 2 "two models named 'a.onnx'" "two models of one name" aoe --model "$T/models/a.onnx" --model_path "$T/models" -j 2
+fails_with 5 "cannot open '$T/none.onnx'" "a missing model among several, before any tuning" \
+    aoe --model_path "$T/models" --model "$T/none.onnx" -j 2 --output "$T/never"
+[ ! -d "$T/never/aoe_work" ]
+ok $? "and nothing was tuned"
+
+# The tools' spelling is taken too: --input-shape, --job-type.
+run aoe --model "$T/dyn.onnx" --job-type 2 --output "$T/hy" --progress_bar off --input-shape image:2,3,64,64 --tune-ops-file "$T/sm.json"
+[ $status -eq 0 ] && python3 "$schema" "$T"/hy/aoe_result_opat_*.json
+ok $? "--input-shape (aoe-capture's hint) is --input_shape"
+
+# --help describes every option of the usage, on stdout.
+run aoe --help
+[ $status -eq 0 ] && [ ! -s "$T/err" ] && python3 - "$T/out" "$top/pipelines/aoe" <<'PY'
+import re, sys
+help = open(sys.argv[1]).read()
+src = open(sys.argv[2]).read()
+usage = src[src.index("usage() {"):src.index("USAGE\n\texit")]
+opts = set(re.findall(r"--[a-z_]+", usage))
+assert len(opts) >= 12, opts
+for o in opts:
+    m = re.search(r"^\s+(-\w, )?%s\b.*\S\s{2,}\S" % re.escape(o), help, re.M)
+    assert m, o
+PY
+ok $? "--help describes every option"
+fails_with 2 "only operator tuning" "--sshloginfile with subgraph tuning" aoe --model "$ex" -j 1 --sshloginfile "$T/sm.json"
+fails_with 5 "cannot open '$T/nohosts'" "a missing --sshloginfile" aoe --model "$ex" -j 2 --sshloginfile "$T/nohosts"
 run aoe --model "$ex" --job_type 2 --bogus
 [ $status -eq 2 ] && grep -q "unknown option '--bogus'" "$T/err"
 ok $? "an unknown option"

@@ -2,7 +2,7 @@
 # aoe-report: result files in AOE's schema from tuning records, the summary
 # table, plots, and every kind of bad input (which writes no result file).
 . "$(dirname "$0")/tap.sh"
-plan 28
+plan 34
 schema=$top/tests/result-schema.py
 cat > "$T/opat.jsonl" <<'R'
 {"kind":"opat","key":"1024942313106047484","op_type":"Conv","names":["conv1","conv2"],"before_us":100.0,"after_us":73.88,"outcome":"add","tuning_time_s":12.5,"history":[[1,100],[2,90],[5,73.88]]}
@@ -58,7 +58,7 @@ import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
 text = " ".join(t.strip() for t in r.itertext())
 sys.exit(0 if r.tag == "{http://www.w3.org/2000/svg}svg" and
-    all(w in text for w in ("before", "after", "best time found so far",
+    all(w in text for w in ("time saved per case", "best time found so far",
     "conv1", "fc", "trial")) else 1)
 PY
 ok $? "--plot draws a well-formed SVG with bars and the best-so-far curve"
@@ -68,9 +68,9 @@ run aoe-report -q -o "$T/w4" --plot "$T/p.png" "$T/opat.jsonl"
 [ $status -eq 0 ] && python3 - "$T/p.png" <<'PY'
 import struct, sys, zlib
 b = open(sys.argv[1], "rb").read()
-# The signature, an IHDR of 1000x700, and every chunk's CRC right.
+# The signature, an IHDR 1100 wide, and every chunk's CRC right.
 ok = b[:8] == b"\x89PNG\r\n\x1a\n" and b[12:16] == b"IHDR" and \
-    struct.unpack(">II", b[16:24]) == (1000, 700)
+    struct.unpack(">II", b[16:24])[0] == 1100
 i, kinds = 8, []
 while ok and i < len(b):
     n, = struct.unpack(">I", b[i:i + 4])
@@ -80,7 +80,65 @@ while ok and i < len(b):
     i += 12 + n
 sys.exit(0 if ok and b"IDAT" in kinds and kinds[-1] == b"IEND" else 1)
 PY
-ok $? "--plot draws a valid 1000x700 PNG"
+ok $? "--plot draws a valid PNG"
+
+# At any size: 200 cases, the top N labelled in order of time saved, the
+# rest summed in words, at most ten curves, no colour drawn twice.
+python3 "$top/bench/synth-records.py" 200 > "$T/s200.jsonl"
+cat >"$T/plotcheck.py" <<'PY'
+import json, re, sys, xml.etree.ElementTree as ET
+svg, recs, top = sys.argv[1], sys.argv[2], int(sys.argv[3])
+r = ET.parse(svg).getroot()
+texts = [("".join(t.itertext())).strip() for t in r.iter("{http://www.w3.org/2000/svg}text")]
+rs = [json.loads(l) for l in open(recs)]
+def saved(x):
+    if x["outcome"] not in ("add", "update"):
+        return 0
+    return (x["before_us"] - x["after_us"]) * len(x["names"])
+rs.sort(key=lambda x: (-saved(x), -x["before_us"]))
+names = [x["names"][0] for x in rs]
+def bare(t):
+    return re.sub(r"( x\d+)?( \(kept\))?$", "", t)
+labels = set(bare(t) for t in texts)
+def shown(n):
+    return any(l.endswith(n[-12:]) for l in labels)
+labelled = [n for n in names if shown(n)]
+want = names[:top]
+assert set(want) <= set(labelled), "top cases not all labelled"
+assert set(labelled) == set(want), ("labelled beyond the top", len(labelled))
+n = len(rs)
+if n > top:
+    assert any("(the other %d cases)" % (n - top) in t for t in texts), "no summary"
+    assert any("saved in all" in t for t in texts)
+# Curves: the stroke colours drawn, each once, one a curve, at most ten.
+strokes = [e.get("stroke") for e in r.iter() if (e.get("stroke") or "").startswith("rgb(")]
+curves = min(10, top, sum(1 for x in rs if x.get("history")))
+assert len(strokes) == len(set(strokes)) == curves, (strokes, curves)
+print("# labelled %d of %d, %d curves in %d colours" % (len(labelled), n, curves, len(set(strokes))))
+PY
+run aoe-report -q -o "$T/w4" --plot "$T/s200.svg" "$T/s200.jsonl"
+[ $status -eq 0 ] && python3 "$T/plotcheck.py" "$T/s200.svg" "$T/s200.jsonl" 20
+ok $? "200 cases: the 20 that saved most labelled, the other 180 summed"
+run aoe-report -q -o "$T/w4" --plot-top 5 --plot "$T/s5.svg" "$T/s200.jsonl"
+[ $status -eq 0 ] && python3 "$T/plotcheck.py" "$T/s5.svg" "$T/s200.jsonl" 5
+ok $? "--plot-top 5 labels five"
+run aoe-report -q -o "$T/w4" --plot "$T/s.png" "$T/s200.jsonl"
+[ $status -eq 0 ] && python3 - "$T/s.png" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+w, h = struct.unpack(">II", b[16:24])
+# The bars' panel grows with the bars shown (21), not with the cases.
+sys.exit(0 if w == 1100 and 800 < h < 1100 else 1)
+PY
+ok $? "the PNG of 200 cases is sized for the 21 rows it draws"
+python3 "$top/bench/synth-records.py" 1 > "$T/s1.jsonl"
+run aoe-report -q -o "$T/w4" --plot "$T/s1.svg" "$T/s1.jsonl"
+[ $status -eq 0 ] && python3 "$T/plotcheck.py" "$T/s1.svg" "$T/s1.jsonl" 20
+ok $? "one case draws, labelled, with no summary"
+fails_with 2 "plot-top" "--plot-top 0 is refused" aoe-report -q -o "$T/w4" \
+    --plot-top 0 --plot "$T/z.svg" "$T/s1.jsonl"
+fails_with 2 "plot-top" "--plot-top 501 is refused" aoe-report -q -o "$T/w4" \
+    --plot-top 501 --plot "$T/z.svg" "$T/s1.jsonl"
 echo '{"kind":"opat","key":"9","op_type":"Conv","names":["layer1_conv\"x"],"before_us":9,"after_us":8,"outcome":"add","trials":7,"history":[[1,9],[3,8]]}' > "$T/q.jsonl"
 run aoe-report -q -o "$T/w4" --plot "$T/it's.svg" "$T/q.jsonl"
 [ $status -eq 0 ] && python3 - "$T/it's.svg" <<'PY'

@@ -19,14 +19,16 @@ static const char usage_text[] =
     "usage: aoe-opat [-hV] [--alone] [--budget-seconds s] [--budget-trials n]\n"
     "                [--commit] [--input-shape spec] [--journal file] [--no-bank]\n"
     "                [--no-check] [--progress | --no-progress] [-o file]\n"
-    "                [--replay timings] [--seed n] [--strategy name]\n"
+    "                [--replay timings] [--seed n] [--sshloginfile file]\n"
+    "                [--strategy name]\n"
     "                [--threads n] [--timeout s] [--timings file]\n"
     "                [--total-seconds s] [--total-trials n]\n"
     "                [--tune-ops-file file] [graph | tasks ...]\n"
     "       aoe-opat --list | --generate [options] [graph ...]\n"
     "       aoe-opat --measure [options] [candidates ...]\n"
     "       aoe-opat --select [--commit] [-o file] [timings ...]\n"
-    "       aoe-opat --space node [--input-shape spec] graph\n";
+    "       aoe-opat --space node [--input-shape spec] graph\n"
+    "       aoe-opat --soc-version\n";
 
 enum { M_TUNE, M_LIST, M_GENERATE, M_MEASURE, M_SELECT, M_SPACE };
 
@@ -171,7 +173,9 @@ static const struct option longopts[] = {
 	{ "replay", required_argument, NULL, 'r' },
 	{ "seed", required_argument, NULL, 'S' },
 	{ "select", no_argument, NULL, 'E' },
+	{ "soc-version", no_argument, NULL, 'v' },
 	{ "space", required_argument, NULL, 'P' },
+	{ "sshloginfile", required_argument, NULL, 'H' },
 	{ "strategy", required_argument, NULL, 'y' },
 	{ "threads", required_argument, NULL, 't' },
 	{ "timeout", required_argument, NULL, 'T' },
@@ -233,6 +237,9 @@ option(int c, char *arg, opat_opts *o, args *a)
 	case 'h':
 		usage(AOE_EXIT_OK);
 		break;
+	case 'H':
+		o->sshloginfile = arg;
+		break;
 	case 'i':
 		a->timings = arg;
 		break;
@@ -277,6 +284,10 @@ option(int c, char *arg, opat_opts *o, args *a)
 	case 'T':
 		o->timeout_s = (double)aoe_optnum("timeout", arg, 1, 86400);
 		break;
+	case 'v':
+		/* What --sshloginfile asks each host. */
+		printf("%s\n", aoe_soc_version());
+		exit(AOE_EXIT_OK);
 	case 'V':
 		printf("aoe-opat %s\n", AOE_VERSION);
 		exit(AOE_EXIT_OK);
@@ -300,17 +311,14 @@ static int
 apply_settings(opat_run *r, aoe_check_opts *co, const args *a)
 {
 	aoe_settings set;
-	int rc, n;
+	int rc;
 
 	if ((rc = aoe_settings_load(&set)) < 0)
 		return rc;
 	aoe_check_opts_set(co, &set);
 	r->o.run_loop = set.run_loop;
 	r->o.tuning_parallel = set.tuning_parallel;
-	/* TE_PARALLEL_COMPILER as set, else 8 or the online CPUs if fewer. */
-	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	r->o.te_parallel = set.te_parallel_given || set.te_parallel < n ?
-	    set.te_parallel : n > 0 ? n : 1;
+	r->o.te_parallel = aoe_settings_te_parallel(&set);
 	r->o.repeat_tune = set.repeat_tune;
 	if (a->opsfile && (rc = read_ops_file(a->opsfile, &r->o)) < 0)
 		return rc;
@@ -406,7 +414,8 @@ main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if ((a.mode == M_SPACE && argc != 1) ||
-	    (r.o.replay && a.mode != M_TUNE))
+	    (r.o.replay && a.mode != M_TUNE) ||
+	    (r.o.sshloginfile && (a.mode != M_TUNE || r.o.replay)))
 		usage(AOE_EXIT_USAGE);
 
 	/* A tuner must not capture or tune the graphs it loads itself. */

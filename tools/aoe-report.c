@@ -26,7 +26,7 @@
 
 static const char usage_text[] =
     "usage: aoe-report [-hqV] [--output-dir dir] [--plot file]\n"
-    "                  [--tuning-name name] [record-file ...]\n";
+    "                  [--plot-top n] [--tuning-name name] [record-file ...]\n";
 
 static void
 usage(int status)
@@ -472,16 +472,61 @@ print_table(const tasks *tt)
 		}
 }
 
-/* NAME as a double-quoted gnuplot data field: at most 30 bytes, no '"'. */
-static void
-put_name(FILE *fp, const char *name)
-{
-	int i;
+/* The longest case label, in bytes (the bars' left margin fits it). */
+#define LABEL 40
 
-	fputc('"', fp);
-	for (i = 0; name[i] && i < 30; i++)
-		fputc(name[i] == '"' || name[i] == '\n' ? '_' : name[i], fp);
-	fputc('"', fp);
+/* A case as the plot draws it. */
+typedef struct pcase {
+	const cJSON *rec;
+	const char *name, *type;
+	double before, after, saved;	/* saved: in the model, us */
+	int count;			/* operators or instances it covers */
+} pcase;
+
+/* Most time saved first, then the slowest. */
+static int
+by_saved(const void *a, const void *b)
+{
+	const pcase *x = a, *y = b;
+
+	if (x->saved != y->saved)
+		return x->saved > y->saved ? -1 : 1;
+	if (x->before != y->before)
+		return x->before > y->before ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A case's label, as a double-quoted gnuplot data field: its op type and
+ * first name, the tail of a long name (where ONNX names differ), and how
+ * many operators share it, then suffix; no '"'.
+ */
+static void
+put_label(FILE *fp, const pcase *c, const char *suffix)
+{
+	char count[16] = "", buf[160], *p;
+	int room;
+	size_t n;
+
+	if (c->count > 1)
+		snprintf(count, sizeof(count), " x%d", c->count);
+	/* At most LABEL bytes, so that the labels fit the margin. */
+	room = LABEL - (int)strlen(count) - (int)strlen(suffix) -
+	    (c->type ? (int)strlen(c->type) + 1 : 0);
+	if (room < 8)
+		room = 8;
+	n = strlen(c->name);
+	if ((int)n > room)
+		snprintf(buf, sizeof(buf), "%s%s...%s%s%s", c->type ? c->type :
+		    "", c->type ? " " : "", c->name + n - (room - 3), count,
+		    suffix);
+	else
+		snprintf(buf, sizeof(buf), "%s%s%s%s%s", c->type ? c->type :
+		    "", c->type ? " " : "", c->name, count, suffix);
+	for (p = buf; *p; p++)
+		if (*p == '"' || *p == '\n' || *p == '\\')
+			*p = '_';
+	fprintf(fp, "\"%s\"", buf);
 }
 
 /* S as a single-quoted gnuplot string: a quote is doubled. */
@@ -498,63 +543,144 @@ put_quoted(FILE *fp, const char *s)
 }
 
 /*
- * Draw the per-case before/after bars (and, when records carry a
- * "history" of [trial, best_us] pairs, the best-so-far curves) with
- * gnuplot, into an SVG or PNG by the file's suffix.
+ * Ten colours that stay apart (Tableau 10): the curves drawn are never
+ * more, so no two share one.
  */
-static int
-plot(const tasks *tt, const char *file)
-{
-	const char *sfx = strrchr(file, '.'), *term;
-	char dat[] = "/tmp/aoe-plot-XXXXXX", hist[] = "/tmp/aoe-hist-XXXXXX";
-	char kb[32];
-	const cJSON *o;
-	FILE *fp, *hp, *gp;
-	int fd, hd, i, t, nhist = 0, rc = 0, st;
+#define NCOLOURS 10
+static const char colours[] = "#4e79a7 #f28e2b #e15759 #76b7b2 #59a14f "
+    "#edc948 #b07aa1 #ff9da7 #9c755f #17becf";
 
-	if (sfx && strcmp(sfx, ".svg") == 0)
-		term = "svg size 1000,700 dynamic noenhanced";
-	else if (sfx && strcmp(sfx, ".png") == 0)
-		term = "pngcairo size 1000,700 noenhanced";
-	else
-		return aoe_err(AOE_EUNSUP, "--plot '%s': the file must end in "
-		    ".svg or .png", file);
-	if ((fd = mkstemp(dat)) < 0 || (hd = mkstemp(hist)) < 0)
-		return aoe_err(AOE_EIO, "cannot create a temporary file: %s",
-		    strerror(errno));
-	fp = fdopen(fd, "w");
-	hp = fdopen(hd, "w");
+/* Every case of the records, with what it saved. */
+static pcase *
+plot_cases(const tasks *tt, int *np)
+{
+	pcase *pc = NULL;
+	const cJSON *o;
+	char kb[32];
+	int t, i, n = 0;
+
 	for (t = 0; t < tt->n; t++)
 	for (i = 0; i < 2; i++)
 		cJSON_ArrayForEach(o, (i ? tt->t[t].sgat : tt->t[t].opat)) {
-			const cJSON *h = cJSON_GetObjectItemCaseSensitive(o,
-			    "history"), *p;
-			double b = 0, a = 0, last, best, trials;
-			const char *nm = first_name(o, kb, sizeof(kb));
-			num(o, "before_us", &b);
-			num(o, "after_us", &a);
-			put_name(fp, nm);
-			fprintf(fp, " %g %g\n", b, a);
-			if (!cJSON_IsArray(h))
-				continue;
-			put_name(hp, nm);
-			fputc('\n', hp);
-			last = best = -1;
-			cJSON_ArrayForEach(p, h)
-				if (cJSON_GetArraySize(p) == 2) {
-					last = cJSON_GetArrayItem(p,
-					    0)->valuedouble;
-					best = cJSON_GetArrayItem(p,
-					    1)->valuedouble;
-					fprintf(hp, "%g %g\n", last, best);
-				}
-			/* The best holds until the last trial. */
-			if (best >= 0 && num(o, "trials", &trials) == 0 &&
-			    trials > last)
-				fprintf(hp, "%g %g\n", trials, best);
-			fprintf(hp, "\n\n");
-			nhist++;
+			const cJSON *names = cJSON_GetObjectItemCaseSensitive(o,
+			    "names");
+			const char *out = str(o, "outcome");
+			double inst = 1;
+			pcase *c;
+
+			pc = aoe_xrealloc(pc, (n + 1) * sizeof(*pc));
+			c = &pc[n++];
+			memset(c, 0, sizeof(*c));
+			c->rec = o;
+			c->name = first_name(o, kb, sizeof(kb));
+			if (c->name == kb)
+				c->name = str(o, "key") ? str(o, "key") : "?";
+			c->type = str(o, "op_type");
+			num(o, "before_us", &c->before);
+			num(o, "after_us", &c->after);
+			if (i == 0 && cJSON_IsArray(names))
+				inst = cJSON_GetArraySize(names);
+			else if (num(o, "instances", &inst) < 0)
+				inst = 1;
+			c->count = inst > 1 ? (int)inst : 1;
+			/* Only a schedule the bank took saves anything. */
+			if (out && (strcmp(out, "add") == 0 ||
+			    strcmp(out, "update") == 0) && c->after < c->before)
+				c->saved = (c->before - c->after) * c->count;
 		}
+	*np = n;
+	return pc;
+}
+
+/*
+ * Draw the records with gnuplot, into an SVG or PNG by the file's
+ * suffix, readable from one case to hundreds: the time each case saved
+ * as bars sorted by it, the top cases labelled and the rest summed in
+ * one bar; then the convergence (best time so far over the baseline, by
+ * trial) of the top cases that have a history, at most ten, each its
+ * own colour, the key beside the plot.
+ */
+static int
+plot(const tasks *tt, const char *file, int top)
+{
+	const char *sfx = strrchr(file, '.'), *term;
+	char dat[] = "/tmp/aoe-plot-XXXXXX", hist[] = "/tmp/aoe-hist-XXXXXX";
+	FILE *fp, *hp, *gp;
+	pcase *pc;
+	double total_b = 0, total_s = 0, rest_s = 0, max_s = 0, trials;
+	int fd, hd, i, n, shown, nrest, nhist = 0, rc = 0, st, height, bars;
+	int improved = 0;
+
+	if (sfx && strcmp(sfx, ".svg") == 0)
+		term = "svg size 1100,%d dynamic noenhanced font 'sans,11'";
+	else if (sfx && strcmp(sfx, ".png") == 0)
+		term = "pngcairo size 1100,%d noenhanced font 'sans,10'";
+	else
+		return aoe_err(AOE_EUNSUP, "--plot '%s': the file must end in "
+		    ".svg or .png", file);
+	pc = plot_cases(tt, &n);
+	qsort(pc, n, sizeof(*pc), by_saved);
+	for (i = 0; i < n; i++) {
+		total_b += pc[i].before * pc[i].count;
+		total_s += pc[i].saved;
+		improved += pc[i].saved > 0;
+	}
+	shown = n < top ? n : top;
+	nrest = n - shown;
+	for (i = shown; i < n; i++)
+		rest_s += pc[i].saved;
+	if ((fd = mkstemp(dat)) < 0 || (hd = mkstemp(hist)) < 0) {
+		free(pc);
+		return aoe_err(AOE_EIO, "cannot create a temporary file: %s",
+		    strerror(errno));
+	}
+	fp = fdopen(fd, "w");
+	hp = fdopen(hd, "w");
+	/* Bars top down: row shown (the first) to 1, the rest at 0. */
+	for (i = 0; i < shown; i++) {
+		const pcase *c = &pc[i];
+		fprintf(fp, "%d ", shown - i + (nrest > 0));
+		put_label(fp, c, "");
+		fprintf(fp, " %g %g %g %g\n", c->saved, c->before, c->after,
+		    c->saved > 0 && c->before > 0 ? 100 * (c->before -
+		    c->after) / c->before : 0);
+		if (c->saved > max_s)
+			max_s = c->saved;
+	}
+	/*
+	 * The rest in one row, as words rather than a bar: their sum would
+	 * dwarf the bars above.
+	 */
+	if (nrest > 0)
+		fprintf(fp, "1 \"(the other %d cases)\" %g -1 0 0\n", nrest,
+		    rest_s);
+	/* Curves: the top cases with a history, improved ones first. */
+	for (i = 0; i < n && nhist < NCOLOURS; i++) {
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(pc[i].rec,
+		    "history"), *p;
+		double last = -1, best = -1, b0 = -1;
+		if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) == 0 ||
+		    (i >= shown && nhist > 0))
+			continue;
+		/* A case whose finds the bank did not take says so. */
+		put_label(hp, &pc[i], pc[i].saved > 0 ? "" : " (kept)");
+		fputc('\n', hp);
+		cJSON_ArrayForEach(p, h)
+			if (cJSON_GetArraySize(p) == 2) {
+				last = cJSON_GetArrayItem(p, 0)->valuedouble;
+				best = cJSON_GetArrayItem(p, 1)->valuedouble;
+				if (b0 < 0)
+					b0 = best;
+				fprintf(hp, "%g %g\n", last, b0 > 0 ? best / b0 :
+				    1);
+			}
+		/* The best holds until the last trial. */
+		if (best >= 0 && num(pc[i].rec, "trials", &trials) == 0 &&
+		    trials > last)
+			fprintf(hp, "%g %g\n", trials, b0 > 0 ? best / b0 : 1);
+		fprintf(hp, "\n\n");
+		nhist++;
+	}
 	fclose(fp);
 	fclose(hp);
 	if ((gp = popen("gnuplot", "w")) == NULL) {
@@ -562,27 +688,57 @@ plot(const tasks *tt, const char *file)
 		    strerror(errno));
 		goto out;
 	}
-	fprintf(gp, "set terminal %s\nset output ", term);
+	bars = shown + (nrest > 0);
+	height = 140 + 18 * bars + (nhist ? 420 : 0);
+	fprintf(gp, "set terminal ");
+	fprintf(gp, term, height);
+	fprintf(gp, "\nset output ");
 	put_quoted(gp, file);
-	fputc('\n', gp);
-	if (nhist)
-		fprintf(gp, "set multiplot layout 2,1\n");
-	fprintf(gp, "set title 'aoe tuning: time per case before and after'\n"
-	    "set style data histograms\nset style histogram clustered\n"
-	    "set style fill solid 0.8\nset ylabel 'microseconds'\n"
-	    "set xtics rotate by -45 font ',8'\nset key top right\n"
-	    "plot '%s' using 2:xtic(1) title 'before', '' using 3 "
-	    "title 'after'\n", dat);
-	if (nhist)
-		fprintf(gp, "unset xtics\nset xtics\nset style data lines\n"
-		    "set title 'best time found so far'\nset xlabel 'trial'\n"
-		    "plot for [i=0:%d] '%s' index i using 1:2 with steps lw 2 "
-		    "title columnheader(1)\nunset multiplot\n", nhist - 1,
-		    hist);
+	fprintf(gp, "\nset multiplot\nset size 1,%g\nset origin 0,%g\n",
+	    (double)(height - (nhist ? 420 : 0)) / height,
+	    nhist ? 420.0 / height : 0.0);
+	if (nrest)
+		fprintf(gp, "set title \"time saved per case: the %d that "
+		    "saved most of %d cases", shown, n);
+	else
+		fprintf(gp, "set title \"time saved per case: all %d cases",
+		    n);
+	fprintf(gp, " (%d improved); %.1f of %.1f us saved (%.1f%%)\"\n",
+	    improved, total_s, total_b, total_b > 0 ? 100 * total_s /
+	    total_b : 0);
+	fprintf(gp, "unset key\nset style fill solid 0.85 border -1\n"
+	    "set xlabel 'microseconds saved (per run, all the operators "
+	    "of the case)'\nset xrange [0:%g]\nset yrange [0.3:%g]\n"
+	    "set ytics scale 0 font ',9'\nset grid xtics\n"
+	    "set lmargin %d\nset rmargin 4\n", max_s > 0 ? max_s * 1.3 : 1,
+	    bars + 0.7, LABEL * 6 / 7 + 4);
+	/* The rest's row (before -1) is its sum, written out. */
+	fprintf(gp, "plot '%s' using ($4 >= 0 ? 0.5*$3 : 0):1:($4 >= 0 ? "
+	    "0.5*$3 : 0):(0.38):ytic(2) with boxxyerror lc rgb "
+	    "(word('%s', 1)), '' using ($4 >= 0 ? $3 : 0):1:($4 < 0 ? "
+	    "sprintf(' %%.1f us saved in all', $3) : $3 > 0 ? "
+	    "sprintf(' %%.1f us (-%%.0f%%%%)', $3, $6) : ' kept') with labels "
+	    "left font ',8'\n", dat, colours);
+	if (nhist) {
+		fprintf(gp, "set size 1,%g\nset origin 0,0\nunset ytics\n"
+		    "set ytics\nunset grid\nset grid\nunset xrange\n"
+		    "unset yrange\nset yrange [*:1.02]\nset rmargin 42\n"
+		    "set lmargin 10\n", 420.0 / height);
+		fprintf(gp, "set title 'convergence: best time found so far "
+		    "over the baseline, %s%d cases'\nset xlabel 'trial'\n"
+		    "set ylabel 'best / baseline'\nset key outside right top "
+		    "vertical font ',8'\n", nhist < n ? "the top " : "all ",
+		    nhist);
+		fprintf(gp, "plot for [i=0:%d] '%s' index i using 1:2 with "
+		    "steps lw 2 lc rgb word('%s', i + 1) title "
+		    "columnheader(1)\n", nhist - 1, hist, colours);
+	}
+	fprintf(gp, "unset multiplot\n");
 	st = pclose(gp);
 	if (st != 0)
 		rc = aoe_err(AOE_EIO, "gnuplot failed to draw '%s'", file);
 out:
+	free(pc);
 	unlink(dat);
 	unlink(hist);
 	return rc;
@@ -595,6 +751,7 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "plot", required_argument, NULL, 'p' },
+		{ "plot-top", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "tuning-name", required_argument, NULL, 'n' },
 		{ "version", no_argument, NULL, 'V' },
@@ -605,10 +762,10 @@ main(int argc, char **argv)
 	const char *dir = NULL, *plotfile = NULL, *name = NULL;
 	char path[4096];
 	struct stat st;
-	int c, i, j, quiet = 0, status, rc;
+	int c, i, j, quiet = 0, status, rc, top = 20;
 
 	aoe_setprogname(argv[0]);
-	while ((c = getopt_long(argc, argv, "hn:o:p:qV", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "hn:o:p:qt:V", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
 		case 'h':
@@ -625,6 +782,9 @@ main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 't':
+			top = (int)aoe_optnum("plot-top", optarg, 1, 500);
 			break;
 		case 'V':
 			printf("aoe-report %s\n", AOE_VERSION);
@@ -665,7 +825,7 @@ main(int argc, char **argv)
 		status = AOE_EXIT_DATA;
 		goto out;
 	}
-	if (plotfile && (rc = plot(&tt, plotfile)) < 0) {
+	if (plotfile && (rc = plot(&tt, plotfile, top)) < 0) {
 		aoe_warnx("%s", aoe_errmsg());
 		status = aoe_exit_status(rc);
 		goto out;

@@ -108,6 +108,11 @@ typedef struct aoe_settings {
  */
 int aoe_settings_load(aoe_settings *s);
 /*
+ * The TE_PARALLEL_COMPILER the tuners use: as set, else the default (8)
+ * or the online CPUs if fewer.
+ */
+int aoe_settings_te_parallel(const aoe_settings *s);
+/*
  * A True/False value, in any case: 1 for true, 1, on or yes; 0 for false,
  * 0, off or no; -1 for anything else or NULL.
  */

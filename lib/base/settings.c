@@ -212,6 +212,16 @@ read_env(aoe_settings *s)
 }
 
 int
+aoe_settings_te_parallel(const aoe_settings *s)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (s->te_parallel_given || s->te_parallel < n)
+		return s->te_parallel;
+	return n > 0 ? (int)n : 1;
+}
+
+int
 aoe_settings_load(aoe_settings *s)
 {
 	const char *ini = env("AOE_INI");

@@ -34,7 +34,7 @@ aoe_check_opts_set(aoe_check_opts *o, const aoe_settings *s)
 	o->job_type = 2;
 	o->processes = 1;
 	o->tuning_parallel = s->tuning_parallel;
-	o->te_parallel = s->te_parallel;
+	o->te_parallel = aoe_settings_te_parallel(s);
 	o->run_loop = s->run_loop;
 	o->min_disk_gb = s->min_disk_gb;
 	snprintf(o->work_path, sizeof(o->work_path), "%s", s->work_path);

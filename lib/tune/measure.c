@@ -66,6 +66,47 @@ opat_status_from_name(const char *s)
 }
 
 const char *
+opat_jstr(const cJSON *o, const char *name)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+double
+opat_jnum(const cJSON *o, const char *name, double def)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsNumber(x) ? x->valuedouble : def;
+}
+
+/* A timing line's fields (opat.c's journal and replay, remote.c). */
+void
+opat_timing_from_json(const cJSON *o, opat_timing *t)
+{
+	const char *reason = opat_jstr(o, "reason");
+
+	memset(t, 0, sizeof(*t));
+	t->status = opat_status_from_name(opat_jstr(o, "status"));
+	if (t->status < 0)
+		t->status = OPAT_INVALID;
+	t->us = opat_jnum(o, "us", 0);
+	t->mean_us = opat_jnum(o, "mean_us", t->us);
+	t->min_us = opat_jnum(o, "min_us", t->us);
+	t->spread = opat_jnum(o, "spread", 0);
+	t->runs = (int)opat_jnum(o, "runs", 0);
+	t->inner = (int)opat_jnum(o, "inner", 0);
+	t->cost_s = opat_jnum(o, "cost_s", 0);
+	if (reason)
+		snprintf(t->reason, sizeof(t->reason), "%s", reason);
+	if (t->status == OPAT_OK && !(t->us > 0)) {
+		t->status = OPAT_INVALID;
+		snprintf(t->reason, sizeof(t->reason), "no time");
+	}
+}
+
+const char *
 opat_lock_path(void)
 {
 	const char *p = getenv("AOE_MEASURE_LOCK");

@@ -151,21 +151,8 @@ json_free(void *p)
 	cJSON_Delete(p);
 }
 
-static const char *
-jstr(const cJSON *o, const char *name)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsString(x) ? x->valuestring : NULL;
-}
-
-static double
-jnum(const cJSON *o, const char *name, double def)
-{
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsNumber(x) ? x->valuedouble : def;
-}
+#define jstr opat_jstr
+#define jnum opat_jnum
 
 /*
  * Graphs.
@@ -411,30 +398,6 @@ timing_fields(cJSON *o, const opat_timing *t)
 		cJSON_AddStringToObject(o, "reason", t->reason);
 }
 
-static void
-timing_from_json(const cJSON *o, opat_timing *t)
-{
-	const char *reason = jstr(o, "reason");
-
-	memset(t, 0, sizeof(*t));
-	t->status = opat_status_from_name(jstr(o, "status"));
-	if (t->status < 0)
-		t->status = OPAT_INVALID;
-	t->us = jnum(o, "us", 0);
-	t->mean_us = jnum(o, "mean_us", t->us);
-	t->min_us = jnum(o, "min_us", t->us);
-	t->spread = jnum(o, "spread", 0);
-	t->runs = (int)jnum(o, "runs", 0);
-	t->inner = (int)jnum(o, "inner", 0);
-	t->cost_s = jnum(o, "cost_s", 0);
-	if (reason)
-		snprintf(t->reason, sizeof(t->reason), "%s", reason);
-	if (t->status == OPAT_OK && !(t->us > 0)) {
-		t->status = OPAT_INVALID;
-		snprintf(t->reason, sizeof(t->reason), "no time");
-	}
-}
-
 /*
  * The journal.
  */
@@ -471,7 +434,7 @@ journal_open(opat_run *r, const char *path)
 			    jstr(o, "tag") && jstr(o, "canon")) {
 				opat_timing *t = aoe_xmalloc(sizeof(*t));
 				char mk[2048];
-				timing_from_json(o, t);
+				opat_timing_from_json(o, t);
 				snprintf(mk, sizeof(mk), "%s|%s|%s", k,
 				    jstr(o, "tag"), jstr(o, "canon"));
 				map_put(r->jtim, mk, t);
@@ -614,7 +577,7 @@ replay_find(opat_run *r, opat_case *c, const aoe_space *sp,
 			    cJSON_GetObjectItemCaseSensitive(o, "schedule"),
 			    &s, NULL, 0);
 			opat_canon(sp, &s, buf, sizeof(buf));
-			timing_from_json(o, x);
+			opat_timing_from_json(o, x);
 			if (map_get(c->rmap, buf) == NULL)
 				map_put(c->rmap, buf, x);
 			else
@@ -671,6 +634,7 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 	aoe_sched *ms = aoe_xcalloc((size_t)n + 1, sizeof(*ms));
 	uint64_t *seeds = aoe_xcalloc((size_t)n + 1, sizeof(uint64_t));
 	opat_timing *mt = aoe_xcalloc((size_t)n + 1, sizeof(*mt));
+	int *lost = aoe_xcalloc((size_t)n + 1, sizeof(int));
 	char mk[2048];
 
 	for (i = 0; i < n; i++) {
@@ -714,18 +678,32 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 			mo.names = c->names;
 			mo.nnames = c->nnames;
 		}
-		if ((rc = opat_measure(r->graphs[c->gi].g, c->node, ms, seeds,
-		    ntodo, &mo, mt)) < 0)
+		/*
+		 * On the hosts of --sshloginfile, but for the confirmation in
+		 * the model (or alone), which is this host's.
+		 */
+		if (r->o.sshloginfile && tag[0] != 'm' && tag[0] != 'c')
+			rc = opat_remote_measure(r, c, ms, ntodo, mt, lost);
+		else
+			rc = opat_measure(r->graphs[c->gi].g, c->node, ms,
+			    seeds, ntodo, &mo, mt);
+		if (rc < 0)
 			goto out;
 		for (i = 0; i < ntodo; i++) {
 			int k = todo[i];
 			t[k] = mt[i];
+			if (lost[i]) {
+				/* Not a trial, not journaled: measured again. */
+				missing[k] = 1;
+				continue;
+			}
 			/* Charge each its share of the batch's wall time. */
 			t[k].cost_s = (aoe_now_us() - t0) / 1e6 / ntodo;
 			emit_timing(r, c, tag, canon[k], &s[k], &t[k]);
 		}
 	}
 out:
+	free(lost);
 	free(canon);
 	free(todo);
 	free(ms);
@@ -735,23 +713,67 @@ out:
 }
 
 /*
- * Progress on stderr.
+ * Progress on stderr.  The ETA is the current case's expected time left
+ * and the expected time of the cases after it (r->eta_rest), each from
+ * its budget and its measured baseline, scaled by how long the cases
+ * done took against their expectation; never more than the whole run's
+ * budget left.
  */
-static void
-progress(opat_run *r, const opat_case *c, int trials, double gain)
+static double
+eta(opat_run *r, int trials, int max_trials)
 {
-	double el = (aoe_now_us() - r->t0) / 1e6, eta;
-	int done = r->ndone;
+	double now = (aoe_now_us() - r->case_t0) / 1e6, scale = 1, cur, e;
+
+	/*
+	 * The scale: the wall time the cases done took over what was
+	 * expected of them; before any, the current case's wall time a
+	 * trial over what was expected of a trial.
+	 */
+	if (r->est_done > 0)
+		scale = r->act_done / r->est_done;
+	else if (trials > 1 && r->cur_est > 0)
+		scale = r->cur_scale = now / (trials - 1) * (max_trials +
+		    CONFIRM * (1 + TOPK)) / r->cur_est;
+	else if (r->cur_scale > 0)
+		scale = r->cur_scale;	/* confirming: as the search went */
+	cur = r->cur_est * scale - now;
+	if (cur < 0)
+		cur = 0;
+	/*
+	 * No cap at the budget left: a case past it still measures a batch
+	 * and confirms its winner, which the expectations count.
+	 */
+	e = cur + r->eta_rest * scale;
+	return e > 0 ? e : 0;
+}
+
+static void
+progress(opat_run *r, const opat_case *c, int trials, int max_trials,
+    double gain)
+{
+	char what[160], step[32];
 
 	if (!r->o.progress)
 		return;
-	if (gain > r->best_gain)
-		r->best_gain = gain;
-	eta = done > 0 ? el / done * (r->ncases - done) : 0;
-	fprintf(stderr, "\r\033[K[%d/%d] %s %.40s trials %d best gain %.1f%% "
-	    "ETA %dm%02ds", done, r->ncases, c->op_type, c->names[0], trials,
-	    100 * r->best_gain, (int)eta / 60, (int)eta % 60);
-	fflush(stderr);
+	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
+	snprintf(step, sizeof(step), "trial %d/%d", trials, max_trials);
+	aoe_tprog_update(&r->prog, what, step, gain, eta(r, trials,
+	    max_trials));
+}
+
+/* The progress line while the winners are confirmed (round of CONFIRM). */
+static void
+progress_confirm(opat_run *r, const opat_case *c, int round, int model,
+    double gain)
+{
+	char what[160], step[48];
+
+	if (!r->o.progress)
+		return;
+	snprintf(what, sizeof(what), "%s %s", c->op_type, c->names[0]);
+	snprintf(step, sizeof(step), "confirming %s %d/%d", model ?
+	    "in the model" : "alone", round + 1, CONFIRM);
+	aoe_tprog_update(&r->prog, what, step, gain, eta(r, 1, 1));
 }
 
 /*
@@ -1004,8 +1026,8 @@ search(ctune *ct, long long max_trials, double max_s)
 		if ((rc = obtain(r, c, &ct->sp, "t", batch, k, bt, miss)) < 0)
 			break;
 		take_batch(ct, &se, batch, bt, miss, k);
-		progress(r, c, ct->trials, (c->base.us - ct->best.us) /
-		    c->base.us);
+		progress(r, c, ct->trials, (int)max_trials,
+		    (c->base.us - ct->best.us) / c->base.us);
 	}
 	free(batch);
 	free(bt);
@@ -1044,6 +1066,8 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 		bu[j] = bs[j] = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !bad; round++) {
 		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
+		progress_confirm(ct->r, c, round, model, (c->base.us -
+		    ct->best.us) / c->base.us);
 		if ((rc = obtain(ct->r, c, &ct->sp, tag, pair, np, pt,
 		    pm)) < 0)
 			return rc;
@@ -1237,6 +1261,10 @@ baselines(opat_run *r)
 				    "legal any more; tuning from the default",
 				    c->op_type, c->names[0]);
 		}
+		if (r->o.progress)
+			aoe_tprog_note(&r->prog, "measuring baselines %d/%d: "
+			    "%s %s", i + 1, r->ncases, c->op_type,
+			    c->names[0]);
 		/* Twice, keeping the better: a busy host only adds time. */
 		if ((rc = obtain(r, c, &sp, c->hit ? "b" : "d", &c->base_s, 1,
 		    &c->base, &miss)) < 0)
@@ -1260,15 +1288,105 @@ baselines(opat_run *r)
 	return 0;
 }
 
+/*
+ * The budget of the case that comes next when left_s seconds and
+ * left_trials trials (-1: no limit) are left for cases whose baselines
+ * add up to left_share: its share of what is left, within the per-case
+ * budgets.
+ */
+static void
+plan(const opat_run *r, const opat_case *c, int nleft, double left_s,
+    long long left_trials, double left_share, long long *mtp, double *msp)
+{
+	long long mt = r->o.budget_trials;
+	double ms = r->o.budget_seconds, frac;
+
+	frac = left_share > 0 ? c->share / left_share : 1.0 / nleft;
+	if (left_s < HUGE_VAL && left_s * frac < ms)
+		ms = left_s * frac;
+	if (left_trials >= 0 && (long long)(left_trials * frac) < mt)
+		mt = (long long)(left_trials * frac);
+	if (mt < r->o.min_trials && r->o.budget_trials >= r->o.min_trials)
+		mt = r->o.min_trials;
+	if (ms < 0.5)
+		ms = 0.5;
+	*mtp = mt;
+	*msp = ms;
+}
+
+/*
+ * The seconds case c is expected to take with mt trials and ms seconds:
+ * a case the bank keeps, or whose baseline failed, none; else its trials
+ * at what a measurement of its baseline cost, within ms but at least a
+ * batch (a search always measures one), and the confirmation rounds,
+ * which no budget cuts short.
+ */
+static double
+expect(const opat_run *r, const opat_case *c, long long mt, double ms)
+{
+	double per, par, search, batch;
+
+	if ((c->hit && !r->o.repeat_tune) || c->base.status != OPAT_OK)
+		return 0;
+	per = c->base.cost_s / (r->replay ? 1 : 2);
+	par = r->o.te_parallel > 1 ? 1.5 : 1;	/* builds overlap timing */
+	search = per * (double)mt / par;
+	batch = per * (double)(mt < r->o.tuning_parallel ? mt :
+	    r->o.tuning_parallel) / par;
+	if (search > ms)
+		search = ms > batch ? ms : batch;
+	return search + per * CONFIRM * (1 + TOPK) / par;
+}
+
+/* The expected seconds of the cases after the i-th. */
+static double
+expect_rest(const opat_run *r, int i, double left_s, long long left_trials,
+    double left_share)
+{
+	double e = 0, ms;
+	long long mt;
+	int j;
+
+	for (j = i + 1; j < r->ncases; j++) {
+		const opat_case *c = &r->cases[j];
+		plan(r, c, r->ncases - j, left_s, left_trials, left_share,
+		    &mt, &ms);
+		ms = expect(r, c, mt, ms);
+		e += ms;
+		if (left_s < HUGE_VAL)
+			left_s = left_s > ms ? left_s - ms : 0;
+		if (left_trials >= 0)
+			left_trials = left_trials > mt ? left_trials - mt : 0;
+		left_share -= c->share;
+	}
+	return e;
+}
+
+/* What the progress says of a finished case. */
+static void
+progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
+{
+	char what[160];
+
+	if (!r->o.progress)
+		return;
+	snprintf(what, sizeof(what), "%s %s%s", c->op_type, c->names[0],
+	    c->nnames > 1 ? " (and more)" : "");
+	aoe_tprog_case(&r->prog, what, jstr(rec, "outcome"),
+	    jnum(rec, "before_us", 0), jnum(rec, "after_us", 0),
+	    (int)jnum(rec, "trials", 0), c->spent, eta(r, 1, 1));
+}
+
 int
 opat_tune(opat_run *r)
 {
-	char id[32], mk[64];
+	char id[32];
 	double left_s, left_share;
 	long long left_trials;
 	int i, rc;
 
 	r->t0 = aoe_now_us();
+	aoe_tprog_init(&r->prog, r->o.progress, r->ncases);
 	if (r->o.journal) {
 		if ((rc = journal_open(r, r->o.journal)) < 0)
 			return rc;
@@ -1289,6 +1407,8 @@ opat_tune(opat_run *r)
 		}
 	} else
 		r->jtim = r->jrec = NULL;
+	if (r->o.sshloginfile && (rc = opat_remote_check(r)) < 0)
+		return rc;
 	if ((rc = baselines(r)) < 0)
 		return rc;
 	if (r->ncases > 1)
@@ -1299,20 +1419,18 @@ opat_tune(opat_run *r)
 	for (i = 0; i < r->ncases; i++) {
 		opat_case *c = &r->cases[i];
 		cJSON *rec, *jr;
-		long long mt = r->o.budget_trials;
-		double ms = r->o.budget_seconds, frac;
+		long long mt;
+		double ms;
 
-		frac = left_share > 0 ? c->share / left_share : 1.0 /
-		    (r->ncases - i);
-		if (left_s < HUGE_VAL && left_s * frac < ms)
-			ms = left_s * frac;
-		if (left_trials >= 0 && (long long)(left_trials * frac) < mt)
-			mt = (long long)(left_trials * frac);
-		if (mt < r->o.min_trials && r->o.budget_trials >=
-		    r->o.min_trials)
-			mt = r->o.min_trials;
-		if (ms < 0.5)
-			ms = 0.5;
+		plan(r, c, r->ncases - i, left_s, left_trials, left_share,
+		    &mt, &ms);
+		r->case_t0 = aoe_now_us();
+		r->cur_scale = 0;
+		r->cur_est = expect(r, c, mt, ms);
+		r->eta_rest = expect_rest(r, i, left_s - r->cur_est,
+		    left_trials >= 0 ? left_trials - mt : -1,
+		    left_share - c->share);
+		progress(r, c, 1, (int)mt, 0);
 		c->spent = c->base.cost_s;
 		if ((jr = map_get(r->jrec, c->keystr)) != NULL) {
 			rec = cJSON_Duplicate(jr, 1);
@@ -1322,17 +1440,15 @@ opat_tune(opat_run *r)
 			if ((rc = tune_case(r, c, mt, ms, &rec)) == 0)
 				rc = finish_case(r, c, rec, 0);
 		}
-		snprintf(mk, sizeof(mk), "%s", jstr(rec, "outcome") ?
-		    jstr(rec, "outcome") : "?");
-		if (rc == 0 && jstr(rec, "outcome") && r->o.progress) {
-			double b = jnum(rec, "before_us", 0), a = jnum(rec,
-			    "after_us", 0);
-			r->ndone = i + 1;
-			progress(r, c, (int)jnum(rec, "trials", 0), b > 0 &&
-			    (strcmp(mk, "add") == 0 || strcmp(mk, "update") ==
-			    0) ? (b - a) / b : 0);
-		}
 		r->ndone = i + 1;
+		/* Wall time: what the ETA is about. */
+		if (r->cur_est > 0) {
+			r->est_done += r->cur_est;
+			r->act_done += (aoe_now_us() - r->case_t0) / 1e6;
+		}
+		r->cur_est = 0;		/* the case is done: only the rest left */
+		if (rc == 0)
+			progress_case(r, c, rec);
 		left_s -= c->spent;
 		if (left_s < 0)
 			left_s = 0;
@@ -1346,9 +1462,7 @@ opat_tune(opat_run *r)
 		if (rc < 0)
 			return rc;
 	}
-	if (r->o.progress)
-		fprintf(stderr, "\r\033[K%d cases tuned in %.1f s\n",
-		    r->ncases, (aoe_now_us() - r->t0) / 1e6);
+	aoe_tprog_end(&r->prog, "cases");
 	return 0;
 }
 
@@ -1581,7 +1695,7 @@ select_line(opat_run *r, cJSON *o, const char *path, long lineno)
 		sc->first = cJSON_Duplicate(o, 1);
 		sc->hist = cJSON_CreateArray();
 	}
-	timing_from_json(o, &t);
+	opat_timing_from_json(o, &t);
 	sc->trials++;
 	if (jnum(o, "id", -1) == 0 && !sc->has_base) {
 		sc->has_base = 1;

@@ -199,6 +199,7 @@ typedef struct opat_opts {
 	int progress;
 	const char *journal;
 	const char *replay;
+	const char *sshloginfile;	/* measure on these hosts (remote.c) */
 	char **ops_names, **ops_types;
 	int nops_names, nops_types;
 } opat_opts;
@@ -246,7 +247,16 @@ typedef struct opat_run {
 	struct selcase *sel;
 	int nsel;
 	int ndone, nfailed;
-	double t0, best_gain;
+	int nhosts;		/* --sshloginfile's hosts, checked */
+	double t0;
+	/*
+	 * Progress: the current case's expected seconds, those of the
+	 * cases after it, the expected and wall seconds of the cases done
+	 * (their ratio scales the expectations), when the current case
+	 * began, and its scale before any case is done.
+	 */
+	aoe_tprog prog;
+	double cur_est, eta_rest, est_done, act_done, case_t0, cur_scale;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
@@ -262,5 +272,21 @@ int opat_generate(opat_run *r);
 int opat_measure_stream(opat_run *r, int argc, char **argv);
 int opat_select_stream(opat_run *r, int argc, char **argv);
 void opat_run_free(opat_run *r);
+
+/* A timing line's fields into t (an "ok" without a time is invalid). */
+void opat_timing_from_json(const cJSON *o, opat_timing *t);
+/* Member name of o as a string (or NULL), as a number (or def). */
+const char *opat_jstr(const cJSON *o, const char *name);
+double opat_jnum(const cJSON *o, const char *name, double def);
+
+/*
+ * --sshloginfile (lib/tune/remote.c): check that every host answers with
+ * this host's soc_version; measure candidates of a case on the hosts
+ * through GNU parallel, lost[i] set for a candidate whose timing never
+ * came back (its host failed).
+ */
+int opat_remote_check(opat_run *r);
+int opat_remote_measure(opat_run *r, const opat_case *c, const aoe_sched *s,
+    int n, opat_timing *t, int *lost);
 
 #endif

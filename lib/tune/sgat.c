@@ -357,7 +357,45 @@ typedef struct tuning {
 	cJSON *cands;		/* the record's candidates */
 	double spent;
 	int trials;
+	struct sprog *prog;	/* progress, or NULL */
 } tuning;
+
+/*
+ * Progress: the ETA is the time per node tuned so far (a subgraph's
+ * nodes counted done in proportion to its candidates measured) times the
+ * nodes left, so it is known from the first candidate on.
+ */
+typedef struct sprog {
+	aoe_tprog p;
+	double nodes_done, nodes_total;
+} sprog;
+
+static double
+sprog_eta(const sprog *sp, double nodes_now)
+{
+	double el = (aoe_now_us() - sp->p.t0) / 1e6;
+
+	if (nodes_now <= 0)
+		return -1;
+	return el / nodes_now * (sp->nodes_total - nodes_now);
+}
+
+static void
+sprog_update(tuning *tu, int k, int nc)
+{
+	sprog *sp = tu->prog;
+	char what[64], step[32];
+	double gain = tu->base.us > 0 ? (tu->base.us - tu->best.us) /
+	    tu->base.us : 0;
+
+	if (sp == NULL)
+		return;
+	snprintf(what, sizeof(what), "subgraph %llu (%d nodes)",
+	    (unsigned long long)tu->s->key, tu->s->n);
+	snprintf(step, sizeof(step), "trial %d/%d", k, nc);
+	aoe_tprog_update(&sp->p, what, step, gain, sprog_eta(sp,
+	    sp->nodes_done + (nc > 0 ? (double)tu->s->n * k / nc : 0)));
+}
 
 /*
  * Measure candidate d of the subgraph, list it in the candidates, and
@@ -614,7 +652,7 @@ record_end(cJSON *rec, const tuning *tu, const aoe_sched *chosen,
 /* Tune one subgraph; returns its record. */
 static cJSON *
 tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
-    int nthreads, aoe_sched *chosen, int *keep)
+    int nthreads, sprog *sp, aoe_sched *chosen, int *keep)
 {
 	cJSON *rec = record_new(g, s, nthreads);
 	aoe_sched cand[MAXCAND];
@@ -664,9 +702,12 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	if (o->budget_trials > 0 && nc > o->budget_trials - 1)
 		nc = o->budget_trials - 1;
 	rc = 0;
-	for (i = 0; i < nc; i++)
+	tu.prog = o->progress ? sp : NULL;
+	for (i = 0; i < nc; i++) {
 		if ((rc = try_cand(&tu, &cand[i])) < 0)
 			break;
+		sprog_update(&tu, i + 1, nc);
+	}
 	if (rc >= 0)
 		per_op(&tu);
 	before = tu.base.us;
@@ -772,45 +813,57 @@ tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
     const sgat_opts *o, const cJSON *done, FILE *jfp, FILE *out,
     int *nfailed)
 {
-	const cJSON *old, *oc, *b, *a;
+	const cJSON *old, *oc, *b, *a, *t, *ts;
 	aoe_sched chosen;
+	sprog sp;
 	cJSON *rec;
-	char kb[32];
+	char kb[32], what[80];
 	int i, keep, rc;
 
+	aoe_tprog_init(&sp.p, o->progress, nsub);
+	sp.nodes_done = sp.nodes_total = 0;
+	for (i = 0; i < nsub; i++)
+		sp.nodes_total += subs[i].n;
 	for (i = 0; i < nsub; i++) {
 		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
 		    subs[i].key);
+		snprintf(what, sizeof(what), "subgraph %s (%d nodes x%d)", kb,
+		    subs[i].n, subs[i].instances);
 		if (done && (old = cJSON_GetObjectItemCaseSensitive(done,
 		    kb)) != NULL) {
 			from_journal(old, &subs[i], ro->decisions, out);
-			if (o->progress)
-				aoe_warnx("[%d/%d] %s: from the journal", i + 1,
-				    nsub, kb);
+			sp.nodes_done += subs[i].n;
+			aoe_tprog_case(&sp.p, what, "from the journal", 0, 0, 0,
+			    0, sprog_eta(&sp, sp.nodes_done));
 			continue;
 		}
 		keep = 0;
-		rec = tune_one(g, &subs[i], ro, o, ro->nthreads, &chosen,
+		aoe_tprog_note(&sp.p, "[%d done, %d left] %s: baseline",
+		    i, nsub - i, what);
+		rec = tune_one(g, &subs[i], ro, o, ro->nthreads, &sp, &chosen,
 		    &keep);
+		sp.nodes_done += subs[i].n;
 		if (keep)
 			aoe_dtable_set(ro->decisions, subs[i].sig, &chosen);
 		oc = cJSON_GetObjectItemCaseSensitive(rec, "outcome");
 		if (strcmp(oc->valuestring, "failed") == 0)
 			(*nfailed)++;
-		if (o->progress) {
-			b = cJSON_GetObjectItemCaseSensitive(rec, "before_us");
-			a = cJSON_GetObjectItemCaseSensitive(rec, "after_us");
-			aoe_warnx("[%d/%d] %s (%d nodes x%d): %s %.1f -> %.1f "
-			    "us", i + 1, nsub, kb, subs[i].n,
-			    subs[i].instances, oc->valuestring,
-			    cJSON_IsNumber(b) ? b->valuedouble : 0,
-			    cJSON_IsNumber(a) ? a->valuedouble : 0);
-		}
+		b = cJSON_GetObjectItemCaseSensitive(rec, "before_us");
+		a = cJSON_GetObjectItemCaseSensitive(rec, "after_us");
+		t = cJSON_GetObjectItemCaseSensitive(rec, "trials");
+		ts = cJSON_GetObjectItemCaseSensitive(rec, "tuning_time_s");
+		aoe_tprog_case(&sp.p, what, oc->valuestring,
+		    cJSON_IsNumber(b) ? b->valuedouble : 0,
+		    cJSON_IsNumber(a) ? a->valuedouble : 0,
+		    cJSON_IsNumber(t) ? t->valueint : 0,
+		    cJSON_IsNumber(ts) ? ts->valuedouble : 0,
+		    sprog_eta(&sp, sp.nodes_done));
 		rc = emit(rec, out, jfp);
 		cJSON_Delete(rec);
 		if (rc < 0)
 			return rc;
 	}
+	aoe_tprog_end(&sp.p, "subgraphs");
 	return 0;
 }
 
