@@ -652,6 +652,58 @@ main(int argc, char **argv)
 	}
 
 	/*
+	 * A value inside a run that dead nodes also read (the Shape and
+	 * Gather of a torch export whose result nothing uses, folded; a
+	 * Relu whose output nothing reads, pruned): the run still fuses,
+	 * and the dead readers go with it.
+	 */
+	{
+		int64_t one[1] = { 1 };
+		int in[2], out[1], fused = 0;
+		for (bad = 0, i = 0; i < 100; i++) {
+			aoe_sched de;
+			memset(&de, 0, sizeof(de));
+			aoe_sched_set(&de, "fuse_elem", 1);
+			rs = 0x5851f42d4c957f2dULL * (uint64_t)(i + 1);
+			do {
+				g = random_elem_graph(&nf);
+				if (nf < 3)
+					aoe_graph_free(g);
+			} while (nf < 3);
+			in[0] = aoe_graph_tensor(g, "v0");
+			out[0] = aoe_graph_tensor(g, "dead.shape");
+			aoe_graph_add_node(g, "dead.shape", "Shape", 1, in, 1,
+			    out);
+			in[0] = out[0];
+			in[1] = aoe_graph_tensor(g, "dead.idx");
+			aoe_tensor_set(g->tensors[in[1]], AOE_I64, 0, one);
+			aoe_tensor_alloc_const(g->tensors[in[1]]);
+			((int64_t *)g->tensors[in[1]]->data)[0] = 1;
+			out[0] = aoe_graph_tensor(g, "dead.dim");
+			aoe_graph_add_node(g, "dead.gather", "Gather", 2, in,
+			    1, out);
+			in[0] = aoe_graph_tensor(g, "v1");
+			out[0] = aoe_graph_tensor(g, "dead.relu");
+			aoe_graph_add_node(g, "dead.relu", "Relu", 1, in, 1,
+			    out);
+			if (!same(g, &o, AOE_FUSE_FORCE, &de, &removed,
+			    &err)) {
+				if (!bad)
+					fprintf(stderr, "# element-wise graph "
+					    "%d with dead readers: error %g: "
+					    "%s\n", i, err, aoe_errmsg());
+				bad++;
+			}
+			fused += removed > 0;
+			aoe_graph_free(g);
+		}
+		snprintf(msg, sizeof(msg), "100 element-wise runs whose "
+		    "values dead nodes read: fused == unfused (%d fused)",
+		    fused);
+		ok(bad == 0 && fused > 50, msg);
+	}
+
+	/*
 	 * Per-op decisions: random nodes on one thread, random GEMM splits
 	 * by rows or columns.  Outputs stay; the nodes named run so.
 	 */

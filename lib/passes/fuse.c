@@ -995,13 +995,19 @@ aoe_sgat_per_op(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 	return rc;
 }
 
+/*
+ * Drop the nodes in kill[] and the dead ones: those the runtime pruned
+ * (no graph output depends on them) and those it folded (their outputs
+ * are constants for good).  A dead node may read a tensor that a fusion
+ * has just made internal to a fused node, so it cannot stay.
+ */
 void
 aoe_fuse_compact(aoe_graph *g, const char *kill)
 {
 	int i, j;
 
 	for (i = j = 0; i < g->nnodes; i++) {
-		if (kill[i]) {
+		if (kill[i] || g->nodes[i].dead) {
 			aoe_node_free(&g->nodes[i]);
 			continue;
 		}
