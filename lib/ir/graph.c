@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half.h"
 #include "ir.h"
 
 static const struct {
@@ -426,14 +427,8 @@ aoe_tensor_elem(const aoe_tensor *t, int64_t i)
 		return ((const uint32_t *)t->data)[i];
 	case AOE_U64:
 		return (double)((const uint64_t *)t->data)[i];
-	case AOE_BF16: {
-		/* bfloat16 is the high half of a float32. */
-		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
-		float f;
-
-		memcpy(&f, &u, sizeof(f));
-		return f;
-	}
+	case AOE_BF16:
+		return bf2f(((const uint16_t *)t->data)[i]);
 	default:
 		return NAN;
 	}

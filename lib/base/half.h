@@ -1,6 +1,7 @@
 /*
- * half.h - float16 and bfloat16 conversions for the kernel files: one
- * value at a time, and runs of them (F16C where the build has it).
+ * half.h - float16 and bfloat16 conversions for libaoe (the kernels and
+ * aoe_tensor_elem): one value at a time, and runs of them (F16C where
+ * the build has it).
  * float16 conversions round to nearest even and keep denormals,
  * infinities and NaNs; so does float to bfloat16, whose NaNs stay quiet
  * NaNs.  Not installed.
