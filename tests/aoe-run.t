@@ -1,7 +1,7 @@
 #!/bin/sh
 # aoe-run: success paths on the bundled example, and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 34
+plan 36
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx" && mkexample -u "$T/unsup.onnx" &&
@@ -96,6 +96,9 @@ fails_with 3 "input 'image' has 4 dimensions, the shape gives 2" "binding the wr
 fails_with 5 "cannot open '$T/none.bin'" "missing input file" aoe-run -i image="$T/none.bin" "$ex"
 fails_with 3 "has 5 bytes, input 'image' needs 49152" "input file of the wrong size" sh -c "printf 12345 > $T/five.bin; aoe-run -i image=$T/five.bin $ex"
 fails_with 3 "'nope' is not an input of the model" "--input for an unknown name" aoe-run -i nope="$T/zeros.bin" "$ex"
+node=/usr/share/libonnx-testdata/data/node
+fails_with 4 "output 'res' is a sequence: a session gives tensors only" "a sequence output is refused, not a crash" aoe-run --runs 1 "$node/test_if_seq/model.onnx"
+fails_with 4 "is an optional: a session takes tensors only" "an optional input is refused" aoe-run --runs 1 "$node/test_optional_get_element/model.onnx"
 AOE_SPIN_US=abc run aoe-run --runs 1 --threads 2 "$ex"
 [ $status -eq 0 ] && grep -q "AOE_SPIN_US 'abc' is not a number from 0 to 100000; using 100" "$T/err"
 ok $? "a bad AOE_SPIN_US is named and the default used"

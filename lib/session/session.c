@@ -107,6 +107,33 @@ use_bank_path(const char *dir)
 	return 0;
 }
 
+/*
+ * A session takes and gives tensors (aoe_value): a model whose inputs
+ * or outputs are sequences, or whose inputs are optionals, is refused
+ * here rather than misread at run time.  An optional output holding a
+ * tensor is given when present (copy_outputs).
+ */
+static int
+check_values(const aoe_graph *g)
+{
+	int i;
+
+	for (i = 0; i < g->ninputs; i++) {
+		const aoe_tensor *t = g->tensors[g->inputs[i]];
+		if (aoe_is_value(t))
+			return aoe_err(AOE_EUNSUP, "input '%s' is %s: a session "
+			    "takes tensors only", t->name, t->vkind ==
+			    AOE_V_SEQ ? "a sequence" : "an optional");
+	}
+	for (i = 0; i < g->noutputs; i++) {
+		const aoe_tensor *t = g->tensors[g->outputs[i]];
+		if (t->vkind == AOE_V_SEQ)
+			return aoe_err(AOE_EUNSUP, "output '%s' is a sequence: "
+			    "a session gives tensors only", t->name);
+	}
+	return 0;
+}
+
 static int
 open_model(uint8_t *buf, size_t len, const char *path,
     const aoe_session_options *o, aoe_session **sp)
@@ -132,6 +159,11 @@ open_model(uint8_t *buf, size_t len, const char *path,
 	else
 		rc = 0;
 	if (rc < 0 || (rc = aoe_model_load_mem(buf, len, path, &g)) < 0) {
+		free(buf);
+		return rc;
+	}
+	if ((rc = check_values(g)) < 0) {
+		aoe_graph_free(g);
 		free(buf);
 		return rc;
 	}
@@ -414,6 +446,9 @@ copy_outputs(aoe_session *s, const aoe_graph *g, aoe_value *out)
 		if (t->layout != 0)
 			return aoe_err(AOE_EINTERNAL, "output '%s' is in a "
 			    "blocked layout", t->name);
+		if (t->optional && !t->present)
+			return aoe_err(AOE_EDATA, "output '%s' is an optional "
+			    "that this run left empty", t->name);
 		if (out[i].data && !out[i].lib_owned && out[i].nbytes < nb)
 			return aoe_err(AOE_EDATA, "output '%s': the buffer has "
 			    "%zu bytes, the output needs %zu", t->name,
