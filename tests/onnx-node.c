@@ -133,7 +133,7 @@ compare(const aoe_tensor *got, aoe_tensor *want, char *msg, size_t n)
  * sequences in order, or whether optionals hold a value and which.
  */
 static int
-compare_value(const aoe_tensor *got, const aoe_tensor *want, char *msg,
+compare_value(const aoe_tensor *got, aoe_tensor *want, char *msg,
     size_t n)
 {
 	int i, ng, nw;
