@@ -168,12 +168,19 @@ attr_json(const aoe_attr *a)
 
 static cJSON *graph_json(const aoe_graph *g, cJSON *o);
 
-/* Whether tensor ti of subgraph g is an enclosing graph's value. */
+/*
+ * Whether tensor ti of subgraph g is an enclosing graph's value, not
+ * declared in g; unless it is one of g's inputs, as when a subgraph is
+ * captured as a graph of its own (lib/engine/capture.c).
+ */
 static int
 is_outer(const aoe_graph *g, int ti)
 {
 	int k;
 
+	for (k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] == ti)
+			return 0;
 	for (k = 0; k < g->nouter; k++)
 		if (g->outer[k] == ti)
 			return 1;
