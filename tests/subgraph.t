@@ -11,7 +11,7 @@ if ! /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
 	echo "1..0 # SKIP /usr/bin/python3 has no onnx module (apt-get install python3-onnx)"
 	exit 0
 fi
-plan 26
+plan 27
 /usr/bin/python3 tests/mkctl.py "$T" || exit 1
 export TUNE_BANK_PATH="$T/bank"
 mkdir -p "$T/bank"
@@ -43,6 +43,9 @@ grep -q '"then_branch":{"graph":{"name":"then"' "$T/if_conv.json" &&
 ok $? "the branches and bodies are nested graph attributes"
 grep -q '"body":{"graph":.*"if1".*"then_branch":{"graph":' "$T/nest.json"
 ok $? "an If inside a Loop body is nested two levels deep"
+aoe-capture -o "$T/sum.json" "$T/if_conv.onnx" 2>"$T/sum"
+grep -q '^Conv  *2  *2$' "$T/sum" && grep -q '^If  *1  *1$' "$T/sum"
+ok $? "the capture summary counts the branches' operators"
 # The implicit inputs and the outer values are not written.
 /usr/bin/python3 -c 'import json, sys
 g = json.load(open(sys.argv[1]))
