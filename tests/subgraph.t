@@ -123,7 +123,8 @@ run aoe-report -o "$T/w" "$T/r.jsonl"
 ok $? "aoe-report lists the branches' operators"
 
 # The bank applies inside the branch.  A known entry, so that the check
-# does not hang on a win: conv0's record with another legal algorithm.
+# does not hang on a win: conv0's record with the space's defaults but
+# another algorithm.
 rm -rf "$T/bank"; mkdir -p "$T/bank"
 rm -rf "$T/o0"
 run aoe-run --runs 1 --no-bank -i c="$T/true.bin" --seed 5 -o "$T/o0" \
@@ -132,14 +133,15 @@ ok $status "the model runs before tuning (the reference)"
 aoe-opat --space if0/then_branch/conv0 "$T/if_conv.json" >"$T/space.json"
 /usr/bin/python3 -c 'import json, sys
 sp = json.load(open(sys.argv[2]))
+s = {k["name"]: k["default"] for k in sp["knobs"]}
 algo = [k for k in sp["knobs"] if k["name"] == "algo"][0]
-alt = [v for v in algo["values"] if v != algo["default"]][0]
+s["algo"] = [v for v in algo["values"] if v != algo["default"]][0]
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r["names"] == ["if0/then_branch/conv0"]:
         r["outcome"] = "add"
         r["after_us"] = r["before_us"] / 2
-        r["schedule"]["algo"] = alt
+        r["schedule"] = s
         print(json.dumps(r))' "$T/r.jsonl" "$T/space.json" >"$T/add.jsonl"
 aoe-bank commit "$T/add.jsonl" >/dev/null 2>&1
 run aoe-run --runs 1 -p -i c="$T/true.bin" --seed 5 -o "$T/o1" \
