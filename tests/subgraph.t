@@ -11,7 +11,7 @@ if ! /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
 	echo "1..0 # SKIP /usr/bin/python3 has no onnx module (apt-get install python3-onnx)"
 	exit 0
 fi
-plan 27
+plan 28
 /usr/bin/python3 tests/mkctl.py "$T" || exit 1
 export TUNE_BANK_PATH="$T/bank"
 mkdir -p "$T/bank"
@@ -100,6 +100,12 @@ ok $? "--tune-ops-file selects a branch's operator by its path"
 run aoe-opat --space if0/then_branch/conv0 "$T/if_conv.json"
 [ $status -eq 0 ] && grep -q '"op_type":"Conv"' "$T/out"
 ok $? "--space takes a path"
+aoe-opat --no-check --budget-trials 2 --generate "$T/nest.json" >"$T/cand" 2>/dev/null &&
+    aoe-opat --no-check --measure "$T/cand" >"$T/tim" 2>/dev/null &&
+    [ "$(wc -l <"$T/tim")" -eq "$(wc -l <"$T/cand")" ] &&
+    ! grep -v '"status":"ok"' "$T/tim" >/dev/null &&
+    grep -q '"node":"loop0/body/if1/then_branch/mm".*"status":"ok"' "$T/tim"
+ok $? "--generate and --measure find a nested operator by its path"
 fails_with 3 "no live node 'if0/then_branch/nope'" \
     "--space of a path that names nothing fails" \
     aoe-opat --space if0/then_branch/nope "$T/if_conv.json"
