@@ -210,6 +210,13 @@ typedef struct opat_graph {
 	char *path;		/* absolute */
 	char *shape;		/* --input-shape, or "" */
 	aoe_graph *g;
+	/*
+	 * A subgraph (If branch, Loop or Scan body) of the graph of the
+	 * entry before it that has sub 0, which owns it; prefix makes its
+	 * nodes' names paths from that graph ("if0/then_branch/").
+	 */
+	int sub;
+	char *prefix;
 } opat_graph;
 
 typedef struct opat_case {
