@@ -37,7 +37,7 @@ run_job() {
 	    TUNE_BANK_PATH="$W/other" aoe-bank import "$W/snap.tar.gz" &&
 	    aoe-bank merge --output "$W/merged.jsonl" \
 	    "$W/bank" "$W/other" ;;
-	run) aoe-run --runs 200 "$model" ;;
+	run) aoe-run --runs 2000 "$model" ;;
 	esac
 }
 if [ "${1-}" = --job ]; then
@@ -91,9 +91,11 @@ while [ $(($(date +%s) - start)) -lt "$secs" ]; do
 	# job's pid is its process group's id.
 	setsid sh "$0" --job "$job" "$n" "$W" "$model" >"$W/job.out" 2>&1 &
 	pid=$!
-	# Kill in two jobs of three, at a random moment in the first 4 s.
+	# Kill in two jobs of three, at a random moment in the first 4 s of
+	# a tuning job, in the first 0.3 s of the others (they are short).
+	case $job in front|sgat|opat) span=4000 ;; *) span=300 ;; esac
 	if [ "$(rnd 3)" -ne 0 ]; then
-		sleep "$(rnd 40 | awk '{ print $1 / 10 }')"
+		sleep "$(rnd $span | awk '{ print $1 / 1000 }')"
 		# Any process of the job but the sh that runs it here.
 		victim=$(members "$pid" | awk -v r="$(rnd 1000)" -v j="$pid" \
 		    '$1 != j { p[++k] = $0 } END { if (k) print p[r % k + 1] }')
