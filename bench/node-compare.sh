@@ -11,7 +11,8 @@
 # ${AOE_CACHE:-$HOME/.cache/aoe}/models.  -B runs aoe untuned (--no-bank;
 # by default it reads the bank, as a user's run would); -k DIR keeps the
 # two raw profiles there.  The input binding is that of compare-ort.sh
-# (AOE_SHAPE=NAME:D0,D1,... overrides it).  Timings under a profiler are
+# (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
+# binary (a build from before a change, for before/after tables).  Timings under a profiler are
 # a little slower than plain runs; the machine's load goes into the tables
 # just as into any other figure.
 set -eu
@@ -57,7 +58,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 ' "${spec#*:}" >"$tmp/in.bin"
 node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" -p "$tmp/ort.json" \
     "$f" "$spec=$tmp/in.bin" >"$tmp/ort.txt"
-"$top/tools/aoe-run" $nobank --profile --threads "$t" --warmup 3 \
+"${AOE_RUN:-$top/tools/aoe-run}" $nobank --profile --threads "$t" --warmup 3 \
     --runs "$runs" -s "$spec" -i "$name=$tmp/in.bin" "$f" \
     >"$tmp/aoe.txt" 2>"$tmp/aoe.prof"
 echo "# $m, $t thread(s), $runs runs; $(grep -m1 'model name' /proc/cpuinfo |

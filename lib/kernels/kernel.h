@@ -430,6 +430,7 @@ extern const aoe_op aoe_ops_seq[];	/* k_seq.c: sequences, optionals */
 int aoe_op_takes_values(const aoe_op *op);
 /* Whether op is one of k_seq.c's (they size what they make as they run). */
 int aoe_op_seq(const aoe_op *op);
+extern const aoe_op aoe_ops_act[];	/* k_act.c: Swish, Gelu */
 extern const aoe_op aoe_ops_select[];	/* k_select.c: NonZero, TopK... */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
@@ -536,16 +537,49 @@ static inline __m256 v_exp(__m256 x);
 static inline __m256 epi_erf(__m256 x);
 static inline __m256 epi_tanh(__m256 x);
 
+/*
+ * The activation of epilogue e on eight floats (no bias, residual or
+ * affine): the one definition the kernels share.
+ */
+static inline __attribute__((always_inline)) __m256
+aoe_epi_f(const aoe_epi *e, __m256 v)
+{
+	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
+	const __m256 half = _mm256_set1_ps(.5f);
+
+	switch (e->kind) {
+	case AOE_EPI_HARDSWISH:
+		return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero,
+		    _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6), half))));
+	case AOE_EPI_SIGMOID:
+		return _mm256_div_ps(one, _mm256_add_ps(one,
+		    v_exp(_mm256_sub_ps(zero, v))));
+	case AOE_EPI_SILU:
+		return _mm256_div_ps(v, _mm256_add_ps(one,
+		    v_exp(_mm256_sub_ps(zero, v))));
+	case AOE_EPI_GELU:
+		return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one,
+		    epi_erf(_mm256_mul_ps(v,
+		    _mm256_set1_ps(0.70710678118654752f)))));
+	case AOE_EPI_GELU_TANH:
+		return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one,
+		    epi_tanh(_mm256_mul_ps(_mm256_set1_ps(0.79788456080286536f),
+		    _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f),
+		    _mm256_mul_ps(v, v)), v, v)))));
+	default:
+		/* In this operand order a NaN stays a NaN. */
+		return _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(
+		    _mm256_set1_ps(e->lo), v));
+	}
+}
+
 /* The epilogue e over row row of a result, y[0..len) (see aoe_epi). */
 static inline void
 aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
     int64_t len)
 {
 	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
-	const __m256 vl = _mm256_set1_ps(e->lo), vh = _mm256_set1_ps(e->hi);
 	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
-	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
-	const __m256 sixth = _mm256_set1_ps(1.0f / 6), half = _mm256_set1_ps(.5f);
 	const int aff = e->ps || e->pt;
 	float ty[8], tc[8], td[8];
 	int64_t i = 0, r = 0;
@@ -581,35 +615,7 @@ aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
 			v = _mm256_add_ps(v, _mm256_loadu_ps(cp));
 		if (dp)
 			v = _mm256_add_ps(v, _mm256_loadu_ps(dp));
-		switch (e->kind) {
-		case AOE_EPI_HARDSWISH:
-			v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(
-			    zero, _mm256_fmadd_ps(v, sixth, half))));
-			break;
-		case AOE_EPI_SIGMOID:
-			v = _mm256_div_ps(one, _mm256_add_ps(one,
-			    v_exp(_mm256_sub_ps(zero, v))));
-			break;
-		case AOE_EPI_SILU:
-			v = _mm256_div_ps(v, _mm256_add_ps(one,
-			    v_exp(_mm256_sub_ps(zero, v))));
-			break;
-		case AOE_EPI_GELU:
-			v = _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(
-			    one, epi_erf(_mm256_mul_ps(v,
-			    _mm256_set1_ps(0.70710678118654752f)))));
-			break;
-		case AOE_EPI_GELU_TANH:
-			v = _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(
-			    one, epi_tanh(_mm256_mul_ps(_mm256_set1_ps(
-			    0.79788456080286536f), _mm256_fmadd_ps(
-			    _mm256_mul_ps(_mm256_set1_ps(0.044715f),
-			    _mm256_mul_ps(v, v)), v, v)))));
-			break;
-		default:
-			/* In this operand order a NaN stays a NaN. */
-			v = _mm256_min_ps(vh, _mm256_max_ps(vl, v));
-		}
+		v = aoe_epi_f(e, v);
 		if (aff)
 			v = _mm256_fmadd_ps(v, vs, vt);
 		_mm256_storeu_ps(yp, v);
@@ -758,7 +764,8 @@ aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
 /*
  * Fused activations (lib/kernels/epi.c).  A fusion pass (lib/passes/fuse.c)
  * records an activation folded into a Conv, Gemm or MatMul as the node's
- * attributes _aoe_act (1 Relu, 2 Clip, 3 Sigmoid, 4 HardSwish),
+ * attributes _aoe_act (1 Relu, 2 Clip, 3 Sigmoid, 4 HardSwish, 5 SiLU
+ * (Swish), 6 Gelu, 7 Gelu in its tanh form),
  * _aoe_act_lo and _aoe_act_hi, and a per-channel Mul or Add by a
  * constant after it as _aoe_post_s and _aoe_post_t (floats, one a
  * channel); the kernel applies them to its output right after computing
@@ -766,7 +773,7 @@ aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
  * the attribute _aoe_add; the kernel adds it before the activation.
  */
 enum { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP, AOE_ACT_SIGMOID,
-    AOE_ACT_HARDSWISH };
+    AOE_ACT_HARDSWISH, AOE_ACT_SILU, AOE_ACT_GELU, AOE_ACT_GELU_TANH };
 
 typedef struct aoe_act {
 	int kind;
@@ -774,6 +781,11 @@ typedef struct aoe_act {
 	const float *ps, *pt;	/* per-channel scale and shift after it */
 } aoe_act;
 
+/*
+ * The fused-activation kind (AOE_ACT_SILU, AOE_ACT_GELU or
+ * AOE_ACT_GELU_TANH) that Swish or Gelu node n computes, or -1.
+ */
+int aoe_act_kind_of(const aoe_node *n);
 /* The activation fused into n (kind AOE_ACT_NONE if none). */
 void aoe_act_of(const aoe_node *n, aoe_act *a);
 /*
