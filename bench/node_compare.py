@@ -5,9 +5,10 @@ usage: node_compare.py [-n TOP] MODEL.onnx ORT-PROFILE.json AOE-PROFILE.txt
 
 ORT-PROFILE is the JSON trace of bench/ort-run.js -p (one kernel_time event
 per node and run; the first run of each node is taken as warm-up and left
-out when there are others, the rest give a median).  AOE-PROFILE is the
+out when there are others, the rest give a mean).  AOE-PROFILE is the
 per-node table `aoe-run --profile` prints on stderr (node, op_type, output,
-time_us, ...: mean per run).
+time_us, ...: a mean per run too, so that both carry a loaded machine's
+preemptions alike).
 
 Both runtimes rename and fuse nodes.  Every entry is charged to a group
 named after an aoe node: an ORT node keeps its name when aoe has a node of
@@ -64,7 +65,7 @@ def read_ort(path):
     for n, d in runs.items():
         if len(d) > 1:
             d = d[1:]
-        out[n] = (op[n], statistics.median(d))
+        out[n] = (op[n], statistics.fmean(d))
     return out
 
 
