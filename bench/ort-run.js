@@ -22,6 +22,12 @@
 //   -O, --opt LEVEL   graph optimization: disabled|basic|extended|all
 //                     (default all)
 //   -s, --seed N      seed of the pseudo-random inputs (default 1)
+//   -p, --profile FILE  profile the timed runs with ORT's own profiler
+//                     (session option enableProfiling) and write its JSON
+//                     trace to FILE: one "kernel_time" event per node and
+//                     run, with the node name and op_name in args (see
+//                     bench/node-compare.sh); the warm-up runs are left out
+//                     of the median but in the trace, marked by their run
 //   -h, --help
 //
 // stdout, one line, key=value separated by spaces (times in milliseconds,
@@ -76,7 +82,7 @@ function intArg(opt, v) {
 
 function parseArgs(argv) {
   const o = { threads: 1, warmup: 5, runs: 30, out: null, opt: 'all', seed: 1,
-    model: null, inputs: [] };
+    profile: null, model: null, inputs: [] };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let val = null;
@@ -90,6 +96,7 @@ function parseArgs(argv) {
       case '-o': case '--out': o.out = next(); if (!o.out) die(a + ' needs a directory', 2); break;
       case '-O': case '--opt': o.opt = next(); break;
       case '-s': case '--seed': o.seed = intArg(a, next()); break;
+      case '-p': case '--profile': o.profile = next(); if (!o.profile) die(a + ' needs a file', 2); break;
       case '-h': case '--help': usage(0); break;
       case '--': o.rest = argv.slice(i + 1); i = argv.length; break;
       default:
@@ -163,13 +170,20 @@ function median(sorted) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const ort = loadOrt();
-  const session = await ort.InferenceSession.create(o.model, {
+  const sopt = {
     intraOpNumThreads: o.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: o.opt,
     executionProviders: ['cpu'],
-  });
+  };
+  let profDir = null;
+  if (o.profile) {
+    profDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ort-prof-'));
+    sopt.enableProfiling = true;
+    sopt.profileFilePrefix = path.join(profDir, 'ort');
+  }
+  const session = await ort.InferenceSession.create(o.model, sopt);
 
   const given = new Map();
   for (const s of o.inputs) {
@@ -215,6 +229,14 @@ async function main() {
     'warmup=' + o.warmup, 'runs=' + o.runs, 'median=' + f(median(sorted)),
     'p90=' + f(pct(sorted, 0.9)), 'min=' + f(sorted[0]), 'mean=' + f(mean),
     'max=' + f(sorted[sorted.length - 1])].join(' ') + '\n');
+
+  if (o.profile) {
+    session.endProfiling();
+    const f = fs.readdirSync(profDir).filter((n) => n.endsWith('.json'));
+    if (f.length !== 1) die('no profile written in ' + profDir);
+    fs.copyFileSync(path.join(profDir, f[0]), o.profile);
+    fs.rmSync(profDir, { recursive: true, force: true });
+  }
 
   if (o.out) {
     fs.mkdirSync(o.out, { recursive: true });

@@ -46,6 +46,15 @@ aoe_act_epi(const aoe_act *a, aoe_epi *e)
 	case AOE_ACT_HARDSWISH:
 		e->kind = AOE_EPI_HARDSWISH;
 		break;
+	case AOE_ACT_SILU:
+		e->kind = AOE_EPI_SILU;
+		break;
+	case AOE_ACT_GELU:
+		e->kind = AOE_EPI_GELU;
+		break;
+	case AOE_ACT_GELU_TANH:
+		e->kind = AOE_EPI_GELU_TANH;
+		break;
 	default:
 		return a->ps != NULL || a->pt != NULL;
 	}
@@ -113,8 +122,8 @@ aoe_act_apply(const aoe_act *a, float *y, const float *add,
 	x.m = m;
 	x.nch = 1;
 	/* Below these sizes a second thread costs more than it gives. */
-	if (nthreads > 1 && rows > 1 && len > (a->kind == AOE_ACT_SIGMOID ?
-	    16384 : 65536))
+	if (nthreads > 1 && rows > 1 && len > (a->kind == AOE_ACT_SIGMOID ||
+	    a->kind >= AOE_ACT_SILU ? 16384 : 65536))
 		x.nch = aoe_nchunks(rows, nthreads);
 	else
 		nthreads = 1;

@@ -1639,6 +1639,30 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 	aoe_parallel(nthreads, c.nch, dwp_chunk, &c);
 }
 
+/*
+ * Whether algo 4 runs by rows (k_dwconv.c): the knob dw_rows=1, where
+ * that kernel applies.  Not by default: on mobilenet_v2's layers (1
+ * thread, Zen AVX-512, a loaded machine) the 8-channel kernel was 1.5x
+ * to 10x faster, most on small planes, where a row's fixed costs (its
+ * fill, the epilogue's tail) outweigh its few FMAs; the tuner may still
+ * pick it where it wins (wide planes at stride 1).
+ */
+static int
+dw_rows_of(const conv_geom *g, const aoe_sched *s)
+{
+	int64_t v = aoe_sched_get(s, "dw_rows", -1);
+
+	return v == 1 && aoe_dw_rows_ok(g);
+}
+
+static int
+dw_vec_of(const aoe_sched *s)
+{
+	int64_t v = aoe_sched_get(s, "dw_vec", 0);
+
+	return v == 8 || v == 16 ? (int)v : aoe_dw_default_vec();
+}
+
 /* Rows of an explicit im2col column tile. */
 struct i2c_ctx {
 	const conv_geom *cg;
@@ -2026,6 +2050,14 @@ conv_run(aoe_kctx *k)
 		return aoe_wino_run(&p, m, q && q->wino && q->wino_m == m ?
 		    q->wino : NULL, k->nthreads, k->sched);
 	}
+	if (algo == ALGO_DEPTHWISE && dw_rows_of(&cg, k->sched)) {
+		aoe_act_of(n, &act);
+		if (aoe_dw_rows(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
+		    dw_vec_of(k->sched), k->nthreads) < 0)
+			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+			    n->op_type, n->name);
+		return 0;
+	}
 	if (algo == ALGO_DEPTHWISE) {
 		conv_depthwise(&cg, x, w, bias, y, k->nthreads);
 		aoe_act_of(n, &act);
@@ -2384,9 +2416,24 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return keeps_defaults(sp, s, unread, sizeof(unread) /
 		    sizeof(unread[0]), "algo=5 (winograd)", why, len);
 	}
+	if (sp->fact[1] == 0 && algo != ALGO_DEPTHWISE &&
+	    (algo != ALGO_AUTO || !sp->fact[0]) &&
+	    (aoe_sched_get(s, "dw_rows", -1) != -1 ||
+	    aoe_sched_get(s, "dw_vec", 0) != 0)) {
+		snprintf(why, len, "dw_rows and dw_vec apply to algo=4 "
+		    "(depthwise) only");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 1 &&
+	    aoe_sched_get(s, "dw_vec", 0) != 0) {
+		snprintf(why, len, "dw_vec applies to dw_rows=1 only");
+		return -1;
+	}
 	if (algo == ALGO_DEPTHWISE) {
 		for (i = 0; i < sp->nknobs; i++)
 			if (strcmp(sp->knobs[i].name, "algo") != 0 &&
+			    strcmp(sp->knobs[i].name, "dw_rows") != 0 &&
+			    strcmp(sp->knobs[i].name, "dw_vec") != 0 &&
 			    aoe_sched_get(s, sp->knobs[i].name,
 			    sp->knobs[i].def) != sp->knobs[i].def) {
 				snprintf(why, len, "algo=4 (depthwise) reads "
@@ -2499,6 +2546,9 @@ aoe_space_conv(aoe_space *sp)
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
 		    (int)sp->fact[3], cg.mg, cg.out[1], cg.out[2])) < 0)
 			return rc;
+		if ((rc = aoe_space_dw(sp, cg.cg == 1 &&
+		    aoe_dw_rows_ok(&cg))) < 0)
+			return rc;
 		if (blocked_ok(&cg)) {
 			aoe_c8 p;
 			c8_of(sp->g, n, &cg, &p);
@@ -2513,7 +2563,9 @@ aoe_space_conv(aoe_space *sp)
 	sp->constraints = convt ? "(mr,nr) a micro-kernel shape of this CPU "
 	    "(see mr); mc % mr == 0; nc % nr == 0" : "(mr,nr) a micro-kernel "
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
-	    "algo=4 holds every other knob at its default; "
+	    "algo=4 holds every other knob at its default but dw_rows "
+	    "and dw_vec, which apply to algo=4 only; dw_vec 0 unless "
+	    "dw_rows=1; "
 	    "tile != 0 only with algo=3 or 6; batch_par == -1 with algo=3 "
 	    "or 6; "
 	    "packb == -1 with algo=2; planes == -1 unless algo=2; "

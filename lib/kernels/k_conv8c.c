@@ -384,19 +384,7 @@ typedef struct c8_dargs {
 static inline __attribute__((always_inline)) __m256
 c8_epi(const aoe_epi *e, __m256 v, __m256 s, __m256 t)
 {
-	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
-
-	if (e->kind == AOE_EPI_HARDSWISH)
-		v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero,
-		    _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6),
-		    _mm256_set1_ps(.5f)))));
-	else if (e->kind == AOE_EPI_SIGMOID)
-		v = _mm256_div_ps(one, _mm256_add_ps(one, v_exp(
-		    _mm256_sub_ps(zero, v))));
-	else
-		/* In this operand order a NaN stays a NaN. */
-		v = _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(
-		    _mm256_set1_ps(e->lo), v));
+	v = aoe_epi_f(e, v);
 	if (e->ps || e->pt)
 		v = _mm256_fmadd_ps(v, s, t);
 	return v;

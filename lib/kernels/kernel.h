@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "aoe_kernels.h"
 #include "ir.h"
@@ -105,11 +106,13 @@ int aoe_space_add_range(aoe_space *sp, const char *name, int64_t lo,
  * on each row of it as it is finished: y = t + s * f(y + b + d), where b
  * is a bias per column (pc[col], a MatMul's; 0 when pc is NULL), d a
  * fused residual (optional), f a clamp to [lo, hi] (a Relu, a Clip, or
- * none with the whole float range), a HardSwish or a Sigmoid, and s and
+ * none with the whole float range), a HardSwish, a Sigmoid, a SiLU
+ * (x sigmoid(x)), a GELU (erf form) or a GELU in its tanh form, and s and
  * t the row's scale and shift (ps[row], pt[row]; 1 and 0 when NULL).
  * aoe_epi_row takes pc at the row's first column.
  */
-enum { AOE_EPI_CLAMP, AOE_EPI_HARDSWISH, AOE_EPI_SIGMOID };
+enum { AOE_EPI_CLAMP, AOE_EPI_HARDSWISH, AOE_EPI_SIGMOID, AOE_EPI_SILU,
+    AOE_EPI_GELU, AOE_EPI_GELU_TANH };
 typedef struct aoe_epi {
 	int kind;
 	float lo, hi;
@@ -313,6 +316,25 @@ int aoe_conv_geom_of(const aoe_graph *g, const aoe_node *n,
     int transpose, aoe_conv_geom *cg);
 
 /*
+ * Depthwise 2-D convolution by rows (k_dwconv.c), Conv's algo 4 with
+ * dw_rows=1: aoe_dw_rows_ok says whether it applies (one input channel
+ * per group, 2-D, at most 64 taps); aoe_dw_rows computes y from x, the
+ * weights w and the bias (may be NULL) and runs the epilogue of act (may
+ * be NULL) and the residual add (may be NULL, laid out as y) on each row
+ * as it is made, with vw-float vectors (8, or 16 where AVX-512 is
+ * allowed); -1 when out of memory.  aoe_space_dw adds its knobs dw_rows
+ * and dw_vec (live: their choices, else only the defaults).
+ */
+struct aoe_act;
+int aoe_dw_rows_ok(const aoe_conv_geom *g);
+int aoe_dw_default_vec(void);
+size_t aoe_dw_bufsize(const aoe_conv_geom *g);
+int aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nthreads);
+int aoe_space_dw(aoe_space *sp, int live);
+
+/*
  * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
  * 2-D NCHW, 3x3 kernel, unit strides and dilations, any pads and groups.
  * The weights are transformed by aoe_wino_weights into
@@ -408,6 +430,7 @@ extern const aoe_op aoe_ops_seq[];	/* k_seq.c: sequences, optionals */
 int aoe_op_takes_values(const aoe_op *op);
 /* Whether op is one of k_seq.c's (they size what they make as they run). */
 int aoe_op_seq(const aoe_op *op);
+extern const aoe_op aoe_ops_act[];	/* k_act.c: Swish, Gelu */
 extern const aoe_op aoe_ops_select[];	/* k_select.c: NonZero, TopK... */
 int aoe_space_gemm(aoe_space *sp);
 int aoe_space_conv(aoe_space *sp);
@@ -512,6 +535,44 @@ aoe_lane_mask(int n)
 
 #if defined(__AVX2__) && defined(__FMA__)
 static inline __m256 v_exp(__m256 x);
+static inline __m256 epi_erf(__m256 x);
+static inline __m256 epi_tanh(__m256 x);
+
+/*
+ * The activation of epilogue e on eight floats (no bias, residual or
+ * affine): the one definition the kernels share.
+ */
+static inline __attribute__((always_inline)) __m256
+aoe_epi_f(const aoe_epi *e, __m256 v)
+{
+	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
+	const __m256 half = _mm256_set1_ps(.5f);
+
+	switch (e->kind) {
+	case AOE_EPI_HARDSWISH:
+		return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero,
+		    _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6), half))));
+	case AOE_EPI_SIGMOID:
+		return _mm256_div_ps(one, _mm256_add_ps(one,
+		    v_exp(_mm256_sub_ps(zero, v))));
+	case AOE_EPI_SILU:
+		return _mm256_div_ps(v, _mm256_add_ps(one,
+		    v_exp(_mm256_sub_ps(zero, v))));
+	case AOE_EPI_GELU:
+		return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one,
+		    epi_erf(_mm256_mul_ps(v,
+		    _mm256_set1_ps(0.70710678118654752f)))));
+	case AOE_EPI_GELU_TANH:
+		return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one,
+		    epi_tanh(_mm256_mul_ps(_mm256_set1_ps(0.79788456080286536f),
+		    _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f),
+		    _mm256_mul_ps(v, v)), v, v)))));
+	default:
+		/* In this operand order a NaN stays a NaN. */
+		return _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(
+		    _mm256_set1_ps(e->lo), v));
+	}
+}
 
 /* The epilogue e over row row of a result, y[0..len) (see aoe_epi). */
 static inline void
@@ -519,48 +580,52 @@ aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
     int64_t len)
 {
 	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
-	const __m256 vl = _mm256_set1_ps(e->lo), vh = _mm256_set1_ps(e->hi);
 	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
-	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
-	const __m256 sixth = _mm256_set1_ps(1.0f / 6), half = _mm256_set1_ps(.5f);
 	const int aff = e->ps || e->pt;
-	int64_t i = 0;
+	float ty[8], tc[8], td[8];
+	int64_t i = 0, r = 0;
 
-	for (; i + 8 <= len; i += 8) {
-		__m256 v = _mm256_loadu_ps(y + i);
-		if (e->pc)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(e->pc + i));
-		if (d)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(d + i));
-		if (e->kind == AOE_EPI_HARDSWISH)
-			v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(
-			    zero, _mm256_fmadd_ps(v, sixth, half))));
-		else if (e->kind == AOE_EPI_SIGMOID)
-			v = _mm256_div_ps(one, _mm256_add_ps(one,
-			    v_exp(_mm256_sub_ps(zero, v))));
-		else
-			/* In this operand order a NaN stays a NaN. */
-			v = _mm256_min_ps(vh, _mm256_max_ps(vl, v));
+	for (;; i += 8) {
+		float *yp = y + i;
+		const float *cp = e->pc ? e->pc + i : NULL, *dp = d ? d + i : NULL;
+		__m256 v;
+		if (i + 8 > len) {
+			/*
+			 * The last few through a copy: a masked load from a
+			 * NULL d or pc (as a compiler would if-convert the
+			 * scalar loop into) costs a microcode assist on AMD.
+			 */
+			if ((r = len - i) <= 0)
+				break;
+			memset(ty, 0, sizeof(ty));
+			memcpy(ty, yp, sizeof(float) * r);
+			if (cp) {
+				memset(tc, 0, sizeof(tc));
+				memcpy(tc, cp, sizeof(float) * r);
+				cp = tc;
+			}
+			if (dp) {
+				memset(td, 0, sizeof(td));
+				memcpy(td, dp, sizeof(float) * r);
+				dp = td;
+			}
+			yp = ty;
+		}
+		v = _mm256_loadu_ps(yp);
+		if (cp)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(cp));
+		if (dp)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(dp));
+		v = aoe_epi_f(e, v);
 		if (aff)
 			v = _mm256_fmadd_ps(v, vs, vt);
-		_mm256_storeu_ps(y + i, v);
-	}
-	for (; i < len; i++) {
-		float v = y[i] + (e->pc ? e->pc[i] : 0) + (d ? d[i] : 0), h;
-		if (e->kind == AOE_EPI_HARDSWISH) {
-			h = v / 6 + .5f;
-			h = h < 0 ? 0 : h;
-			v *= h > 1 ? 1 : h;
-		} else if (e->kind == AOE_EPI_SIGMOID)
-			v = 1 / (1 + expf(-v));
-		else {
-			v = v < e->lo ? e->lo : v;
-			v = v > e->hi ? e->hi : v;
+		_mm256_storeu_ps(yp, v);
+		if (yp == ty) {
+			memcpy(y + i, ty, sizeof(float) * r);
+			break;
 		}
-		y[i] = aff ? v * s + t : v;
 	}
 }
-
 
 /*
  * exp of eight floats (Cephes expf, about 1 ulp); results below FLT_MIN
@@ -603,6 +668,43 @@ v_exp(__m256 x)
 	y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), big);
 	y = _mm256_andnot_ps(tiny, y);
 	return y;
+}
+
+/*
+ * erf of eight floats (Abramowitz and Stegun 7.1.26, absolute error at
+ * most 1.5e-7), odd, NaN propagating.
+ */
+static inline __m256
+epi_erf(__m256 x)
+{
+	const __m256 sign = _mm256_set1_ps(-0.0f);
+	__m256 a = _mm256_andnot_ps(sign, x), t, p;
+
+	t = _mm256_div_ps(_mm256_set1_ps(1), _mm256_fmadd_ps(a,
+	    _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1)));
+	p = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t,
+	    _mm256_set1_ps(-1.453152027f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+	p = _mm256_mul_ps(p, t);
+	p = _mm256_fnmadd_ps(p, v_exp(_mm256_mul_ps(_mm256_sub_ps(
+	    _mm256_setzero_ps(), a), a)), _mm256_set1_ps(1));
+	/* |x| = NaN gives t = NaN and so p = NaN. */
+	return _mm256_or_ps(p, _mm256_and_ps(sign, x));
+}
+
+/* tanh of eight floats, (e^2x - 1) / (e^2x + 1), x held to [-9, 9]. */
+static inline __m256
+epi_tanh(__m256 x)
+{
+	__m256 e;
+
+	x = _mm256_min_ps(_mm256_set1_ps(9), _mm256_max_ps(
+	    _mm256_set1_ps(-9), x));
+	e = v_exp(_mm256_add_ps(x, x));
+	return _mm256_div_ps(_mm256_sub_ps(e, _mm256_set1_ps(1)),
+	    _mm256_add_ps(e, _mm256_set1_ps(1)));
 }
 
 #endif
@@ -663,7 +765,8 @@ aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
 /*
  * Fused activations (lib/kernels/epi.c).  A fusion pass (lib/passes/fuse.c)
  * records an activation folded into a Conv, Gemm or MatMul as the node's
- * attributes _aoe_act (1 Relu, 2 Clip, 3 Sigmoid, 4 HardSwish),
+ * attributes _aoe_act (1 Relu, 2 Clip, 3 Sigmoid, 4 HardSwish, 5 SiLU
+ * (Swish), 6 Gelu, 7 Gelu in its tanh form),
  * _aoe_act_lo and _aoe_act_hi, and a per-channel Mul or Add by a
  * constant after it as _aoe_post_s and _aoe_post_t (floats, one a
  * channel); the kernel applies them to its output right after computing
@@ -671,7 +774,7 @@ aoe_chunk_lo(int64_t n, int64_t k, int64_t c)
  * the attribute _aoe_add; the kernel adds it before the activation.
  */
 enum { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP, AOE_ACT_SIGMOID,
-    AOE_ACT_HARDSWISH };
+    AOE_ACT_HARDSWISH, AOE_ACT_SILU, AOE_ACT_GELU, AOE_ACT_GELU_TANH };
 
 typedef struct aoe_act {
 	int kind;
@@ -679,6 +782,11 @@ typedef struct aoe_act {
 	const float *ps, *pt;	/* per-channel scale and shift after it */
 } aoe_act;
 
+/*
+ * The fused-activation kind (AOE_ACT_SILU, AOE_ACT_GELU or
+ * AOE_ACT_GELU_TANH) that Swish or Gelu node n computes, or -1.
+ */
+int aoe_act_kind_of(const aoe_node *n);
 /* The activation fused into n (kind AOE_ACT_NONE if none). */
 void aoe_act_of(const aoe_node *n, aoe_act *a);
 /*

@@ -33,6 +33,7 @@ static const aoe_family families[] = {
 	{ "quant", aoe_ops_quant, aoe_space_quant },
 	{ "seq", aoe_ops_seq, NULL },
 	{ "select", aoe_ops_select, NULL },
+	{ "act", aoe_ops_act, NULL },
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 

@@ -489,6 +489,8 @@ act_of_node(const aoe_graph *g, const aoe_node *n, aoe_act *a)
 		a->kind = AOE_ACT_SIGMOID;
 	else if (strcmp(n->op_type, "HardSwish") == 0)
 		a->kind = AOE_ACT_HARDSWISH;
+	else if (aoe_act_kind_of(n) >= 0)
+		a->kind = aoe_act_kind_of(n);
 	else if (strcmp(n->op_type, "Clip") == 0) {
 		a->kind = AOE_ACT_CLIP;
 		if (g->opset < 11) {
@@ -1126,6 +1128,139 @@ clip_is(const aoe_graph *g, const aoe_node *c, float lo, float hi)
 	    scalar_of(aoe_in(g, c, 2)) == hi;
 }
 
+/* Whether tensor t is a float constant of one value within 1e-6 of v. */
+static int
+scalar_near(const aoe_tensor *t, float v)
+{
+	float c = scalar_of(t);
+
+	return fabsf(c - v) <= 1e-6f * fabsf(v);
+}
+
+/* The operand of two-input node n that is not t, or -1. */
+static int
+other_in(const aoe_node *n, int t)
+{
+	if (n->nin != 2)
+		return -1;
+	return n->in[0] == t ? n->in[1] : n->in[1] == t ? n->in[0] : -1;
+}
+
+/* Node n becomes op op_type of the one input x. */
+static void
+become(aoe_node *n, const char *op_type, int x)
+{
+	free(n->op_type);
+	n->op_type = aoe_xstrdup(op_type);
+	n->in[0] = x;
+	n->nin = 1;
+}
+
+/*
+ * x * Sigmoid(x) (SiLU) becomes one Swish node (the Mul's), which
+ * fuse_act can fold into the Conv, Gemm or MatMul that makes x.
+ * Returns the nodes killed.
+ */
+static int
+canon_silu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
+{
+	int i, j, nk = 0;
+
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *m = &g->nodes[g->order[i]], *sg = NULL;
+		if (m->dead || kill[m - g->nodes] || m->domain ||
+		    strcmp(m->op_type, "Mul") != 0 || m->nin != 2 ||
+		    m->nout != 1)
+			continue;
+		for (j = 0; j < 2; j++)
+			if ((sg = sole_producer(g, m->in[j], ncons, isout,
+			    "Sigmoid")) != NULL && sg->nin == 1 &&
+			    sg->in[0] == m->in[1 - j])
+				break;
+		if (j == 2 || g->tensors[m->in[1 - j]]->dtype != AOE_F32)
+			continue;
+		become(m, "Swish", m->in[1 - j]);
+		kill[sg - g->nodes] = 1;
+		nk++;
+	}
+	return nk;
+}
+
+/*
+ * GELU written out, x * 0.5 * (1 + Erf(x / sqrt(2))) (the Div may be a
+ * Mul by 1 / sqrt(2), the 0.5 may come first or last), becomes one Gelu
+ * node (the last Mul's).  Returns the nodes killed.
+ */
+static int
+canon_gelu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
+{
+	int i, j, nk = 0;
+
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *d = &g->nodes[g->order[i]], *m = NULL, *a = NULL;
+		aoe_node *e, *q, *h = NULL;
+		int x = -1, t, one;
+		if (d->dead || kill[d - g->nodes] || d->domain ||
+		    strcmp(d->op_type, "Mul") != 0 || d->nin != 2 ||
+		    d->nout != 1)
+			continue;
+		/* Form 1: Mul(Mul(x, Add(Erf(..), 1)), 0.5). */
+		for (j = 0; j < 2; j++)
+			if (scalar_near(aoe_in(g, d, 1 - j), 0.5f) &&
+			    (m = sole_producer(g, d->in[j], ncons, isout,
+			    "Mul")) != NULL)
+				break;
+		if (j < 2 && m->nin == 2) {
+			for (t = 0; t < 2; t++)
+				if ((a = sole_producer(g, m->in[t], ncons,
+				    isout, "Add")) != NULL)
+					break;
+			if (a != NULL)
+				x = m->in[1 - t];
+		} else {
+			/* Form 2: Mul(Mul(x, 0.5), Add(Erf(..), 1)). */
+			for (j = 0; j < 2; j++)
+				if ((a = sole_producer(g, d->in[j], ncons,
+				    isout, "Add")) != NULL &&
+				    (h = sole_producer(g, d->in[1 - j], ncons,
+				    isout, "Mul")) != NULL && h->nin == 2)
+					break;
+			if (j == 2)
+				continue;
+			if (scalar_near(aoe_in(g, h, 1), 0.5f))
+				x = h->in[0];
+			else if (scalar_near(aoe_in(g, h, 0), 0.5f))
+				x = h->in[1];
+			m = h;
+		}
+		if (a == NULL || x < 0 || a->nin != 2 ||
+		    g->tensors[x]->dtype != AOE_F32)
+			continue;
+		one = scalar_near(aoe_in(g, a, 1), 1) ? 0 :
+		    scalar_near(aoe_in(g, a, 0), 1) ? 1 : -1;
+		if (one < 0 || (e = sole_producer(g, a->in[one], ncons, isout,
+		    "Erf")) == NULL || e->nin != 1)
+			continue;
+		if ((q = sole_producer(g, e->in[0], ncons, isout, "Div")) !=
+		    NULL) {
+			if (q->nin != 2 || q->in[0] != x ||
+			    !scalar_near(aoe_in(g, q, 1), 1.41421356f))
+				continue;
+		} else if ((q = sole_producer(g, e->in[0], ncons, isout,
+		    "Mul")) != NULL) {
+			if (other_in(q, x) < 0 || !scalar_near(g->tensors[
+			    other_in(q, x)], 0.70710678f))
+				continue;
+		} else
+			continue;
+		become(d, "Gelu", x);
+		kill[m - g->nodes] = kill[a - g->nodes] = 1;
+		kill[e - g->nodes] = kill[q - g->nodes] = 1;
+		nk += 4;
+	}
+	return nk;
+}
+
 int
 aoe_fuse_canon(aoe_graph *g)
 {
@@ -1176,6 +1311,8 @@ aoe_fuse_canon(aoe_graph *g)
 		kill[a - g->nodes] = kill[c - g->nodes] = kill[m - g->nodes] = 1;
 		nk += 3;
 	}
+	nk += canon_silu(g, ncons, isout, kill);
+	nk += canon_gelu(g, ncons, isout, kill);
 	if (nk > 0)
 		aoe_fuse_compact(g, kill);
 	free(ncons);

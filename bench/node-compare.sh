@@ -1,0 +1,73 @@
+#!/bin/sh
+# node-compare.sh: where aoe loses to ONNX Runtime, node by node: runs a
+# model under ORT's own profiler (bench/ort-run.js -p) and under
+# `aoe-run --profile` on the same input, at the given thread count, and
+# prints node_compare.py's tables (by op type, then by node, biggest loss
+# first).
+#
+#   bench/node-compare.sh [-t THREADS] [-r RUNS] [-B] [-k DIR] MODEL
+#
+# MODEL is a path to an .onnx file or a name in
+# ${AOE_CACHE:-$HOME/.cache/aoe}/models.  -B runs aoe untuned (--no-bank;
+# by default it reads the bank, as a user's run would); -k DIR keeps the
+# two raw profiles there.  The input binding is that of compare-ort.sh
+# (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
+# binary (a build from before a change, for before/after tables).  Timings under a profiler are
+# a little slower than plain runs; the machine's load goes into the tables
+# just as into any other figure.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
+t=1 runs=20 nobank= keep=
+while getopts t:r:Bk: c; do
+	case $c in
+	t) t=$OPTARG ;;
+	r) runs=$OPTARG ;;
+	B) nobank=--no-bank ;;
+	k) keep=$OPTARG ;;
+	*) echo "usage: $0 [-t threads] [-r runs] [-B] [-k dir] model" >&2
+	   exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { echo "usage: $0 [-t threads] [-r runs] [-B] [-k dir] model" >&2; exit 2; }
+case $1 in
+*.onnx) f=$1 ;;
+*) f=$CACHE/models/$1.onnx ;;
+esac
+[ -f "$f" ] || { echo "node-compare: $f: no such model" >&2; exit 1; }
+m=$(basename "$f" .onnx)
+case $m in
+transformer_encoder) spec=input:1,128,256 ;;
+ppocrv4_det) spec=x:1,3,640,640 ;;
+ppocrv4_rec) spec=x:1,3,48,320 ;;
+ppocr_cls) spec=x:1,3,48,192 ;;
+*) spec=input:1,3,224,224 ;;
+esac
+spec=${AOE_SHAPE:-$spec}
+name=${spec%%:*}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+/usr/bin/python3 -c '
+import random, struct, sys
+n = 1
+for d in sys.argv[1].split(","): n *= int(d)
+r = random.Random(42)
+sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in range(n)]))
+' "${spec#*:}" >"$tmp/in.bin"
+node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" -p "$tmp/ort.json" \
+    "$f" "$spec=$tmp/in.bin" >"$tmp/ort.txt"
+"${AOE_RUN:-$top/tools/aoe-run}" $nobank --profile --threads "$t" --warmup 3 \
+    --runs "$runs" -s "$spec" -i "$name=$tmp/in.bin" "$f" \
+    >"$tmp/aoe.txt" 2>"$tmp/aoe.prof"
+echo "# $m, $t thread(s), $runs runs; $(grep -m1 'model name' /proc/cpuinfo |
+    sed 's/.*: //'); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(cat "$tmp/ort.txt")"
+echo "# aoe $(cat "$tmp/aoe.txt")"
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	cp "$tmp/ort.json" "$keep/$m-t$t.ort.json"
+	cp "$tmp/aoe.prof" "$keep/$m-t$t.aoe.txt"
+fi
+/usr/bin/python3 "$here/node_compare.py" "$f" "$tmp/ort.json" "$tmp/aoe.prof"
