@@ -162,8 +162,9 @@ run env TUNE_BANK_PATH="$T/fbank" aoe --model "$ex" -j 2 --output "$T/f3" --prog
 ok $? "commit fails (the bank cannot be locked): records kept, no result file"
 echo '{"tune_ops_name": ["no-such-op"]}' > "$T/noops.json"
 run aoe --model "$ex" -j 2 --output "$T/f4" --progress_bar off --tune_ops_file "$T/noops.json"
-[ $status -eq 3 ] && grep -q 'no tuning records' "$T/err" && grep -q '^aoe: report failed (exit 3)' "$T/err"
-ok $? "report fails (--tune_ops_file selects nothing): named"
+[ $status -eq 3 ] && grep -q "^aoe: --tune_ops_file '$T/noops.json' selects no tunable operator" "$T/err" &&
+    ! grep -q 'report failed' "$T/err"
+ok $? "a --tune_ops_file that selects nothing is named as the cause"
 echo '{"tune_ops_type": ["Conv"]}' > "$T/ops.json"
 rm -f "$T"/res/aoe_result_*
 run aoe --model "$ex" -j 2 --output "$T/res" --progress_bar off --tune_ops_file "$T/ops.json"

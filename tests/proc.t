@@ -1,0 +1,74 @@
+#!/bin/sh
+# Issue 19's process and pipeline items: empty input fails every stage,
+# the busy-machine check, the cgroup memory limit, the front end's
+# children dying with it and its failure paths, bank archives keeping
+# their kind, temporary files removed on signals, aoe-verify's spread.
+. "$(dirname "$0")/tap.sh"
+plan 12
+PATH=$top/pipelines:$PATH
+ex=$top/share/aoe/models/example.onnx
+export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
+mkdir -p "$T/bank"
+snap() { (cd "$T/bank" && find . -type f | sort | xargs -r sha256sum) > "$1"; }
+
+# 4: every stage fails on empty input, and leaves the bank as it was.
+aoe-opat --budget-trials 2 --seed 1 --commit -o "$T/r0.jsonl" "$ex" 2>/dev/null
+snap "$T/b0"
+run aoe-opat --select --commit </dev/null
+snap "$T/b1"
+[ "$status" -eq 3 ] && grep -q "no timings" "$T/err" && cmp -s "$T/b0" "$T/b1"
+ok $? "aoe-opat --select --commit on empty input exits 3, bank unchanged"
+fails_with 3 "no candidates" "aoe-opat --measure on empty input exits 3" \
+    aoe-opat --measure
+run aoe-bank commit </dev/null
+snap "$T/b1"
+[ "$status" -eq 3 ] && grep -q "no tuning records" "$T/err" && cmp -s "$T/b0" "$T/b1"
+ok $? "aoe-bank commit on empty input exits 3, bank unchanged"
+
+# 2: aoe-check warns when the machine is busy: load, another timed run.
+run env AOE_LOADAVG=9.5 aoe-check -j 2
+[ "$status" -eq 0 ] && grep -q '^load *WARN *9.50 .*busy' "$T/out"
+ok $? "aoe-check warns at a high load average (AOE_LOADAVG)"
+run env AOE_LOADAVG=0.00 aoe-check -j 2
+grep -q '^load *OK' "$T/out" && grep -q '^timing *OK' "$T/out"
+ok $? "aoe-check: an idle machine is OK"
+flock -x "$AOE_MEASURE_LOCK" sleep 30 & lpid=$!
+i=0; while [ $i -lt 50 ] && flock -n -s "$AOE_MEASURE_LOCK" true; do sleep 0.1; i=$((i+1)); done
+run env AOE_LOADAVG=0.00 aoe-check -j 2 --json
+kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=[x for x in (d["checks"] if isinstance(d,dict) else d) if x["check"]=="timing"]; sys.exit(0 if c and c[0]["status"].upper()=="WARN" else 1)' "$T/out"
+ok $? "aoe-check warns while another timed run holds the measuring lock"
+
+# 11: the memory check takes a cgroup's memory.max.
+mkdir -p "$T/cg"
+echo 1048576 > "$T/cg/memory.max"; echo 0 > "$T/cg/memory.current"
+run env AOE_CGROUP_ROOT="$T/cg" aoe-check -j 2 --graph "$ex"
+[ "$status" -eq 1 ] && grep -q '^memory *FAIL *1.0M available.*memory.max' "$T/out"
+ok $? "the memory check fails within a cgroup's 1M memory.max"
+echo max > "$T/cg/memory.max"
+run env AOE_CGROUP_ROOT="$T/cg" aoe-check -j 2 --graph "$ex"
+grep -q '^memory *OK' "$T/out"
+ok $? "memory.max 'max' is no limit"
+
+# 11: REPEAT_TUNE takes the documented values and refuses others.
+good=0
+for v in True true 1 on yes False false 0 off no; do
+	REPEAT_TUNE=$v aoe-opat --no-bank --budget-trials 1 --seed 1 \
+	    -o /dev/null "$ex" 2>/dev/null || good=1
+done
+ok $good "REPEAT_TUNE accepts True, true, 1, on, yes and their opposites"
+fails_with 3 "REPEAT_TUNE 'maybe'" "REPEAT_TUNE=maybe is refused" \
+    env REPEAT_TUNE=maybe aoe-opat --no-bank "$ex"
+
+# 11: a failed capture leaves no aoe_work/ behind.
+printf 'not a model' > "$T/bad.onnx"
+mkdir -p "$T/fc"
+run aoe --model "$T/bad.onnx" -j 2 --output "$T/fc" --progress_bar off
+[ "$status" -ne 0 ] && [ ! -e "$T/fc/aoe_work" ]
+ok $? "a failed capture leaves no aoe_work/ directory"
+# 11: a --tune_ops_file that selects nothing says so.
+echo '{"tune_ops_type": ["NoSuchOp"]}' > "$T/none.json"
+run aoe --model "$ex" -j 2 --output "$T/fc" --progress_bar off --tune_ops_file "$T/none.json"
+[ "$status" -eq 3 ] && grep -q "selects no tunable operator" "$T/err" &&
+    ! grep -q "report failed" "$T/err"
+ok $? "a --tune_ops_file selecting nothing is named, not 'report failed'"
