@@ -4,7 +4,7 @@
 # children dying with it and its failure paths, bank archives keeping
 # their kind, temporary files removed on signals, aoe-verify's spread.
 . "$(dirname "$0")/tap.sh"
-plan 12
+plan 15
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
@@ -72,3 +72,27 @@ run aoe --model "$ex" -j 2 --output "$T/fc" --progress_bar off --tune_ops_file "
 [ "$status" -eq 3 ] && grep -q "selects no tunable operator" "$T/err" &&
     ! grep -q "report failed" "$T/err"
 ok $? "a --tune_ops_file selecting nothing is named, not 'report failed'"
+
+# 3: a kill -9 of the front end stops its tuner, which frees the device
+# lock, so that --reload carries on at once.
+export AOE_DEVICE_LOCK="$T/kill.lock"
+AOE_TUNE_FLAGS="--budget-trials 40 --seed 1" aoe --model "$ex" -j 2 \
+    --output "$T/kl" --progress_bar off >/dev/null 2>"$T/kerr" & fpid=$!
+i=0
+while [ $i -lt 600 ] && flock -n "$AOE_DEVICE_LOCK" true 2>/dev/null; do
+	sleep 0.1; i=$((i + 1))
+done
+tpid=$(sed -n 's/.* pid=\([0-9]*\) .*/\1/p' "$AOE_DEVICE_LOCK")
+kill -9 $fpid; wait $fpid 2>/dev/null
+i=0
+while [ $i -lt 30 ] && kill -0 "$tpid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+[ -n "$tpid" ] && ! kill -0 "$tpid" 2>/dev/null && flock -n "$AOE_DEVICE_LOCK" true
+ok $? "the tuner (pid ${tpid:-?}) dies with its front end, freeing the lock"
+run env AOE_TUNE_FLAGS="--budget-trials 40 --seed 1" aoe --model "$ex" -j 2 \
+    --output "$T/kl" --progress_bar off --reload
+[ "$status" -eq 0 ] && ls "$T"/kl/aoe_result_opat_*.json >/dev/null 2>&1
+ok $? "aoe --reload after the kill -9 takes the lock and finishes"
+# A tuner whose front end is already gone does not start.
+run env AOE_FRONT_PID=999999999 aoe-opat --no-bank --budget-trials 1 "$ex"
+[ "$status" -ne 0 ] && grep -q "front end (pid 999999999) is gone" "$T/err"
+ok $? "a tuner whose front end is gone stops"
