@@ -4,7 +4,7 @@
 # children dying with it and its failure paths, bank archives keeping
 # their kind, temporary files removed on signals, aoe-verify's spread.
 . "$(dirname "$0")/tap.sh"
-plan 15
+plan 18
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
@@ -96,3 +96,29 @@ ok $? "aoe --reload after the kill -9 takes the lock and finishes"
 run env AOE_FRONT_PID=999999999 aoe-opat --no-bank --budget-trials 1 "$ex"
 [ "$status" -ne 0 ] && grep -q "front end (pid 999999999) is gone" "$T/err"
 ok $? "a tuner whose front end is gone stops"
+
+# 4: the man page's multi-host pipeline, with remote shells whose PATH
+# is a plain system's: it works, and fails loudly when a host fails.
+aoe-capture -o "$T/g.json" "$ex" 2>/dev/null
+mkdir -p "$T/fk" "$T/mbank"
+printf 'h1\nh2\n' > "$T/hosts"; printf 'h1\ndead\n' > "$T/hosts2"
+pipeline=$(sed -n '/^set -o pipefail$/,/^\.Ed$/p' "$top/man/man1/aoe-opat.1" |
+    sed -e '$d' -e 's/\\e$/\\/' -e 's/--generate/--generate --budget-trials 2/')
+multi() {
+	(cd "$T" && env TUNE_BANK_PATH="$T/mbank" FAKE_SSH_DIR="$T/fk" \
+	    FAKE_SSH_PLAIN=1 PARALLEL_SSH="$top/tests/fake-ssh.sh" \
+	    bash -c "$(printf '%s\n' "$pipeline" | sed "s/sshloginfile hosts/sshloginfile $1/")")
+}
+run multi hosts
+[ "$status" -eq 0 ] && [ -s "$T/timings.jsonl" ] && grep -q '^h2$' "$T/fk/sessions" &&
+    [ -s "$T/mbank/$(aoe-opat --soc-version)/ops.jsonl" ]
+ok $? "the man page's GNU parallel pipeline works on hosts with a plain PATH"
+(cd "$T/mbank" && find . -type f | sort | xargs -r sha256sum) > "$T/m0"
+run multi hosts2
+(cd "$T/mbank" && find . -type f | sort | xargs -r sha256sum) > "$T/m1"
+[ "$status" -ne 0 ] && grep -q "job failed" "$T/err" && cmp -s "$T/m0" "$T/m1"
+ok $? "... and fails loudly when a host fails, committing nothing"
+pipeline=$(printf '%s\n' "$pipeline" | sed 's/"\$opat" --measure/aoe-opat --measure/')
+run multi hosts
+[ "$status" -ne 0 ] && grep -q "aoe-opat: .*not found" "$T/err"
+ok $? "... and a bare remote name, not found there, fails it too"
