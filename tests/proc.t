@@ -4,7 +4,7 @@
 # children dying with it and its failure paths, bank archives keeping
 # their kind, temporary files removed on signals, aoe-verify's spread.
 . "$(dirname "$0")/tap.sh"
-plan 18
+plan 29
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
@@ -122,3 +122,114 @@ pipeline=$(printf '%s\n' "$pipeline" | sed 's/"\$opat" --measure/aoe-opat --meas
 run multi hosts
 [ "$status" -ne 0 ] && grep -q "aoe-opat: .*not found" "$T/err"
 ok $? "... and a bare remote name, not found there, fails it too"
+
+# 5: banks keep their kind through export and import.
+soc=$(aoe-opat --soc-version)
+mkrec() {
+	python3 -c '
+import json, sys
+sig = "chain=Conv>BatchNormalization>Relu;threads=" + sys.argv[2]
+h = 0xcbf29ce484222325
+for b in sig.encode():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print(json.dumps({"repo_key": str(h), "subgraph": "chain", "signature": sig, "schedule": {"fuse_bn": 1},
+    "before_us": 2, "after_us": 1, "outcome": "add", "soc_version": sys.argv[1]}))' "$soc" "$1"
+}
+mkrec 1 > "$T/grec"; mkrec 3 >> "$T/grec"
+aoe-bank -q commit "$T/grec"
+nops=$(wc -l < "$T/bank/$soc/ops.jsonl")
+run aoe-bank export -o "$T/both.tar"
+tar tf "$T/both.tar" | sort > "$T/members"
+[ "$status" -eq 0 ] && [ "$(cat "$T/members" | tr '\n' ' ')" = "graphs.jsonl manifest.json ops.jsonl " ] &&
+    tar xOf "$T/both.tar" manifest.json | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+k = {f["name"]: (f["kind"], f["entries"]) for f in m["files"]}
+sys.exit(0 if m["kinds"] == ["op", "subgraph"] and k["ops.jsonl"] == ("op", int(sys.argv[1]))
+    and k["graphs.jsonl"] == ("subgraph", 2) else 1)' "$nops"
+ok $? "a plain export holds both banks, each file's kind in the manifest"
+mkdir -p "$T/gonly"
+run env TUNE_BANK_PATH="$T/gonly" aoe-bank commit "$T/grec"
+run env TUNE_BANK_PATH="$T/gonly" aoe-bank export -o "$T/g.tar"
+[ "$status" -eq 0 ] && [ "$(tar tf "$T/g.tar" | sort | tr '\n' ' ')" = "graphs.jsonl manifest.json " ]
+ok $? "exporting a bank with only subgraph entries works"
+mkdir -p "$T/imp"
+run env TUNE_BANK_PATH="$T/imp" aoe-bank import "$T/both.tar"
+[ "$status" -eq 0 ] && [ "$(wc -l < "$T/imp/$soc/ops.jsonl")" -eq "$nops" ] &&
+    [ "$(wc -l < "$T/imp/graphs.jsonl")" -eq 2 ] &&
+    TUNE_BANK_PATH="$T/imp" aoe-bank -q verify && TUNE_BANK_PATH="$T/imp" aoe-bank -q --graphs verify
+ok $? "import puts each kind in its own bank, and both verify"
+isnap() { (cd "$T/imp" && find . -type f ! -name .lock | sort | xargs -r sha256sum) > "$1"; }
+isnap "$T/i0"
+# An archive whose manifest gives ops.jsonl the subgraph kind.
+python3 - "$T/both.tar" "$T/lie.tar" <<'PY'
+import io, json, sys, tarfile
+src = tarfile.open(sys.argv[1]); out = tarfile.open(sys.argv[2], "w")
+for m in src.getmembers():
+    data = src.extractfile(m).read()
+    if m.name == "manifest.json":
+        j = json.loads(data)
+        for f in j["files"]:
+            if f["name"] == "ops.jsonl": f["kind"] = "subgraph"
+        data = json.dumps(j).encode(); m.size = len(data)
+    out.addfile(m, io.BytesIO(data))
+out.close()
+PY
+run env TUNE_BANK_PATH="$T/imp" aoe-bank import "$T/lie.tar"
+isnap "$T/i1"
+[ "$status" -eq 3 ] && grep -q "ops.jsonl holds subgraph entries, not op; refused" "$T/err" && cmp -s "$T/i0" "$T/i1"
+ok $? "import refuses a manifest whose kind is not the file's; banks unchanged"
+# An old (version 1) archive of subgraph entries stored as ops.jsonl, as
+# --graphs export made them.
+python3 - "$T/gonly/graphs.jsonl" "$T/v1.tar" "$soc" <<'PY'
+import hashlib, io, json, sys, tarfile
+data = open(sys.argv[1], "rb").read()
+man = json.dumps({"format": "aoe-bank-archive", "version": 1, "soc_version": sys.argv[3],
+    "files": [{"name": "ops.jsonl", "entries": data.count(b"\n"), "size": len(data),
+    "sha256": hashlib.sha256(data).hexdigest()}]}).encode()
+out = tarfile.open(sys.argv[2], "w")
+for name, d in (("manifest.json", man), ("ops.jsonl", data)):
+    ti = tarfile.TarInfo(name); ti.size = len(d); out.addfile(ti, io.BytesIO(d))
+out.close()
+PY
+run env TUNE_BANK_PATH="$T/imp" aoe-bank import "$T/v1.tar"
+isnap "$T/i1"
+[ "$status" -eq 3 ] && grep -q "a subgraph entry in the archive's operator bank; refused" "$T/err" && cmp -s "$T/i0" "$T/i1"
+ok $? "import refuses subgraph entries in an operator file (old archives); banks unchanged"
+aoe-bank --graphs -q export -o "$T/opsonly.tar" 2>/dev/null
+TUNE_BANK_PATH="$T/bank" aoe-bank -q export -o "$T/ops1.tar" "$T/bank/$soc/ops.jsonl"
+run env TUNE_BANK_PATH="$T/imp" aoe-bank --graphs import "$T/ops1.tar"
+isnap "$T/i1"
+[ "$status" -eq 3 ] && grep -q "operator entries only" "$T/err" && cmp -s "$T/i0" "$T/i1"
+ok $? "--graphs import of an operator archive is refused; banks unchanged"
+mkdir -p "$T/mix/$soc"
+cat "$T/bank/$soc/ops.jsonl" > "$T/mix/$soc/ops.jsonl"
+python3 -c 'import sys; l=open(sys.argv[1]).readline(); print(l.strip())' "$T/imp/graphs.jsonl" > "$T/mix/g1"
+run env TUNE_BANK_PATH="$T/mix" aoe-bank verify "$T/mix/g1"
+r1=$status
+cp "$T/mix/g1" "$T/mix/ops.jsonl"
+run aoe-bank verify "$T/mix/ops.jsonl"
+[ "$status" -ne 0 ] && grep -q "a subgraph entry in an operator bank" "$T/err"
+ok $? "verify notices a subgraph entry in an operator bank"
+cp "$T/bank/$soc/ops.jsonl" "$T/mix/graphs.jsonl"
+run aoe-bank verify "$T/mix/graphs.jsonl"
+[ "$status" -ne 0 ] && grep -q "an operator entry in a subgraph bank" "$T/err"
+ok $? "... and an operator entry in a subgraph bank"
+
+# 11: a killed import or merge -o removes its temporary file.
+mkdir -p "$T/kimp"
+for sig in TERM INT; do
+	env TUNE_BANK_PATH="$T/kimp" AOE_BANK_SLOW_WRITE=1 aoe-bank import "$T/both.tar" 2>/dev/null & kp=$!
+	i=0; while [ $i -lt 100 ] && ! ls -a "$T/kimp" | grep -q aoe-import; do sleep 0.1; i=$((i + 1)); done
+	seen=$(ls -a "$T/kimp" | grep -c aoe-import)
+	kill -$sig $kp; wait $kp 2>/dev/null
+	[ "$seen" -ge 1 ] && ! ls -a "$T/kimp" | grep -q aoe-import
+	ok $? "an import killed by SIG$sig removes its extracted file"
+done
+mkdir -p "$T/kmo"
+AOE_BANK_SLOW_WRITE=1 aoe-bank merge -o "$T/kmo/merged.jsonl" "$T/bank/$soc/ops.jsonl" 2>/dev/null & kp=$!
+i=0; while [ $i -lt 100 ] && [ -z "$(ls -A "$T/kmo")" ]; do sleep 0.1; i=$((i + 1)); done
+seen=$(ls -A "$T/kmo" | wc -l)
+kill -TERM $kp; wait $kp 2>/dev/null
+[ "$seen" -ge 1 ] && [ -z "$(ls -A "$T/kmo")" ]
+ok $? "merge -o killed by SIGTERM removes its temporary file"
