@@ -78,7 +78,7 @@ else
 fi
 
 run aoe-verify --runs 3 --repeats 1 "$ex"
-[ $status -eq 0 ] && grep -q '^model=.* without_bank_ms=[0-9.]* with_bank_ms=[0-9.]* improvement=-\{0,1\}[0-9.]*%$' "$T/out"
+[ $status -eq 0 ] && grep -q '^model=.* without_bank_ms=[0-9.]* with_bank_ms=[0-9.]* improvement=-\{0,1\}[0-9.]*% without_spread_ms=[0-9.]* with_spread_ms=[0-9.]* repeats=1 beyond_noise=unknown$' "$T/out"
 ok $? "aoe-verify prints latency without and with the bank"
 
 # aoe.mk: a model whose captured graph did not change is not tuned again.

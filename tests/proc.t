@@ -4,7 +4,7 @@
 # children dying with it and its failure paths, bank archives keeping
 # their kind, temporary files removed on signals, aoe-verify's spread.
 . "$(dirname "$0")/tap.sh"
-plan 29
+plan 32
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
@@ -233,3 +233,30 @@ seen=$(ls -A "$T/kmo" | wc -l)
 kill -TERM $kp; wait $kp 2>/dev/null
 [ "$seen" -ge 1 ] && [ -z "$(ls -A "$T/kmo")" ]
 ok $? "merge -o killed by SIGTERM removes its temporary file"
+
+# 9: aoe-verify interleaves its repeats, each under the measuring lock,
+# and prints the medians, their spread and whether the difference is
+# beyond it.  A stand-in aoe-run beside a copy of it logs each call.
+mkdir -p "$T/vbin"
+cp "$top/pipelines/aoe-verify" "$T/vbin/"
+cat > "$T/vbin/aoe-run" <<'SH'
+#!/bin/sh
+held=free
+flock -n -s "$AOE_MEASURE_LOCK" true || held=held
+case " $* " in
+*" --no-bank "*) echo "without $held" >> "$VLOG"; m=10 ;;
+*) echo "with $held" >> "$VLOG"; m=$((5 + $(wc -l < "$VLOG") % 3)) ;;
+esac
+echo "model=x threads=1 runs=3 mean=$m median=$m p90=$m min=$m"
+SH
+chmod +x "$T/vbin/aoe-run"
+run env VLOG="$T/vlog" "$T/vbin/aoe-verify" --repeats 4 "$ex"
+[ "$status" -eq 0 ] && [ "$(tr '\n' ' ' < "$T/vlog")" = "without held with held with held without held without held with held with held without held " ]
+ok $? "aoe-verify interleaves the runs (ABBA), each holding the measuring lock"
+grep -q '^model=.* without_bank_ms=10.000 with_bank_ms=[5-7].000 improvement=[0-9.]*% without_spread_ms=0.000 with_spread_ms=[0-9.]* repeats=4 beyond_noise=yes$' "$T/out"
+ok $? "... and prints medians, spreads and that the gain is beyond noise"
+sed -i 's/m=10 ;;/m=$((6 + $(wc -l < "$VLOG") % 2)) ;;/' "$T/vbin/aoe-run"
+: > "$T/vlog"
+run env VLOG="$T/vlog" "$T/vbin/aoe-verify" --repeats 4 "$ex"
+grep -q ' beyond_noise=no$' "$T/out"
+ok $? "... or that a difference within the spread is not"
