@@ -4,7 +4,7 @@
 # children dying with it and its failure paths, bank archives keeping
 # their kind, temporary files removed on signals, aoe-verify's spread.
 . "$(dirname "$0")/tap.sh"
-plan 32
+plan 34
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
@@ -260,3 +260,16 @@ sed -i 's/m=10 ;;/m=$((6 + $(wc -l < "$VLOG") % 2)) ;;/' "$T/vbin/aoe-run"
 run env VLOG="$T/vlog" "$T/vbin/aoe-verify" --repeats 4 "$ex"
 grep -q ' beyond_noise=no$' "$T/out"
 ok $? "... or that a difference within the spread is not"
+
+# 10: under AOE_MODE, aoe-run writes AOE's result file in the working
+# directory, as the front end does, and no raw record on stderr.
+mkdir -p "$T/am" "$T/ambank"
+(cd "$T/am" && env TUNE_BANK_PATH="$T/ambank" AOE_DEVICE_LOCK="$T/am.lock" \
+    AOE_TUNE_FLAGS="--budget-trials 2 --seed 1 --no-check" AOE_MODE=2 \
+    aoe-run --runs 1 "$ex" >"$T/amout" 2>"$T/amerr")
+st=$?
+f=$(ls "$T"/am/aoe_result_opat_*_pid*.json 2>/dev/null)
+[ $st -eq 0 ] && [ -n "$f" ] && python3 "$top/tests/result-schema.py" $f
+ok $? "AOE_MODE=2 aoe-run writes aoe_result_opat_*.json in the working directory (schema ok)"
+! grep -q '^{' "$T/amerr" && grep -q 'median=' "$T/amout"
+ok $? "... with no raw records on stderr, and the run's own output on stdout"
