@@ -79,15 +79,18 @@ export AOE_DEVICE_LOCK="$T/kill.lock"
 AOE_TUNE_FLAGS="--budget-trials 40 --seed 1" aoe --model "$ex" -j 2 \
     --output "$T/kl" --progress_bar off >/dev/null 2>"$T/kerr" & fpid=$!
 i=0
-while [ $i -lt 600 ] && flock -n "$AOE_DEVICE_LOCK" true 2>/dev/null; do
+# (the owner's line, written once the lock is taken: probing the lock
+# itself could make the tuner's attempt fail)
+while [ $i -lt 600 ] && ! grep -q ' pid=' "$AOE_DEVICE_LOCK" 2>/dev/null; do
 	sleep 0.1; i=$((i + 1))
 done
 tpid=$(sed -n 's/.* pid=\([0-9]*\) .*/\1/p' "$AOE_DEVICE_LOCK")
 kill -9 $fpid; wait $fpid 2>/dev/null
 i=0
-while [ $i -lt 30 ] && kill -0 "$tpid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+while [ $i -lt 100 ] && kill -0 "$tpid" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 [ -n "$tpid" ] && ! kill -0 "$tpid" 2>/dev/null && flock -n "$AOE_DEVICE_LOCK" true
-ok $? "the tuner (pid ${tpid:-?}) dies with its front end, freeing the lock"
+ok $? "the tuner (pid ${tpid:-?}) dies with its front end, freeing the lock" ||
+    sed 's/^/#   /' "$T/kerr" | tail -5
 run env AOE_TUNE_FLAGS="--budget-trials 40 --seed 1" aoe --model "$ex" -j 2 \
     --output "$T/kl" --progress_bar off --reload
 [ "$status" -eq 0 ] && ls "$T"/kl/aoe_result_opat_*.json >/dev/null 2>&1
@@ -112,7 +115,8 @@ multi() {
 run multi hosts
 [ "$status" -eq 0 ] && [ -s "$T/timings.jsonl" ] && grep -q '^h2$' "$T/fk/sessions" &&
     [ -s "$T/mbank/$(aoe-opat --soc-version)/ops.jsonl" ]
-ok $? "the man page's GNU parallel pipeline works on hosts with a plain PATH"
+ok $? "the man page's GNU parallel pipeline works on hosts with a plain PATH" ||
+    sed 's/^/#   /' "$T/err" | tail -5
 (cd "$T/mbank" && find . -type f | sort | xargs -r sha256sum) > "$T/m0"
 run multi hosts2
 (cd "$T/mbank" && find . -type f | sort | xargs -r sha256sum) > "$T/m1"
