@@ -4,7 +4,7 @@
 # children dying with it and its failure paths, bank archives keeping
 # their kind, temporary files removed on signals, aoe-verify's spread.
 . "$(dirname "$0")/tap.sh"
-plan 34
+plan 37
 PATH=$top/pipelines:$PATH
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
@@ -277,3 +277,35 @@ f=$(ls "$T"/am/aoe_result_opat_*_pid*.json 2>/dev/null)
 ok $? "AOE_MODE=2 aoe-run writes aoe_result_opat_*.json in the working directory (schema ok)"
 ! grep -q '^{' "$T/amerr" && grep -q 'median=' "$T/amout"
 ok $? "... with no raw records on stderr, and the run's own output on stdout"
+
+# 6: --total-seconds is documented for what it is: a search budget with
+# a per-case floor, baselines and confirmations on top.
+mandoc -Tutf8 "$top/man/man1/aoe-opat.1" 2>/dev/null | col -b | tr -s ' \n' '  ' > "$T/opat.txt"
+grep -q 'budgets the search, not the run.s wall time: each case searches for at least 0.5 seconds' "$T/opat.txt" &&
+    grep -q 'Search seconds for the whole run' "$T/opat.txt"
+ok $? "aoe-opat(1) documents --total-seconds' per-case floor and what it leaves out"
+
+# 2: SGAT backs out decisions that make the whole model slower beyond
+# its spread (the model record's comparison), so none is committed.
+# The journal replays a hand-made add; AOE_SGAT_SLOWER_MODEL makes the
+# model with the decisions 3 times slower.
+mkdir -p "$T/sgb"
+export AOE_DEVICE_LOCK="$T/sg.lock"
+TUNE_BANK_PATH="$T/sgb" aoe-sgat --no-check --no-progress --budget-trials 2 --seed 1 "$ex" > "$T/sr1" 2>/dev/null
+python3 - "$T/sr1" > "$T/sj" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+r.update(outcome='add', schedule={'fuse_bn': 1, 'fuse_act': 0, 'fuse_add': 0, 'threads': 0}, after_us=1, before_us=2)
+print(json.dumps(r))
+PY
+run env TUNE_BANK_PATH="$T/sgb" AOE_SGAT_SLOWER_MODEL=3 aoe-sgat --no-check --no-progress --commit --journal "$T/sj" --budget-trials 2 --seed 1 "$ex"
+[ "$status" -eq 0 ] && [ ! -s "$T/sgb/graphs.jsonl" ] && python3 - "$T/out" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+sub = [r for r in rs if r.get("kind") == "sgat"]; model = [r for r in rs if r.get("kind") == "model"]
+sys.exit(0 if sub and all(r["outcome"] == "unsatisfied" and r.get("backed_out") for r in sub)
+    and model and model[0]["backed_out"] == len(sub) else 1)
+PY
+ok $? "aoe-sgat backs out an add that makes the whole model slower: nothing committed"
+grep -q "slower with the decisions .*backed out, none committed" "$T/err"
+ok $? "... and says so"
