@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opat.h"
+#include "tune.h"
 
 #define GB (1024.0 * 1024.0 * 1024.0)
 
@@ -708,13 +708,17 @@ check_lock(const aoe_check_opts *o, aoe_check_result *r)
 static void
 check_busy(aoe_check_result *r, int cores)
 {
-	const char *v = getenv("AOE_LOADAVG"), *mp = opat_lock_path();
+	/* opat_lock_path()'s, spelled out: measure.c calls this file */
+	const char *v = getenv("AOE_LOADAVG");
+	const char *mp = getenv("AOE_MEASURE_LOCK");
 	aoe_check_item *it;
 	double load = -1, lim = cores > 2 ? cores / 2.0 : 1.0;
 	char buf[128] = "", l[32], *end;
 	FILE *fp;
 	int fd;
 
+	if (mp == NULL || *mp == '\0')
+		mp = "/tmp/aoe-measure.lock";
 	if (v && *v) {
 		load = strtod(v, &end);
 		if (end == v || load < 0)
