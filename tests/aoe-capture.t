@@ -85,7 +85,8 @@ cp tools/aoe-run "$T/bin/" && cp tools/aoe-run "$T/bin2/"
 cat > "$T/bin/aoe-opat" <<EOS
 #!/bin/sh
 [ "\$1" = --commit ] && [ -z "\${AOE_MODE:-}" ] || exit 7
-cp "\$2" "$T/tuned/" && echo "tuner output"
+for g; do :; done
+cp "\$g" "$T/tuned/" && echo "tuner output"
 EOS
 chmod +x "$T/bin/aoe-opat"
 mkdir -p "$T/tmp"
@@ -105,20 +106,23 @@ ok $? "a failing tuner fails the workload"
 # checks run first, then the case is tuned, then the workload runs.
 printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 64]}, {"name": "y", "dtype": "float32", "shape": [1, 64]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "r", "op_type": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n' > "$T/relu.json"
 mkdir -p "$T/bank"
+# The records become AOE's result file in the working directory
+# (AOE_WORK_PATH), not raw records on stderr.
+mkdir -p "$T/wp"
 AOE_MODE=2 TUNE_BANK_PATH=$T/bank AOE_MEASURE_LOCK=$T/measure.lock RUN_LOOP=1 AOE_MIN_DISK_GB=0 \
-    run aoe-run --runs 1 "$T/relu.json"
+    AOE_WORK_PATH=$T/wp run aoe-run --runs 1 "$T/relu.json"
 [ $status -eq 0 ] && grep -q '^aoe model=' "$T/out" && grep -q 'Aoe tuning graph\.' "$T/err" &&
-    grep -q '^{"kind":"opat",.*"op_type":"Relu","names":\["r"\]' "$T/err"
-ok $? "plain AOE_MODE=2 with the real aoe-opat: the case is tuned, then the workload runs"
+    ! grep -q '^{"kind"' "$T/err" && ls "$T"/wp/aoe_result_opat_*_pid*.json >/dev/null 2>&1
+ok $? "plain AOE_MODE=2 with the real aoe-opat: the case is tuned, reported in a result file, then the workload runs"
 AOE_MODE=2 PROFILING_MODE=true TUNE_BANK_PATH=$T/bank AOE_MIN_DISK_GB=0 run aoe-run --runs 1 "$T/relu.json"
 [ $status -eq 4 ] && [ ! -s "$T/out" ] &&
     grep -q '^aoe-opat: not ready: profiling true (limit off)' "$T/err" &&
     grep -q "^aoe-run: aoe-opat did not tune graph '.*': a precondition failed (exit status 1)\$" "$T/err"
 ok $? "the inline tuner runs aoe-check's checks first: profiling on stops the workload, with the reason"
 AOE_MODE=1 TUNE_BANK_PATH=$T/bank AOE_MEASURE_LOCK=$T/measure.lock RUN_LOOP=1 AOE_MIN_DISK_GB=0 \
-    run aoe-run --runs 1 "$T/relu.json"
+    AOE_WORK_PATH=$T/wp run aoe-run --runs 1 "$T/relu.json"
 [ $status -eq 0 ] && grep -q '^aoe model=' "$T/out" && grep -q 'Aoe tuning graph\.' "$T/err" &&
-    grep -q '^{"kind":"sgat",.*"names":\["r"\]' "$T/err" && grep -q '^{"kind":"model",' "$T/err"
+    ! grep -q '^{"kind"' "$T/err" && ls "$T"/wp/aoe_result_sgat_*_pid*.json >/dev/null 2>&1
 ok $? "plain AOE_MODE=1 tunes the graph's subgraphs with the real aoe-sgat, then the workload runs"
 fails_with 4 "AOE_MODE=2: cannot tune graph 'aoe_example_cnn': aoe-opat is not installed" \
     "a missing aoe-opat is named" env AOE_MODE=2 PATH=/nonexistent "$T/bin2/aoe-run" --runs 1 "$ex"

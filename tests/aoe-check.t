@@ -20,10 +20,10 @@ status_of() { awk -v c="$1" '$1 == c { print $2 }' "$T/out"; }
 run aoe-check --graph "$T/g.json"
 [ $status -eq 0 ] && [ ! -s "$T/err" ]
 ok $? "a quiet machine and a static graph are ready (exit 0)"
-for c in disk graph memory cpus affinity profiling static-mem device lock bank; do
+for c in disk graph memory cpus affinity profiling static-mem device lock load timing bank; do
 	[ -n "$(status_of $c)" ] || echo "# missing check $c"
 done
-[ "$(awk 'NR > 1' "$T/out" | wc -l)" -eq 10 ] && head -1 "$T/out" | grep -q '^check  *status  *measured  *limit  *note$'
+[ "$(awk 'NR > 1' "$T/out" | wc -l)" -eq 12 ] && head -1 "$T/out" | grep -q '^check  *status  *measured  *limit  *note$'
 ok $? "the table has a header and one row per check"
 [ "$(status_of graph)" = OK ] && grep -q '^memory  *OK .* x TUNING_PARALLEL_NUM 8$' "$T/out"
 ok $? "the graph is static and its memory x TUNING_PARALLEL_NUM fits"

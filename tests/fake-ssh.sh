@@ -22,4 +22,6 @@ flaky)
 	n=$(grep -c '^flaky$' "$dir/sessions")
 	[ "$n" -le "${FAKE_SSH_FLAKY:-0}" ] || exit 255 ;;
 esac
+# FAKE_SSH_PLAIN: the remote shell's PATH is a plain system's.
+[ -z "${FAKE_SSH_PLAIN-}" ] || PATH=/usr/bin:/bin
 tee -a "$dir/in.$host" | sh -c "$*"

@@ -74,6 +74,8 @@ flush_stdout(int rc)
  * commit: each record file ("-", or none: stdin) is read whole, its
  * lines checked, before any bank is written.
  */
+static long nrecords;	/* records read by read_records() */
+
 static int
 read_records(aoe_bank_batch *b, const char *path)
 {
@@ -112,6 +114,7 @@ read_records(aoe_bank_batch *b, const char *path)
 			    path, lineno);
 			break;
 		}
+		nrecords++;
 		if (aoe_bank_batch_add(b, rec, why, sizeof(why)) < 0)
 			rc = aoe_err(AOE_EDATA, "%s:%ld: %s", path, lineno,
 			    why);
@@ -138,6 +141,10 @@ cmd_commit(const aoe_bank_opts *o, int argc, char **argv)
 
 	for (i = 0; i < (argc ? argc : 1) && rc == 0; i++)
 		rc = read_records(b, argc ? argv[i] : "-");
+	/* Empty input is a failed stage upstream, not "0 added". */
+	if (rc == 0 && nrecords == 0)
+		rc = aoe_err(AOE_EDATA, "no tuning records in %s", argc == 1 ?
+		    argv[0] : argc ? "the input files" : "the input");
 	if (rc == 0)
 		rc = aoe_bank_batch_commit(b, c);
 	aoe_bank_batch_free(b);

@@ -131,4 +131,15 @@ void bank_operand_file(const aoe_bank_opts *o, const char *path,
 /* The soc_version a bank written by a command must hold ("" if open). */
 void bank_soc(const aoe_bank_opts *o, char *soc, size_t len);
 
+/*
+ * Temporary files a command is writing outside the bank's directory (an
+ * import's extracted files, merge -o's and export's output), removed
+ * when SIGINT, SIGTERM or SIGHUP kills the command: bank_tmp_guard()
+ * adds one (at most 4; the path must outlive the guard) and installs
+ * the handlers, bank_tmp_unguard() forgets them all and restores the
+ * handlers.
+ */
+void bank_tmp_guard(const char *path);
+void bank_tmp_unguard(void);
+
 #endif

@@ -4,11 +4,61 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bank.h"
+
+/* The guarded temporary files and the handlers they replaced. */
+static const char *volatile guarded[4];
+static volatile sig_atomic_t nguarded;
+static struct sigaction old_act[3];
+static const int guard_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+
+static void
+guard_signal(int sig)
+{
+	int i;
+
+	for (i = 0; i < nguarded; i++)
+		if (guarded[i] && guarded[i][0])
+			unlink(guarded[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void
+bank_tmp_guard(const char *path)
+{
+	struct sigaction sa;
+	int i;
+
+	if (path == NULL || nguarded >= 4)
+		return;
+	guarded[nguarded] = path;
+	if (nguarded++ > 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = guard_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(guard_sigs[i], &sa, &old_act[i]);
+}
+
+void
+bank_tmp_unguard(void)
+{
+	int i;
+
+	if (nguarded == 0)
+		return;
+	for (i = 0; i < 3; i++)
+		sigaction(guard_sigs[i], &old_act[i], NULL);
+	nguarded = 0;
+}
 
 /*
  * merge: several banks into one (the bank, or --output).
@@ -49,11 +99,15 @@ aoe_bank_merge(const aoe_bank_opts *o, int argc, char **argv,
 	for (i = 0; i < argc && rc == 0; i++)
 		rc = bank_rdr_open(&in[i].r, files[i], soc, sizeof(soc), 0);
 	if (rc == 0 && (rc = aoe_ofile_open(&w, o->output)) == 0) {
+		bank_tmp_guard(w.tmp);
+		if (getenv("AOE_BANK_SLOW_WRITE"))	/* the tests' kill */
+			sleep(30);
 		if ((rc = bank_merge_sources(in, argc, o->policy, w.fp,
 		    c)) < 0)
 			aoe_ofile_abort(&w);
 		else
 			rc = aoe_ofile_close(&w);
+		bank_tmp_unguard();
 	}
 	if (rc == 0) {
 		snprintf(c->file, sizeof(c->file), "%s", o->output);
@@ -140,10 +194,10 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
     void (*bad)(void *arg, const char *msg), void *arg, aoe_bank_counts *c)
 {
 	char dir[PATH_MAX], msg[PATH_MAX + 1100];
-	const char *want = o->soc;
+	const char *want = o->soc, *base;
 	long nbad = 0, n = 0;
 	rdr r;
-	int rc;
+	int rc, kind;
 
 	memset(c, 0, sizeof(*c));
 	if (bank)
@@ -158,11 +212,22 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
 		snprintf(c->soc, sizeof(c->soc), "%s", want);
 	if ((rc = bank_rdr_open(&r, c->file, c->soc, sizeof(c->soc), 0)) < 0)
 		return rc;
+	/* A bank keeps its kind: graphs.jsonl (or --graphs) subgraphs. */
+	base = strrchr(c->file, '/');
+	kind = o->graphs || strcmp(base ? base + 1 : c->file,
+	    GRAPHS_FILE) == 0;
 	while ((rc = bank_rdr_next(&r)) != 0) {
 		if (rc < 0) {
 			if (-rc == AOE_EIO)
 				break;
 			snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
+			bad(arg, msg);
+			nbad++;
+		} else if ((bank_jstr(r.e.j, "op_type") == NULL &&
+		    bank_jstr(r.e.j, "subgraph") != NULL) != kind) {
+			snprintf(msg, sizeof(msg), "%s:%ld: %s entry in %s "
+			    "bank", c->file, r.lineno, kind ? "an operator" :
+			    "a subgraph", kind ? "a subgraph" : "an operator");
 			bad(arg, msg);
 			nbad++;
 		} else

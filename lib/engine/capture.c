@@ -274,12 +274,44 @@ find_tool(const char *tool)
  * again), and its standard output goes to our standard error: the
  * workload's output stays its own.
  */
+/* Run a tool with argv, its stdout to stderr; 0 or an error. */
 static int
-run_tuner(const char *path, const char *tool, const char *graph)
+run_child(const char *path, char **argv, const char *tool,
+    const char *graph)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return aoe_err(AOE_EIO, "cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		unsetenv("AOE_MODE");
+		unsetenv("AOE_CAPTURE_DIR");
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execv(path, argv);
+		aoe_warn("cannot run '%s'", path);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return aoe_err(AOE_EIO, "waitpid: %s",
+			    strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return aoe_err(st >= AOE_EDATA && st <= AOE_EINTERNAL ? st :
+	    AOE_EINTERNAL, "%s failed on graph '%s' (exit status %d)",
+	    tool, graph, st);
+}
+
+static int
+run_tuner(const char *path, const char *tool, const char *graph,
+    const char *records)
 {
 	const char *flags = getenv("AOE_TUNE_FLAGS");
 	char *copy = aoe_xstrdup(flags ? flags : ""), *w, *save = NULL;
-	char **argv = aoe_xcalloc(strlen(copy) / 2 + 5, sizeof(char *));
+	char **argv = aoe_xcalloc(strlen(copy) / 2 + 7, sizeof(char *));
 	int argc = 0;
 	pid_t pid;
 	int st;
@@ -289,6 +321,11 @@ run_tuner(const char *path, const char *tool, const char *graph)
 	for (w = strtok_r(copy, " \t\n", &save); w;
 	    w = strtok_r(NULL, " \t\n", &save))
 		argv[argc++] = w;
+	/* The records to a file, for aoe-report: not on stderr. */
+	if (records) {
+		argv[argc++] = "-o";
+		argv[argc++] = (char *)records;
+	}
 	argv[argc++] = (char *)graph;
 	argv[argc] = NULL;
 	fflush(NULL);
@@ -333,7 +370,8 @@ tune_inline(aoe_graph *g, uint64_t h, const char *mode)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	const char *tool = strcmp(mode, "1") == 0 ? "aoe-sgat" : "aoe-opat";
-	char dir[PATH_MAX], file[PATH_MAX + 32], *path;
+	char dir[PATH_MAX], file[PATH_MAX + 32], recs[PATH_MAX + 32], *path;
+	struct stat st;
 	size_t i;
 	int rc;
 
@@ -361,14 +399,34 @@ tune_inline(aoe_graph *g, uint64_t h, const char *mode)
 	}
 	snprintf(file, sizeof(file), "%s/graph_%016llx.json", dir,
 	    (unsigned long long)h);
+	snprintf(recs, sizeof(recs), "%s/records.jsonl", dir);
 	if ((rc = aoe_graph_write(g, file)) == 0) {
 		fprintf(stderr, "%s: in tune mode, training graph handled by "
 		    "tools\n%s: Aoe tuning graph.\n", aoe_progname(),
 		    aoe_progname());
-		rc = run_tuner(path, tool, file);
+		rc = run_tuner(path, tool, file, recs);
+	}
+	/*
+	 * AOE's result file in the working directory, as the front end
+	 * writes it: aoe-report on the records (AOE_WORK_PATH, aoe.ini's
+	 * WORK_PATH or the current directory).
+	 */
+	if (rc == 0 && stat(recs, &st) == 0 && st.st_size > 0) {
+		char *rp = find_tool("aoe-report");
+		if (rp == NULL)
+			rc = aoe_err(AOE_EUNSUP, "AOE_MODE=%s: aoe-report is "
+			    "not installed: no result file for graph '%s'",
+			    mode, g->name ? g->name : "main");
+		else {
+			char *av[] = { "aoe-report", "--tuning-name",
+			    (char *)aoe_progname(), recs, NULL };
+			rc = run_child(rp, av, "aoe-report", file);
+			free(rp);
+		}
 	}
 	free(path);
 	unlink(file);
+	unlink(recs);
 	rmdir(dir);
 	return rc;
 }

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,21 +123,93 @@ check_disk(const aoe_check_opts *o, aoe_check_result *r)
 	    "writes candidates, records and banks there" : "");
 }
 
+/* A number read from the first word of file path; < 0 if none. */
 static double
-mem_available(void)
+file_number(const char *path, int *unlimited)
+{
+	char buf[128];
+	FILE *fp;
+	double v = -1;
+
+	if ((fp = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), fp)) {
+		if (strncmp(buf, "max", 3) == 0) {
+			if (unlimited)
+				*unlimited = 1;
+		} else if (sscanf(buf, "%lf", &v) != 1)
+			v = -1;
+	}
+	fclose(fp);
+	return v;
+}
+
+/*
+ * The memory a cgroup (v2) leaves this process: memory.max less
+ * memory.current of its own cgroup (from /proc/self/cgroup), else of
+ * the root of the hierarchy, which is a container's own cgroup.
+ * AOE_CGROUP_ROOT names another root (for the tests).  < 0: no limit.
+ */
+static double
+cgroup_available(double *limit)
+{
+	const char *root = getenv("AOE_CGROUP_ROOT");
+	char line[4096], path[4400], rel[4096] = "";
+	double max, cur;
+	FILE *fp;
+	int unl = 0, i;
+
+	if (root == NULL || *root == '\0')
+		root = "/sys/fs/cgroup";
+	if ((fp = fopen("/proc/self/cgroup", "r")) != NULL) {
+		while (fgets(line, sizeof(line), fp))
+			if (strncmp(line, "0::", 3) == 0) {
+				snprintf(rel, sizeof(rel), "%s", line + 3);
+				rel[strcspn(rel, "\n")] = '\0';
+			}
+		fclose(fp);
+	}
+	for (i = 0; i < 2; i++) {
+		if (i == 0 && (rel[0] == '\0' || strcmp(rel, "/") == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s%s/memory.max", root,
+		    i == 0 ? rel : "");
+		unl = 0;
+		if ((max = file_number(path, &unl)) < 0) {
+			if (unl)
+				return -1;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s%s/memory.current", root,
+		    i == 0 ? rel : "");
+		cur = file_number(path, NULL);
+		*limit = max;
+		return cur < 0 ? max : cur < max ? max - cur : 0;
+	}
+	return -1;
+}
+
+/* Memory available: the kernel's MemAvailable, within a cgroup's limit. */
+static double
+mem_available_in(double *cglimit)
 {
 	char line[256];
 	FILE *fp;
-	double kb = -1;
+	double kb = -1, avail, cg;
 
-	if ((fp = fopen("/proc/meminfo", "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
-			break;
-	fclose(fp);
-	return kb < 0 ? -1 : kb * 1024;
+	*cglimit = -1;
+	if ((fp = fopen("/proc/meminfo", "r")) != NULL) {
+		while (fgets(line, sizeof(line), fp))
+			if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1)
+				break;
+		fclose(fp);
+	}
+	avail = kb < 0 ? -1 : kb * 1024;
+	if ((cg = cgroup_available(cglimit)) >= 0 && (avail < 0 || cg < avail))
+		avail = cg;
+	return avail;
 }
+
 
 /* Parse a CPU list ("0-3,8,10-11") into a set; -1 if malformed. */
 static int
@@ -360,7 +435,7 @@ check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
 	aoe_graph *g = NULL;
 	aoe_check_item *it;
 	char *mode = NULL, lim[64], msg[512], h1[32], h2[32];
-	double avail = mem_available(), planned = 0, need;
+	double cglim, avail = mem_available_in(&cglim), planned = 0, need;
 	int rc, i;
 
 	if (o->graph == NULL) {
@@ -368,7 +443,8 @@ check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
 		note(it, "no --graph given");
 		it = item(r, "memory", AOE_CHECK_OK, "-", "%s available",
 		    human(avail, h2, sizeof(h2)));
-		note(it, "no --graph given: the model's memory is not known");
+		note(it, "no --graph given: the model's memory is not known%s",
+		    cglim >= 0 ? " (within the cgroup's memory.max)" : "");
 		return 0;
 	}
 	if ((rc = aoe_model_load(o->graph, &g)) < 0)
@@ -416,8 +492,11 @@ check_graph(const aoe_check_opts *o, aoe_check_result *r, int cores)
 	it = item(r, "memory", avail < 0 ? AOE_CHECK_WARN : avail >= need ?
 	    AOE_CHECK_OK : AOE_CHECK_FAIL, lim, "%s available",
 	    human(avail, h2, sizeof(h2)));
-	note(it, "model memory %s x TUNING_PARALLEL_NUM %d",
-	    human(planned, h1, sizeof(h1)), o->tuning_parallel);
+	note(it, "model memory %s x TUNING_PARALLEL_NUM %d%s%s%s",
+	    human(planned, h1, sizeof(h1)), o->tuning_parallel,
+	    cglim >= 0 ? " (within the cgroup's memory.max " : "",
+	    cglim >= 0 ? human(cglim, h2, sizeof(h2)) : "",
+	    cglim >= 0 ? ")" : "");
 	aoe_graph_free(g);
 	(void)cores;
 	return 0;
@@ -465,6 +544,64 @@ aoe_fork_child(void)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127);
 	return 0;
+}
+
+/*
+ * A tuner started by the front end dies with it: pipelines/aoe exports
+ * AOE_FRONT_PID, its own pid, and a tuner that takes the device lock
+ * watches that process (a pidfd, else polling) and ends itself, its
+ * measuring children with it (aoe_fork_child's parent-death signal),
+ * when the front end is gone, so that the lock is free for the next
+ * run (`aoe --reload` after a kill -9 of the front end).
+ */
+static pid_t front_pid;
+
+static void *
+front_watch(void *arg)
+{
+	int pfd = -1;
+
+	(void)arg;
+#ifdef SYS_pidfd_open
+	pfd = (int)syscall(SYS_pidfd_open, front_pid, 0);
+#endif
+	for (;;) {
+		if (pfd >= 0) {
+			struct pollfd p = { .fd = pfd, .events = POLLIN };
+			if (poll(&p, 1, -1) > 0)
+				break;
+		} else {
+			if (kill(front_pid, 0) < 0 && errno == ESRCH)
+				break;
+			usleep(200000);
+		}
+	}
+	aoe_warnx("the front end (pid %ld) is gone: stopping",
+	    (long)front_pid);
+	kill(getpid(), SIGTERM);
+	sleep(2);
+	kill(getpid(), SIGKILL);
+	return NULL;
+}
+
+static void
+watch_front_end(void)
+{
+	const char *v = getenv("AOE_FRONT_PID");
+	long long pid;
+	pthread_t t;
+
+	if (front_pid || v == NULL || *v == '\0' ||
+	    aoe_strtonum(v, 2, 1LL << 30, &pid) < 0)
+		return;
+	front_pid = (pid_t)pid;
+	if (kill(front_pid, 0) < 0 && errno == ESRCH) {
+		aoe_warnx("the front end (pid %ld) is gone: stopping",
+		    (long)front_pid);
+		_exit(AOE_EXIT_FALSE);
+	}
+	if (pthread_create(&t, NULL, front_watch, NULL) == 0)
+		pthread_detach(t);
 }
 
 int
@@ -515,6 +652,7 @@ aoe_device_lock(const char *path)
 		    strerror(e));
 	}
 	held_fd = fd;
+	watch_front_end();
 	return fd;
 }
 
@@ -556,6 +694,70 @@ check_lock(const aoe_check_opts *o, aoe_check_result *r)
 		flock(fd, LOCK_UN);
 		it = item(r, "lock", AOE_CHECK_OK, "free", "free");
 		note(it, "nobody is tuning this device (%s)", path);
+	}
+	close(fd);
+}
+
+/*
+ * A busy machine: the 1-minute load average (/proc/loadavg, or
+ * AOE_LOADAVG for the tests) from other processes, and a timed run of
+ * another tuner holding the measuring lock, both make every time taken
+ * now too slow and too noisy to decide on.  A warning: tuning still
+ * works, its spreads are wider and fewer decisions beat them.
+ */
+static void
+check_busy(aoe_check_result *r, int cores)
+{
+	/* opat_lock_path()'s, spelled out: measure.c calls this file */
+	const char *v = getenv("AOE_LOADAVG");
+	const char *mp = getenv("AOE_MEASURE_LOCK");
+	aoe_check_item *it;
+	double load = -1, lim = cores > 2 ? cores / 2.0 : 1.0;
+	char buf[128] = "", l[32], *end;
+	FILE *fp;
+	int fd;
+
+	if (mp == NULL || *mp == '\0')
+		mp = "/tmp/aoe-measure.lock";
+	if (v && *v) {
+		load = strtod(v, &end);
+		if (end == v || load < 0)
+			load = -1;
+	} else if ((fp = fopen("/proc/loadavg", "r")) != NULL) {
+		if (fgets(buf, sizeof(buf), fp) == NULL ||
+		    sscanf(buf, "%lf", &load) != 1)
+			load = -1;
+		fclose(fp);
+	}
+	snprintf(l, sizeof(l), "< %.1f", lim);
+	if (load < 0) {
+		it = item(r, "load", AOE_CHECK_WARN, l, "unknown");
+		note(it, "cannot read the load average%s%s%s", v && *v ?
+		    " (AOE_LOADAVG '" : "", v && *v ? v : "", v && *v ? "')" :
+		    "");
+	} else if (load < lim) {
+		it = item(r, "load", AOE_CHECK_OK, l, "%.2f", load);
+		note(it, "the machine is idle enough to time on (1-minute "
+		    "load average, %d CPUs)", cores);
+	} else {
+		it = item(r, "load", AOE_CHECK_WARN, l, "%.2f", load);
+		note(it, "the machine is busy (1-minute load average %.2f on "
+		    "%d CPUs): times taken now are slow and noisy; tune when "
+		    "it is idle", load, cores);
+	}
+	if ((fd = open(mp, O_RDONLY | O_CLOEXEC)) < 0) {
+		it = item(r, "timing", AOE_CHECK_OK, "free", "free");
+		note(it, "no timed run holds the measuring lock (%s)", mp);
+		return;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		it = item(r, "timing", AOE_CHECK_WARN, "free", "held");
+		note(it, "another timed run holds the measuring lock (%s): "
+		    "the machine is busy measuring", mp);
+	} else {
+		flock(fd, LOCK_UN);
+		it = item(r, "timing", AOE_CHECK_OK, "free", "free");
+		note(it, "no timed run holds the measuring lock (%s)", mp);
 	}
 	close(fd);
 }
@@ -606,6 +808,7 @@ aoe_check_run(const aoe_check_opts *o, aoe_check_result *r)
 	    "no buffer reuse changes what is measured");
 	check_device(r);
 	check_lock(o, r);
+	check_busy(r, cores);
 	check_bank(r);
 	return 0;
 }

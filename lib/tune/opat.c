@@ -1631,6 +1631,8 @@ line_node(opat_run *r, const cJSON *o, int *gi, int *ni)
 }
 
 /* Read a JSON Lines stream, calling fn for each object. */
+static long stream_lines;	/* JSON lines each_line() has handed on */
+
 static int
 each_line(const char *path, int (*fn)(opat_run *, cJSON *, const char *,
     long), opat_run *r)
@@ -1661,6 +1663,7 @@ each_line(const char *path, int (*fn)(opat_run *, cJSON *, const char *,
 			worst = -AOE_EDATA;
 			continue;
 		}
+		stream_lines++;
 		if ((rc = fn(r, o, path, lineno)) < 0) {
 			aoe_warnx("%s", aoe_errmsg());
 			if (rc < worst)
@@ -1732,6 +1735,12 @@ opat_measure_stream(opat_run *r, int argc, char **argv)
 		if ((rc = each_line(argc ? argv[i] : "-", measure_line, r)) <
 		    worst)
 			worst = rc;
+	/* Empty input is a failed stage upstream: fail too. */
+	if (worst == 0 && stream_lines == 0) {
+		worst = aoe_err(AOE_EDATA, "no candidates in %s", argc == 1 ?
+		    argv[0] : "the input");
+		aoe_warnx("%s", aoe_errmsg());
+	}
 	return worst;
 }
 
@@ -1800,6 +1809,11 @@ opat_select_stream(opat_run *r, int argc, char **argv)
 		if ((rc = each_line(argc ? argv[i] : "-", select_line, r)) <
 		    worst)
 			worst = rc;
+	if (worst == 0 && stream_lines == 0) {
+		aoe_warnx("%s", (aoe_err(AOE_EDATA, "no timings in %s",
+		    argc == 1 ? argv[0] : "the input"), aoe_errmsg()));
+		return -AOE_EDATA;
+	}
 	for (i = 0; i < r->nsel; i++) {
 		selcase *sc = &r->sel[i];
 		opat_case c;

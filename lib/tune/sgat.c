@@ -898,6 +898,49 @@ model_times(aoe_graph *g, aoe_run_opts *ro, const sgat_opts *o,
 	return 0;
 }
 
+/*
+ * Write the held records to out; with slower (the whole model slower
+ * with the decisions than without, beyond the spread), each add or
+ * update is backed out: it becomes unsatisfied or reserved, with
+ * backed_out and why, and is not committed.  *n counts them.
+ */
+static int
+flush_records(char *buf, int slower, double base_us, double res_us,
+    FILE *out, int *n)
+{
+	char *line, *save = NULL, why[160];
+	int rc = 0;
+
+	*n = 0;
+	snprintf(why, sizeof(why), "the whole model was %.2f%% slower with "
+	    "the decisions, beyond its spread", base_us > 0 ? (res_us -
+	    base_us) / base_us * 100 : 0.0);
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line && rc == 0;
+	    line = strtok_r(NULL, "\n", &save)) {
+		cJSON *r = slower ? cJSON_Parse(line) : NULL;
+		const cJSON *oc = r ? cJSON_GetObjectItemCaseSensitive(r,
+		    "outcome") : NULL;
+		if (r && cJSON_IsString(oc) && (strcmp(oc->valuestring,
+		    "add") == 0 || strcmp(oc->valuestring, "update") == 0)) {
+			int upd = strcmp(oc->valuestring, "update") == 0;
+			cJSON_ReplaceItemInObjectCaseSensitive(r, "outcome",
+			    cJSON_CreateString(upd ? "reserved" :
+			    "unsatisfied"));
+			cJSON_AddBoolToObject(r, "backed_out", 1);
+			cJSON_AddStringToObject(r, "backed_out_why", why);
+			rc = emit(r, out, NULL);
+			(*n)++;
+		} else {
+			fprintf(out, "%s\n", line);
+			if (fflush(out) != 0)
+				rc = aoe_err(AOE_EIO, "cannot write the "
+				    "records: %s", strerror(errno));
+		}
+		cJSON_Delete(r);
+	}
+	return rc;
+}
+
 int
 sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 {
@@ -909,6 +952,10 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	int nsub = 0, i, rc, nfailed = 0;
 	opat_timing mb, mr;
 	double t0 = aoe_now_us();
+	char *mbuf = NULL;
+	size_t mlen = 0;
+	FILE *mem = NULL;
+	int slower, nbacked = 0;
 
 	aoe_run_opts_init(&ro);
 	if (o->threads > 0)
@@ -935,11 +982,35 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 			goto out;
 		}
 	}
+	/*
+	 * The records wait for the model record: decisions that make the
+	 * whole model slower beyond its spread are backed out before any
+	 * is written (and so committed).
+	 */
+	if ((mem = open_memstream(&mbuf, &mlen)) == NULL) {
+		rc = aoe_err(AOE_ENOMEM, "out of memory");
+		goto out;
+	}
 	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub)) < 0 ||
-	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, out,
+	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, mem,
 	    &nfailed)) < 0 ||
 	    (rc = model_times(g, &ro, o, path, &mb, &mr)) < 0)
 		goto out;
+	fclose(mem);
+	mem = NULL;
+	/* AOE_SGAT_SLOWER_MODEL=f (tests): the model with them f times slower */
+	if (getenv("AOE_SGAT_SLOWER_MODEL"))
+		mr.us *= atof(getenv("AOE_SGAT_SLOWER_MODEL"));
+	slower = mr.us - mb.us > mb.spread + mr.spread + 1e-9;
+	if ((rc = flush_records(mbuf, slower, mb.us, mr.us, out,
+	    &nbacked)) < 0)
+		goto out;
+	if (nbacked)
+		aoe_warnx("%s: the whole model was %.2f%% slower with the "
+		    "decisions (%.3f -> %.3f ms, spread %.3f ms): %d backed "
+		    "out, none committed", path, (mr.us - mb.us) / mb.us *
+		    100, mb.us / 1e3, mr.us / 1e3, (mb.spread + mr.spread) /
+		    1e3, nbacked);
 	rec = cJSON_CreateObject();
 	cJSON_AddStringToObject(rec, "kind", "model");
 	cJSON_AddStringToObject(rec, "graph", path);
@@ -949,6 +1020,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	cJSON_AddNumberToObject(rec, "baseline_spread", round6(mb.spread));
 	cJSON_AddNumberToObject(rec, "result_spread", round6(mr.spread));
 	cJSON_AddNumberToObject(rec, "subgraphs", nsub);
+	cJSON_AddNumberToObject(rec, "backed_out", nbacked);
 	cJSON_AddNumberToObject(rec, "tuning_time_s",
 	    round6((aoe_now_us() - t0) / 1e6));
 	rc = emit(rec, out, NULL);
@@ -960,6 +1032,9 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 		aoe_warnx("%s: %d of %d subgraphs failed (see their records)",
 		    path, nfailed, nsub);
 out:
+	if (mem)
+		fclose(mem);
+	free(mbuf);
 	for (i = 0; i < nsub; i++) {
 		free(subs[i].sig);
 		free(subs[i].nodes);
