@@ -156,10 +156,14 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			}
 		}
 		if (hits) {
-			/* The same model prepared from the bank, and run. */
+			/*
+			 * The same model prepared from the bank runs as it
+			 * does without it.
+			 */
 			aoe_graph *h;
 			aoe_run_opts ro = fz_ro;
-			if (aoe_model_load(fz_path[gi], &h) < 0)
+			/* Not when it fails on its own (data, not schedule). */
+			if (!fz_runs[gi] || aoe_model_load(fz_path[gi], &h) < 0)
 				continue;
 			ro.use_bank = 1;
 			fz_ro.use_bank = 1;

@@ -35,6 +35,8 @@ static const char *const fz_model_names[] = {
 static aoe_graph *fz_g[FZ_MAXMODELS];
 static int fz_ng;
 static char fz_path[FZ_MAXMODELS][1024];
+/* 1: the model runs with its default schedules (on its random data). */
+static int fz_runs[FZ_MAXMODELS];
 static aoe_run_opts fz_ro;
 
 static int
@@ -84,6 +86,7 @@ fz_load_models(int use_bank)
 			continue;
 		}
 		snprintf(fz_path[fz_ng], sizeof(fz_path[0]), "%s", path);
+		fz_runs[fz_ng] = aoe_graph_run(g, &fz_ro) == 0;
 		fz_g[fz_ng++] = g;
 	}
 	if (fz_ng == 0) {
