@@ -254,8 +254,8 @@ build/tsan/unit-%: tests/unit-%.c tests/tap.h build/tsan/libaoe.a
 
 check-tsan: build/tsan/unit-threads build/tsan/unit-pool
 	d=$$(mktemp -d "$${TMPDIR:-/tmp}/aoe-tsan.XXXXXX"); \
-	TSAN_OPTIONS='halt_on_error=1 exitcode=66' build/tsan/unit-threads \
-	    $$d && TSAN_OPTIONS='halt_on_error=1 exitcode=66' \
+	TSAN_OPTIONS='halt_on_error=1 exitcode=66 die_after_fork=0' build/tsan/unit-threads \
+	    $$d && TSAN_OPTIONS='halt_on_error=1 exitcode=66 die_after_fork=0' \
 	    build/tsan/unit-pool; rc=$$?; rm -rf $$d; exit $$rc
 
 lint-man:
