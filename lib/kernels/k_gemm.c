@@ -1267,6 +1267,9 @@ gemm_priv_free(void *p)
 static int
 need_f32(const aoe_node *n, const aoe_tensor *t)
 {
+	if (t == NULL)
+		return aoe_err(AOE_EDATA, "%s '%s': an input is missing",
+		    n->op_type, n->name);
 	if (t->dtype != AOE_F32)
 		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' of type %s "
 		    "not supported (float32 only)", n->op_type, n->name,
