@@ -6,6 +6,10 @@
 #   make bench-models   fetch the real models and ONNX Runtime (cached)
 #   make bench-e2e  end-to-end latency against ONNX Runtime, before and
 #                   after tuning (bench/e2e.sh; long)
+#   make fuzz       run every libFuzzer target FUZZ_SECONDS (fuzz/README)
+#   make fuzz-smoke each fuzz target a few seconds (CI)
+#   make check-tsan the thread pool and the bank's readers and writers
+#                   under ThreadSanitizer
 #   make deps       install the Debian packages the build needs (as root)
 #   make install    install under $(DESTDIR)$(PREFIX): the tools, libaoe
 #                   (.so and .a, aoe_session.h, aoe.pc) and the Python module
@@ -41,7 +45,8 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 
 DEB_PACKAGES = build-essential libcjson-dev libarchive-dev parallel \
 	libprotobuf-c-dev protobuf-c-compiler libonnx-dev libonnx-testdata \
-	mandoc gnuplot-nox valgrind pkg-config python3 python3-numpy
+	mandoc gnuplot-nox valgrind pkg-config python3 python3-numpy \
+	clang libclang-rt-14-dev
 DEB_BENCH = libopenblas-dev libdnnl-dev python3-torchvision python3-onnx
 
 LIBSRC = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
@@ -133,6 +138,126 @@ check-asan:
 	$(MAKE) CFLAGS='-O1 -g -fno-omit-frame-pointer' \
 	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' check
 
+# Coverage-guided fuzzing (fuzz/README): libaoe's sources built again by
+# clang with libFuzzer, ASan and UBSan into build/fuzz/ (the normal
+# objects are left alone), one harness a target.  New inputs go to
+# build/fuzz/corpus/TARGET, beside the seeds of fuzz/corpus/TARGET and
+# those made from the test fixtures (build/fuzz/seeds/TARGET).
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 600
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_NICE ?= nice -n 15
+FUZZ_TARGETS = onnx graph bank records archive report sched
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS = -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_XCFLAGS = $(filter-out $(SAN),$(XCFLAGS)) -Ifuzz \
+	-DFZ_EXAMPLE='"$(CURDIR)/$(EXAMPLE)"'
+FUZZ_OBJ = $(patsubst %,build/fuzz/%,$(LIBOBJ))
+FUZZ_BIN = $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
+FUZZ_COV = -fsanitize=fuzzer-no-link
+FUZZ_OPTS = -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3 \
+	-max_len=65536
+
+build/fuzz/lib/%.o: lib/%.c $(LIBHDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_XCFLAGS) $(FUZZ_CFLAGS) $(FUZZ_COV) -c -o $@ $<
+# Coverage and UBSan together on conv8c's unrolled kernels take clang
+# half an hour; ASan alone takes seconds.
+build/fuzz/lib/kernels/k_conv8c.o: FUZZ_COV =
+build/fuzz/lib/kernels/k_conv8c.o: FUZZ_SAN = -fsanitize=address
+build/fuzz/build/onnx.pb-c.o: build/onnx.pb-c.c build/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_XCFLAGS) -w $(FUZZ_CFLAGS) -c -o $@ $<
+build/fuzz/aoe-report.o: tools/aoe-report.c $(LIBHDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_XCFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+	    -Dmain=aoe_report_main -c -o $@ $<
+build/fuzz/libaoe.a: $(FUZZ_OBJ)
+	rm -f $@
+	ar rcs $@ $(FUZZ_OBJ)
+build/fuzz/fuzz_report: build/fuzz/aoe-report.o
+build/fuzz/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) build/fuzz/libaoe.a
+	$(FUZZ_CC) $(FUZZ_XCFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    -o $@ $< $(filter %.o,$^) build/fuzz/libaoe.a $(LDLIBS)
+
+# Seeds from the fixtures: the example and ONNX's node tests, the graph
+# fixtures, a bank and records of the models' nodes (fuzz_bank writes
+# them), an archive of that bank, the timings of a guided run.
+FUZZ_NODES = gemm_default_no_bias conv_with_strides_padding lstm_defaults \
+	einsum_batch_matmul qlinearmatmul_2D maxpool_2d_default \
+	layer_normalization_2d_axis0 scatter_elements_with_axis
+build/fuzz/seeds/stamp: build/fuzz/fuzz_bank tools/aoe-bank $(EXAMPLE) \
+	    tests/fixtures/small.json tests/fixtures/opat-dup.json
+	rm -rf build/fuzz/seeds
+	mkdir -p $(patsubst %,build/fuzz/seeds/%,$(FUZZ_TARGETS)) \
+	    build/fuzz/seeds/tmp/bank
+	cp $(EXAMPLE) build/fuzz/seeds/onnx/example.onnx
+	for t in $(FUZZ_NODES); do cp \
+	    /usr/share/libonnx-testdata/data/node/test_$$t/model.onnx \
+	    build/fuzz/seeds/onnx/$$t.onnx; done
+	cp tests/fixtures/small.json tests/fixtures/opat-dup.json \
+	    tests/fixtures/opat-guided-mm.json build/fuzz/seeds/graph/
+	AOE_FUZZ_SEEDS=build/fuzz/seeds/tmp build/fuzz/fuzz_bank
+	cp build/fuzz/seeds/tmp/bank.jsonl build/fuzz/seeds/bank/
+	cp build/fuzz/seeds/tmp/records.jsonl build/fuzz/seeds/records/
+	cp build/fuzz/seeds/tmp/records.jsonl build/fuzz/seeds/report/
+	head -40 tests/fixtures/opat-guided-mm.timings > \
+	    build/fuzz/seeds/records/timings.jsonl
+	TUNE_BANK_PATH=$(CURDIR)/build/fuzz/seeds/tmp/bank tools/aoe-bank -q \
+	    export --output build/fuzz/seeds/archive/bank.tar.gz \
+	    build/fuzz/seeds/tmp/bank.jsonl
+	rm -rf build/fuzz/seeds/tmp
+	touch $@
+
+# The harnesses again, in the normal build, to replay fuzz/regress/.
+tests/fuzz-replay: $(wildcard fuzz/*.c fuzz/*.h)
+
+fuzz-build: $(FUZZ_BIN) build/fuzz/seeds/stamp
+
+# Each target in turn, FUZZ_SECONDS each; a crash stops the run (its
+# input is left in build/fuzz/crash-TARGET-*).
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus/$$t; \
+	    echo "fuzz: $$t, $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_NICE) build/fuzz/fuzz_$$t $(FUZZ_OPTS) \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/crash-$$t- \
+	    build/fuzz/corpus/$$t fuzz/corpus/$$t build/fuzz/seeds/$$t \
+	    > build/fuzz/$$t.log 2>&1; rc=$$?; \
+	    grep -E '^stat::number_of_executed_units' build/fuzz/$$t.log; \
+	    if [ $$rc != 0 ]; then tail -60 build/fuzz/$$t.log; \
+	    echo "fuzz: $$t failed (exit $$rc); log build/fuzz/$$t.log"; \
+	    exit 1; fi; done
+
+fuzz-smoke:
+	$(MAKE) FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) fuzz
+
+# ThreadSanitizer: libaoe built again by clang with -fsanitize=thread
+# into build/tsan/, and the tests of the thread pool and of the bank's
+# concurrent readers and writers run on it (any race report fails).
+TSAN_CFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+TSAN_XCFLAGS = $(filter-out $(SAN),$(XCFLAGS))
+TSAN_OBJ = $(patsubst %,build/tsan/%,$(LIBOBJ))
+
+build/tsan/lib/%.o: lib/%.c $(LIBHDR)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(TSAN_XCFLAGS) $(TSAN_CFLAGS) -c -o $@ $<
+build/tsan/build/onnx.pb-c.o: build/onnx.pb-c.c build/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(TSAN_XCFLAGS) -w $(TSAN_CFLAGS) -c -o $@ $<
+build/tsan/libaoe.a: $(TSAN_OBJ)
+	rm -f $@
+	ar rcs $@ $(TSAN_OBJ)
+build/tsan/unit-%: tests/unit-%.c tests/tap.h build/tsan/libaoe.a
+	$(FUZZ_CC) $(TSAN_XCFLAGS) $(TSAN_CFLAGS) -o $@ $< \
+	    build/tsan/libaoe.a $(LDLIBS)
+
+check-tsan: build/tsan/unit-threads build/tsan/unit-pool
+	d=$$(mktemp -d "$${TMPDIR:-/tmp}/aoe-tsan.XXXXXX"); \
+	TSAN_OPTIONS='halt_on_error=1 exitcode=66 die_after_fork=0' build/tsan/unit-threads \
+	    $$d && TSAN_OPTIONS='halt_on_error=1 exitcode=66 die_after_fork=0' \
+	    build/tsan/unit-pool; rc=$$?; rm -rf $$d; exit $$rc
+
 lint-man:
 	mandoc -Tlint -W warning $(MAN1) $(MAN3) $(MAN5) $(MAN7)
 
@@ -223,6 +348,7 @@ clean:
 	rm -rf build lib/*/*.o lib/libaoe.a lib/libaoe.so* $(TOOLS) $(TESTBIN) \
 	    $(EXAMPLE) python/aoe/__pycache__
 
-.PHONY: all check check-layers check-asan lint-man bench bench-models bench-e2e deps bench-deps example \
+.PHONY: all check check-layers check-asan fuzz fuzz-build fuzz-smoke check-tsan \
+	lint-man bench bench-models bench-e2e deps bench-deps example \
 	install uninstall clean
 .SECONDARY: $(LIBOBJ)

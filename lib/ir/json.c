@@ -682,6 +682,10 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where, int sub)
 	if ((rc = names(cJSON_GetObjectItemCaseSensitive(root, "outputs"), g,
 	    &g->outputs, &g->noutputs, sub, "outputs", where)) < 0)
 		return rc;
+	for (i = 0; i < g->noutputs; i++)
+		if (g->outputs[i] < 0)
+			return aoe_err(AOE_EDATA, "%s: empty output name",
+			    where);
 	v = cJSON_GetObjectItemCaseSensitive(root, "nodes");
 	if (!cJSON_IsArray(v))
 		return aoe_err(AOE_EDATA, "%s: \"nodes\" must be an array",

@@ -244,6 +244,9 @@ static ukr_fn *const ukr_tab[MR_MAX + 1][4] = {
  */
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
 
 #define ZFMA(c, a, b) c = _mm512_fmadd_ps(a, b, c)
 
@@ -441,6 +444,9 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 	}
 }
 
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
 
 /* Transpose 8x8 in registers: on return v[q][r] = row[r][off+q]. */
@@ -1261,6 +1267,9 @@ gemm_priv_free(void *p)
 static int
 need_f32(const aoe_node *n, const aoe_tensor *t)
 {
+	if (t == NULL)
+		return aoe_err(AOE_EDATA, "%s '%s': an input is missing",
+		    n->op_type, n->name);
 	if (t->dtype != AOE_F32)
 		return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' of type %s "
 		    "not supported (float32 only)", n->op_type, n->name,

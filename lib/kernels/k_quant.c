@@ -725,6 +725,9 @@ static qukr_fn *const yq_tab[7][4] = {
  */
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vnni")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vnni"))), apply_to = function)
+#endif
 
 static inline __attribute__((always_inline)) void
 zq_gen(const int MR, const int NV, int64_t kg, const uint8_t *a,
@@ -774,6 +777,9 @@ ZQ(7, 2) ZQ(8, 2) ZQ(9, 2) ZQ(10, 2) ZQ(11, 2) ZQ(12, 2)
 ZQ(1, 3) ZQ(2, 3) ZQ(3, 3) ZQ(4, 3) ZQ(5, 3) ZQ(6, 3) ZQ(7, 3) ZQ(8, 3)
 ZQ(1, 4) ZQ(2, 4) ZQ(3, 4) ZQ(4, 4) ZQ(5, 4) ZQ(6, 4)
 
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
 
 static qukr_fn *const zq_tab[13][5] = {

@@ -1673,6 +1673,9 @@ shape_infer(aoe_graph *g, aoe_node *n)
 			return aoe_err(AOE_EUNSUP, "%s '%s': input '%s' has "
 			    "a dynamic dimension (bind it with --input-shape)",
 			    n->op_type, n->name, x->name);
+	if (aoe_out(g, n, 0) == NULL)
+		return aoe_err(AOE_EDATA, "%s '%s': no output", n->op_type,
+		    n->name);
 	shape_range(n, x->ndim, &s, &e);
 	d = e - s;
 	if ((rc = aoe_set_output(g, n, 0, AOE_I64, 1, &d)) < 0)
@@ -1703,6 +1706,9 @@ size_infer(aoe_graph *g, aoe_node *n)
 
 	if ((rc = get_in(g, n, 0, &x)) < 0)
 		return rc;
+	if (aoe_out(g, n, 0) == NULL)
+		return aoe_err(AOE_EDATA, "%s '%s': no output", n->op_type,
+		    n->name);
 	if ((rc = aoe_set_output(g, n, 0, AOE_I64, 0, NULL)) < 0)
 		return rc;
 	numel = aoe_tensor_numel(x);

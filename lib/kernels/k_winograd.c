@@ -424,6 +424,9 @@ ukr(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
  */
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
 static inline __attribute__((always_inline)) void
 ukr512(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
     float *m, int64_t ldm)
@@ -463,6 +466,9 @@ strips512(int64_t C, const float *u, const float *v, int64_t ldv, float *m,
 	if (j < n16)
 		ukr512(1, C, u, v + j, ldv, m + j, ldv);
 }
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
 
 /*
