@@ -374,6 +374,7 @@ count_entries(const import *im, const char *msoc, const char *label,
 	if ((rc = bank_rdr_open(&r, im->tmp, soc, sizeof(soc), 0)) < 0)
 		return rc;
 	r.path = label;
+	r.check = 1;
 	while ((rc = bank_rdr_next(&r)) == 1)
 		(*n)++;
 	bank_rdr_close(&r);

@@ -38,16 +38,20 @@ aoe_bank_merge(const aoe_bank_opts *o, int argc, char **argv,
 			goto out;
 		if (!o->graphs)
 			bank_soc(o, soc, sizeof(soc));
-		for (i = 0; i < argc && rc == 0; i++)
+		for (i = 0; i < argc && rc == 0; i++) {
 			rc = bank_rdr_open(&in[i].r, files[i], soc,
 			    sizeof(soc), 0);
+			in[i].r.check = 1;
+		}
 		if (rc == 0)
 			rc = bank_write(o, dir, file, soc, sizeof(soc), in,
 			    argc, o->policy, c);
 		goto out;
 	}
-	for (i = 0; i < argc && rc == 0; i++)
+	for (i = 0; i < argc && rc == 0; i++) {
 		rc = bank_rdr_open(&in[i].r, files[i], soc, sizeof(soc), 0);
+		in[i].r.check = 1;
+	}
 	if (rc == 0 && (rc = aoe_ofile_open(&w, o->output)) == 0) {
 		if ((rc = bank_merge_sources(in, argc, o->policy, w.fp,
 		    c)) < 0)
@@ -158,6 +162,7 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
 		snprintf(c->soc, sizeof(c->soc), "%s", want);
 	if ((rc = bank_rdr_open(&r, c->file, c->soc, sizeof(c->soc), 0)) < 0)
 		return rc;
+	r.check = 1;
 	while ((rc = bank_rdr_next(&r)) != 0) {
 		if (rc < 0) {
 			if (-rc == AOE_EIO)
