@@ -4,7 +4,7 @@
 # its signature; the sampler is uniform; fused-away nodes are not tuned;
 # bad names and faults are refused.
 . "$(dirname "$0")/tap.sh"
-plan 10
+plan 11
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -87,3 +87,16 @@ run aoe-bank commit "$T/good2"
 [ $status -eq 0 ] && grep -q ': 1 added, 0 updated' "$T/err" && grep -q 'illegal schedule.*replaced' "$T/err" &&
     grep -q '"schedule":{"nthreads":1}' "$bank" && aoe-bank -q verify
 ok $? "an illegal entry re-tuned as add is committed as 1 added, the new entry replacing it"
+
+# --- item 7: the sampler is uniform over the legal space ----------------------
+# (tests/unit-space.c tests uniformity with a chi-square; here the issue's
+# symptom: the default came back 113 times in 200.)
+run aoe-space --sample 200 --node b2.pw "$ex"
+def=$(aoe-space --json --node b2.pw "$ex" | $PY -c '
+import json, sys
+d = json.load(sys.stdin)["default"]
+print(",".join("%s=%d" % kv for kv in d.items()))')
+ndef=$(grep -c -F "	$def" "$T/out")
+ndist=$(sort -u "$T/out" | wc -l)
+[ $status -eq 0 ] && [ "$(wc -l < "$T/out")" -eq 200 ] && [ "$ndef" -le 5 ] && [ "$ndist" -ge 180 ]
+ok $? "aoe-space --sample 200: the default $ndef times, $ndist distinct schedules"
