@@ -4,7 +4,7 @@
 # its signature; the sampler is uniform; fused-away nodes are not tuned;
 # bad names and faults are refused.
 . "$(dirname "$0")/tap.sh"
-plan 11
+plan 16
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -100,3 +100,17 @@ ndef=$(grep -c -F "	$def" "$T/out")
 ndist=$(sort -u "$T/out" | wc -l)
 [ $status -eq 0 ] && [ "$(wc -l < "$T/out")" -eq 200 ] && [ "$ndef" -le 5 ] && [ "$ndist" -ge 180 ]
 ok $? "aoe-space --sample 200: the default $ndef times, $ndist distinct schedules"
+
+# --- item 11: bad names and faults are refused --------------------------------
+sed 's/"soc_version":"socA"/"soc_version":"socB"/' "$T/before" > "$T/socb.jsonl"
+run aoe-bank verify "$T/socb.jsonl"
+[ $status -eq 3 ] && grep -q "soc_version 'socB' is not the bank's 'socA'" "$T/err"
+ok $? "verify refuses another soc_version's bank named as an operand, without --soc-version"
+run aoe-bank --soc-version socB verify "$T/socb.jsonl"
+ok $status "... and accepts it with --soc-version socB"
+fails_with 2 "soc-version 'bad/name': not a safe name" "--soc-version 'bad/name' is refused" \
+    aoe-bank --soc-version 'bad/name' list
+fails_with 3 "AOE_INJECT_FAULT 'bogus': expected crash, hang, wrong, nan or abort" \
+    "aoe-opat refuses AOE_INJECT_FAULT=bogus" env AOE_INJECT_FAULT=bogus aoe-opat "$ex"
+fails_with 3 "AOE_INJECT_FAULT 'bogus'" "aoe-sgat refuses AOE_INJECT_FAULT=bogus" \
+    env AOE_INJECT_FAULT=bogus aoe-sgat "$ex"

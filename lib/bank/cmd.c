@@ -152,12 +152,11 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
 	memset(c, 0, sizeof(*c));
 	if (bank)
 		bank_operand_file(o, bank, c->file);
-	else {
-		if ((rc = aoe_bank_target(o, dir, c->file)) < 0)
-			return rc;
-		if (!o->graphs && want == NULL)
-			want = aoe_soc_version();
-	}
+	else if ((rc = aoe_bank_target(o, dir, c->file)) < 0)
+		return rc;
+	/* A bank named as an operand too (aoe-bank(1)). */
+	if (!o->graphs && want == NULL)
+		want = aoe_soc_version();
 	if (want)
 		snprintf(c->soc, sizeof(c->soc), "%s", want);
 	if ((rc = bank_rdr_open(&r, c->file, c->soc, sizeof(c->soc), 0)) < 0)

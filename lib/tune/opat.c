@@ -225,16 +225,39 @@ selected(const opat_run *r, const aoe_node *n, char **only, int nonly)
 	    in_list(r->o.ops_types, r->o.nops_types, n->op_type);
 }
 
+int
+opat_fault_check(void)
+{
+	static const char *const kinds[] = { "crash", "hang", "wrong",
+	    "nan", "abort" };
+	const char *v = getenv("AOE_INJECT_FAULT"), *c;
+	size_t l, i;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	c = strchr(v, ':');
+	l = c ? (size_t)(c - v) : strlen(v);
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strlen(kinds[i]) == l && strncmp(v, kinds[i], l) == 0 &&
+		    (c == NULL || c[1] != '\0'))
+			return 0;
+	return aoe_err(AOE_EDATA, "AOE_INJECT_FAULT '%s': expected crash, "
+	    "hang, wrong, nan or abort, then :op_type optionally", v);
+}
+
 /* Add the tunable nodes of a graph to the cases, grouped by key. */
 int
 opat_add_graph(opat_run *r, const char *path, const char *shape,
     char **only, int nonly)
 {
-	char *sig = aoe_xmalloc(SIGMAX);
+	char *sig;
 	aoe_graph *g;
 	aoe_space sp;
 	int gi, i, j, rc;
 
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
+	sig = aoe_xmalloc(SIGMAX);
 	if ((rc = load_graph(r, path, shape, &gi)) < 0) {
 		free(sig);
 		return rc;
@@ -1654,6 +1677,8 @@ opat_measure_stream(opat_run *r, int argc, char **argv)
 {
 	int i, rc, worst = 0;
 
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
 	for (i = 0; i < (argc ? argc : 1); i++)
 		if ((rc = each_line(argc ? argv[i] : "-", measure_line, r)) <
 		    worst)
@@ -1818,6 +1843,10 @@ task_line(opat_run *r, cJSON *o, const char *path, long lineno)
 int
 opat_add_tasks(opat_run *r, const char *path)
 {
+	int rc;
+
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
 	return each_line(path, task_line, r);
 }
 

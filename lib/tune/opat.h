@@ -261,6 +261,11 @@ typedef struct opat_run {
 
 void opat_opts_init(opat_opts *o);
 int opat_strategy_from_name(const char *s);
+/*
+ * AOE_INJECT_FAULT (kind[:op_type], kind crash, hang, wrong, nan or
+ * abort; see measure.c) is unset or well-formed: 0, else -AOE_EDATA.
+ */
+int opat_fault_check(void);
 int opat_add_graph(opat_run *r, const char *path, const char *shape,
     char **only, int nonly);
 int opat_add_tasks(opat_run *r, const char *path);

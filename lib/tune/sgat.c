@@ -910,6 +910,8 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	opat_timing mb, mr;
 	double t0 = aoe_now_us();
 
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
 	aoe_run_opts_init(&ro);
 	if (o->threads > 0)
 		ro.nthreads = o->threads;
