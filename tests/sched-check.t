@@ -4,7 +4,7 @@
 # its signature; the sampler is uniform; fused-away nodes are not tuned;
 # bad names and faults are refused.
 . "$(dirname "$0")/tap.sh"
-plan 16
+plan 18
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -114,3 +114,13 @@ fails_with 3 "AOE_INJECT_FAULT 'bogus': expected crash, hang, wrong, nan or abor
     "aoe-opat refuses AOE_INJECT_FAULT=bogus" env AOE_INJECT_FAULT=bogus aoe-opat "$ex"
 fails_with 3 "AOE_INJECT_FAULT 'bogus'" "aoe-sgat refuses AOE_INJECT_FAULT=bogus" \
     env AOE_INJECT_FAULT=bogus aoe-sgat "$ex"
+
+# --- item 8: nodes that fusion removes at run time are not tuned --------------
+run aoe-opat --list "$ex"
+[ $status -eq 0 ] && grep -q '"names":\["stem.conv"\]' "$T/out" && grep -q '"names":\["b2.dw"\]' "$T/out" &&
+    ! grep -q '"op_type":"\(Relu\|Sigmoid\|BatchNormalization\)"' "$T/out"
+ok $? "aoe-opat lists the Convs but not the Relu, Sigmoid and BatchNormalization fused into them"
+aoe-capture "$ex" > "$T/g.json" 2>/dev/null
+run aoe-opat --list "$T/g.json"
+[ $status -eq 0 ] && [ "$(grep -c . "$T/out")" -eq 9 ] && ! grep -q '"op_type":"Sigmoid"' "$T/out"
+ok $? "... likewise from a captured aoe-graph (9 cases)"

@@ -157,6 +157,45 @@ json_free(void *p)
 /*
  * Graphs.
  */
+
+/*
+ * Mark the nodes of og->g that the runtime's fusion removes: the graph
+ * is prepared again as aoe-run prepares it (fusion on, the subgraph
+ * bank's decisions), and a node is gone when no live node there has its
+ * name and op type.
+ */
+static int
+fused_away(opat_graph *og, const char *path, const char *shape)
+{
+	aoe_graph *f = NULL;
+	aoe_run_opts ro;
+	int i, j, rc;
+
+	og->gone = aoe_xcalloc((size_t)og->g->nnodes + 1, 1);
+	if ((rc = aoe_model_load(path, &f)) < 0)
+		return rc;
+	aoe_run_opts_init(&ro);
+	ro.static_memory = 0;
+	ro.profile = 0;
+	ro.plan_only = 1;
+	if ((shape && *shape && (rc = aoe_bind_shapes(f, shape)) < 0) ||
+	    (rc = aoe_graph_prepare(f, &ro)) < 0) {
+		aoe_graph_free(f);
+		return rc;
+	}
+	for (i = 0; i < og->g->nnodes; i++) {
+		const aoe_node *n = &og->g->nodes[i];
+		og->gone[i] = 1;
+		for (j = 0; j < f->nnodes && og->gone[i]; j++)
+			if (!f->nodes[j].dead && strcmp(f->nodes[j].name,
+			    n->name) == 0 && strcmp(f->nodes[j].op_type,
+			    n->op_type) == 0)
+				og->gone[i] = 0;
+	}
+	aoe_graph_free(f);
+	return 0;
+}
+
 static int
 load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 {
@@ -193,9 +232,12 @@ load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 	rc = aoe_graph_prepare(og->g, &ro);
 	if (rc < 0)
 		goto fail;
+	if ((rc = fused_away(og, path, shape)) < 0)
+		goto fail;
 	*gi = r->ngraphs++;
 	return 0;
 fail:
+	free(og->gone);
 	aoe_graph_free(og->g);
 	free(og->path);
 	free(og->shape);
@@ -270,6 +312,13 @@ opat_add_graph(opat_run *r, const char *path, const char *shape,
 
 		if (n->dead || !selected(r, n, only, nonly))
 			continue;
+		if (r->graphs[gi].gone[g->order[i]]) {
+			if (r->o.nops_names || r->o.nops_types || only)
+				aoe_warnx("%s '%s': fused into another node at "
+				    "run time; not tuned", n->op_type,
+				    n->name);
+			continue;
+		}
 		if (aoe_space_for(g, n, &sp) < 0 || aoe_space_size(&sp) < 2 ||
 		    opat_space_legal(&sp, 2) < 2)
 			continue;	/* nothing to tune */
@@ -1886,6 +1935,7 @@ opat_run_free(opat_run *r)
 	free(r->cases);
 	for (i = 0; i < r->ngraphs; i++) {
 		aoe_graph_free(r->graphs[i].g);
+		free(r->graphs[i].gone);
 		free(r->graphs[i].path);
 		free(r->graphs[i].shape);
 	}

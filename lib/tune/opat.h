@@ -210,6 +210,12 @@ typedef struct opat_graph {
 	char *path;		/* absolute */
 	char *shape;		/* --input-shape, or "" */
 	aoe_graph *g;
+	/*
+	 * Per node of g: 1 when the fusion that the runtime runs removes it
+	 * (a Relu folded into its Conv, a chain merged into one node), so
+	 * that no bank entry of it can ever apply: it is not tuned.
+	 */
+	char *gone;
 } opat_graph;
 
 typedef struct opat_case {
