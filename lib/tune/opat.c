@@ -169,7 +169,8 @@ fused_away(opat_graph *og, const char *path, const char *shape)
 {
 	aoe_graph *f = NULL;
 	aoe_run_opts ro;
-	int i, j, rc;
+	char *mode;
+	int i, j, rc = 0;
 
 	og->gone = aoe_xcalloc((size_t)og->g->nnodes + 1, 1);
 	if ((rc = aoe_model_load(path, &f)) < 0)
@@ -178,8 +179,21 @@ fused_away(opat_graph *og, const char *path, const char *shape)
 	ro.static_memory = 0;
 	ro.profile = 0;
 	ro.plan_only = 1;
-	if ((shape && *shape && (rc = aoe_bind_shapes(f, shape)) < 0) ||
-	    (rc = aoe_graph_prepare(f, &ro)) < 0) {
+	/*
+	 * As the model runs once tuned: under AOE_MODE (a workload handing
+	 * its graphs to the tools) libaoe does not fuse, later it does.
+	 */
+	if ((mode = getenv("AOE_MODE")) != NULL) {
+		mode = aoe_xstrdup(mode);
+		unsetenv("AOE_MODE");
+	}
+	if (!(shape && *shape && (rc = aoe_bind_shapes(f, shape)) < 0))
+		rc = aoe_graph_prepare(f, &ro);
+	if (mode) {
+		setenv("AOE_MODE", mode, 1);
+		free(mode);
+	}
+	if (rc < 0) {
 		aoe_graph_free(f);
 		return rc;
 	}
