@@ -78,8 +78,8 @@ good=0
 for f in "$T"/cap/graph_*.json; do
 	aoe-run --runs 1 "$f" >/dev/null 2>&1 && good=$((good + 1))
 done
-[ "$good" -eq 2 ]
-ok $? "in tune mode both branches are captured as graphs that run alone"
+[ "$good" -eq 3 ]
+ok $? "in tune mode both branches are captured as graphs that run alone, and the If's graph with them nested"
 run aoe-check --graph "$T/if_input.onnx"
 ! grep -q 'unsupported' "$T/out" "$T/err"
 ok $? "aoe-check finds every operator supported, inside branches too"

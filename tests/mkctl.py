@@ -15,6 +15,19 @@ these small models are made with the onnx package:
   loop_count.onnx   a Loop of 5 trips, a carried sum and a scan output
   loop_while.onnx   a Loop on its condition alone (while i < 4), which
                     also carries a value that grows by one each trip
+
+and those of tests/subgraph.t, whose branches hold operators worth tuning:
+
+  scan_sum.onnx     a Scan over the 3 rows of x (3x4): a running sum
+                    (state) and each step's sum (scan output)
+  if_conv.onnx      an If on input c: then_branch a 3x3 Conv (8 to 16
+                    channels, 24x24, weights a branch initializer) and
+                    Relu, else_branch a 1x1 Conv of the same output shape
+  loop_mm.onnx      a Loop of 3 trips whose body multiplies its carried
+                    32x64 value by W (64x64), an initializer of the
+                    main graph that the body reads by name
+  nest.onnx         a Loop of 2 trips whose body holds an If (on input
+                    c) whose then_branch is a MatMul by the outer W
 """
 import os
 import sys
@@ -131,6 +144,75 @@ def main():
                                  ["y", "grown"], name="loop0", body=body)],
                [x], [y, vi("grown", F, None)], [start, g0, one]),
          os.path.join(d, "loop_while.onnx"))
+
+    # tests/subgraph.t
+    rng = np.random.default_rng(7)
+    xs = vi("x", F, [3, 4])
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "row"], ["s2"], name="add"),
+         helper.make_node("Identity", ["s2"], ["out"], name="copy")],
+        "body", [vi("s", F, [4]), vi("row", F, [4])],
+        [vi("s2", F, [4]), vi("out", F, [4])])
+    s0 = numpy_helper.from_array(np.zeros(4, np.float32), "s0")
+    save(model([helper.make_node("Scan", ["s0", "x"], ["sum", "sums"],
+                                 name="scan0", body=body,
+                                 num_scan_inputs=1)],
+               [xs], [vi("sum", F, [4]), vi("sums", F, [3, 4])], [s0]),
+         os.path.join(d, "scan_sum.onnx"))
+
+    xc = vi("x", F, [1, 8, 24, 24])
+    yc = vi("y", F, [1, 16, 24, 24])
+    w3 = numpy_helper.from_array(
+        rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2, "w3")
+    w1 = numpy_helper.from_array(
+        rng.standard_normal((16, 8, 1, 1)).astype(np.float32) * 0.2, "w1")
+    then = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w3"], ["t0"], name="conv0",
+                          pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["t0"], ["t1"], name="relu")],
+        "then", [], [vi("t1", F, [1, 16, 24, 24])], [w3])
+    other = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["e1"], name="conv1")],
+        "else", [], [vi("e1", F, [1, 16, 24, 24])], [w1])
+    save(model([helper.make_node("If", ["c"], ["y"], name="if0",
+                                 then_branch=then, else_branch=other)],
+               [xc, vi("c", TensorProto.BOOL, [])], [yc]),
+         os.path.join(d, "if_conv.onnx"))
+
+    w = numpy_helper.from_array(
+        rng.standard_normal((64, 64)).astype(np.float32) * 0.125, "W")
+    xm = vi("x", F, [32, 64])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cin"], ["cout"], name="id"),
+         helper.make_node("MatMul", ["v", "W"], ["vout"], name="mm")],
+        "body", [vi("i", TensorProto.INT64, []),
+                 vi("cin", TensorProto.BOOL, []), vi("v", F, [32, 64])],
+        [vi("cout", TensorProto.BOOL, []), vi("vout", F, [32, 64])])
+    trips = numpy_helper.from_array(np.array(3, np.int64), "trips")
+    save(model([helper.make_node("Loop", ["trips", "", "x"], ["y"],
+                                 name="loop0", body=body)],
+               [xm], [vi("y", F, [32, 64])], [trips, w]),
+         os.path.join(d, "loop_mm.onnx"))
+
+    then = helper.make_graph(
+        [helper.make_node("MatMul", ["v", "W"], ["t0"], name="mm")],
+        "then", [], [vi("t0", F, [32, 64])])
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["v"], ["e0"], name="neg")],
+        "else", [], [vi("e0", F, [32, 64])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cin"], ["cout"], name="id"),
+         helper.make_node("If", ["c"], ["vout"], name="if1",
+                          then_branch=then, else_branch=other)],
+        "body", [vi("i", TensorProto.INT64, []),
+                 vi("cin", TensorProto.BOOL, []), vi("v", F, [32, 64])],
+        [vi("cout", TensorProto.BOOL, []), vi("vout", F, [32, 64])])
+    two = numpy_helper.from_array(np.array(2, np.int64), "trips")
+    save(model([helper.make_node("Loop", ["trips", "", "x"], ["y"],
+                                 name="loop0", body=body)],
+               [xm, vi("c", TensorProto.BOOL, [])],
+               [vi("y", F, [32, 64])], [two, w]),
+         os.path.join(d, "nest.onnx"))
 
 
 if __name__ == "__main__":

@@ -73,33 +73,56 @@ cmp_case(const void *a, const void *b)
 	return x->sig < y->sig ? -1 : x->sig > y->sig;
 }
 
-/* Print, per op type, the nodes and their distinct cases on stderr. */
-static void
-summary(const aoe_graph *g)
-{
-	opcase *c = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(*c));
-	int n = 0, i, j, nodes, cases, tn = 0, tc = 0;
+/* The cases of a graph's nodes, those of its subgraphs included. */
+typedef struct cases {
+	opcase *c;
+	int n, cap;
+} cases;
 
-	for (i = 0; i < g->nnodes; i++) {
-		if (g->nodes[i].dead)
-			continue;
-		c[n].op_type = g->nodes[i].op_type;
-		c[n++].sig = node_sig(g, &g->nodes[i]);
+static int
+add_case(aoe_graph *g, aoe_node *nd, const char *path, void *arg)
+{
+	cases *cs = arg;
+
+	(void)path;
+	if (cs->n == cs->cap) {
+		cs->cap = cs->cap ? 2 * cs->cap : 64;
+		cs->c = aoe_xrealloc(cs->c, (size_t)cs->cap * sizeof(*cs->c));
 	}
+	cs->c[cs->n].op_type = nd->op_type;
+	cs->c[cs->n++].sig = node_sig(g, nd);
+	return 0;
+}
+
+/*
+ * Print, per op type, the nodes and their distinct cases on stderr: the
+ * graph's live nodes and those of its If branches and Loop and Scan
+ * bodies (the If, Loop or Scan itself is one node).
+ */
+static void
+summary(aoe_graph *g)
+{
+	cases cs = { NULL, 0, 0 };
+	opcase *c;
+	int n, i, j, nodes, ncases, tn = 0, tc = 0;
+
+	aoe_graph_each_node(g, add_case, &cs);
+	c = cs.c;
+	n = cs.n;
 	qsort(c, (size_t)n, sizeof(*c), cmp_case);
 	fprintf(stderr, "%-24s %6s %6s\n", "op_type", "nodes", "cases");
 	for (i = 0; i < n; i = j) {
-		nodes = cases = 0;
+		nodes = ncases = 0;
 		for (j = i; j < n && strcmp(c[j].op_type, c[i].op_type) == 0;
 		    j++) {
 			nodes++;
 			if (j == i || c[j].sig != c[j - 1].sig)
-				cases++;
+				ncases++;
 		}
 		fprintf(stderr, "%-24s %6d %6d\n", c[i].op_type, nodes,
-		    cases);
+		    ncases);
 		tn += nodes;
-		tc += cases;
+		tc += ncases;
 	}
 	fprintf(stderr, "%-24s %6d %6d\n", "total", tn, tc);
 	free(c);

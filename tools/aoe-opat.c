@@ -138,18 +138,16 @@ print_space(opat_run *r, const char *graph, const char *node,
 	char *only[1];
 	aoe_space sp;
 	aoe_graph *g;
-	int i, rc;
+	aoe_node *n;
+	int rc;
 
 	only[0] = (char *)node;
 	if ((rc = opat_add_graph(r, graph, shape, only, 1)) < 0)
 		return rc;
-	g = r->graphs[0].g;
-	for (i = 0; i < g->norder; i++)
-		if (strcmp(g->nodes[g->order[i]].name, node) == 0)
-			break;
-	if (i == g->norder)
+	/* A subgraph's node by its path, "if0/then_branch/conv0". */
+	if (!aoe_graph_find_path(r->graphs[0].g, node, &g, &n))
 		return aoe_err(AOE_EDATA, "%s: no live node '%s'", graph, node);
-	if ((rc = aoe_space_for(g, &g->nodes[g->order[i]], &sp)) < 0)
+	if ((rc = aoe_space_for(g, n, &sp)) < 0)
 		return rc;
 	return aoe_space_print_json(&sp, r->out);
 }

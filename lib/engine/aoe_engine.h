@@ -20,6 +20,26 @@
 int aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o);
 
 /*
+ * Call fn for each live node of g, in execution order, and of the
+ * subgraphs of its live nodes (If branches, Loop and Scan bodies) that
+ * are prepared, nested to any depth, each node after the subgraphs of
+ * the node before it.  The graph passed is the one holding the node;
+ * path names the node from g: its own name in g, and in a subgraph
+ * "<node>/<attribute>/<name>", e.g. "if0/then_branch/conv0" or
+ * "loop0/body/if1/else_branch/mm" (see aoe-opat(1)).  A non-zero return
+ * of fn stops the walk and is returned.
+ */
+typedef int (*aoe_node_fn)(aoe_graph *g, aoe_node *n, const char *path,
+    void *arg);
+int aoe_graph_each_node(aoe_graph *g, aoe_node_fn fn, void *arg);
+/*
+ * The node of g (or of one of its prepared subgraphs) that path names,
+ * as aoe_graph_each_node() names them: 1 with *gp and *np set, else 0.
+ */
+int aoe_graph_find_path(aoe_graph *g, const char *path, aoe_graph **gp,
+    aoe_node **np);
+
+/*
  * A 64-bit hash of the canonical (prepared, static) graph: its live nodes
  * with their names, op types, attributes and tensors (names, dtypes,
  * shapes), and a checksum of every constant's data; not the path the

@@ -95,6 +95,8 @@ htensor(hstate *s, const aoe_tensor *t)
 		hstr(s, t->src_name);
 }
 
+static void hgraph(hstate *s, const aoe_graph *g);
+
 static void
 hattr(hstate *s, const aoe_attr *a)
 {
@@ -125,8 +127,43 @@ hattr(hstate *s, const aoe_attr *a)
 	case AOE_A_TENSOR:
 		htensor(s, a->t);
 		break;
+	case AOE_A_GRAPH:
+		/* A subgraph is part of the compile: nested, as written. */
+		if (a->g)
+			hgraph(s, a->g);
+		break;
 	default:
 		break;
+	}
+}
+
+static void
+hgraph(hstate *s, const aoe_graph *g)
+{
+	int i, j;
+
+	hmix(s, (uint64_t)g->ninputs);
+	for (i = 0; i < g->ninputs; i++)
+		htensor(s, g->tensors[g->inputs[i]]);
+	hmix(s, (uint64_t)g->noutputs);
+	for (i = 0; i < g->noutputs; i++)
+		htensor(s, g->tensors[g->outputs[i]]);
+	for (i = 0; i < g->nnodes; i++) {
+		const aoe_node *n = &g->nodes[i];
+		if (n->dead)
+			continue;
+		hstr(s, n->name);
+		hstr(s, n->op_type);
+		hstr(s, n->domain);
+		hmix(s, (uint64_t)n->nin);
+		for (j = 0; j < n->nin; j++)
+			htensor(s, aoe_in(g, n, j));
+		hmix(s, (uint64_t)n->nout);
+		for (j = 0; j < n->nout; j++)
+			htensor(s, aoe_out(g, n, j));
+		hmix(s, (uint64_t)n->nattr);
+		for (j = 0; j < n->nattr; j++)
+			hattr(s, &n->attrs[j]);
 	}
 }
 
@@ -134,31 +171,8 @@ int
 aoe_graph_hash(const aoe_graph *g, uint64_t *h)
 {
 	hstate s = { 0x6165652d67726170ULL };	/* "aoe-grap" */
-	int i, j;
 
-	hmix(&s, (uint64_t)g->ninputs);
-	for (i = 0; i < g->ninputs; i++)
-		htensor(&s, g->tensors[g->inputs[i]]);
-	hmix(&s, (uint64_t)g->noutputs);
-	for (i = 0; i < g->noutputs; i++)
-		htensor(&s, g->tensors[g->outputs[i]]);
-	for (i = 0; i < g->nnodes; i++) {
-		const aoe_node *n = &g->nodes[i];
-		if (n->dead)
-			continue;
-		hstr(&s, n->name);
-		hstr(&s, n->op_type);
-		hstr(&s, n->domain);
-		hmix(&s, (uint64_t)n->nin);
-		for (j = 0; j < n->nin; j++)
-			htensor(&s, aoe_in(g, n, j));
-		hmix(&s, (uint64_t)n->nout);
-		for (j = 0; j < n->nout; j++)
-			htensor(&s, aoe_out(g, n, j));
-		hmix(&s, (uint64_t)n->nattr);
-		for (j = 0; j < n->nattr; j++)
-			hattr(&s, &n->attrs[j]);
-	}
+	hgraph(&s, g);
 	*h = hfinal(&s);
 	return 0;
 }

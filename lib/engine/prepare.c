@@ -147,6 +147,94 @@ prepare_bodies(aoe_node *n, const aoe_run_opts *o)
 	return 0;
 }
 
+/* The walk of aoe_graph_each_node() below prefix (the path so far). */
+static int
+each_node(aoe_graph *g, char **prefix, size_t *cap, size_t len,
+    aoe_node_fn fn, void *arg)
+{
+	int i, j, rc;
+
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *n = &g->nodes[g->order[i]];
+		size_t nl = strlen(n->name);
+
+		if (n->dead)
+			continue;
+		if (len + nl + 1 > *cap) {
+			*cap = 2 * (len + nl + 1);
+			*prefix = aoe_xrealloc(*prefix, *cap);
+		}
+		memcpy(*prefix + len, n->name, nl + 1);
+		if ((rc = fn(g, n, *prefix, arg)) != 0)
+			return rc;
+		for (j = 0; j < n->nattr; j++) {
+			aoe_graph *b = n->attrs[j].g;
+			size_t al = strlen(n->attrs[j].name), sl;
+			if (n->attrs[j].type != AOE_A_GRAPH || b == NULL ||
+			    !b->prepared)
+				continue;
+			sl = len + nl + al + 2;
+			if (sl + 1 > *cap) {
+				*cap = 2 * (sl + 1);
+				*prefix = aoe_xrealloc(*prefix, *cap);
+			}
+			/* The node's name again: fn may not keep the text. */
+			memcpy(*prefix + len, n->name, nl);
+			(*prefix)[len + nl] = '/';
+			memcpy(*prefix + len + nl + 1, n->attrs[j].name, al);
+			(*prefix)[sl - 1] = '/';
+			(*prefix)[sl] = '\0';
+			if ((rc = each_node(b, prefix, cap, sl, fn, arg)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int
+aoe_graph_each_node(aoe_graph *g, aoe_node_fn fn, void *arg)
+{
+	size_t cap = 256;
+	char *prefix = aoe_xmalloc(cap);
+	int rc;
+
+	prefix[0] = '\0';
+	rc = each_node(g, &prefix, &cap, 0, fn, arg);
+	free(prefix);
+	return rc;
+}
+
+typedef struct find_arg {
+	const char *path;
+	aoe_graph *g;
+	aoe_node *n;
+} find_arg;
+
+static int
+find_one(aoe_graph *g, aoe_node *n, const char *path, void *arg)
+{
+	find_arg *f = arg;
+
+	if (strcmp(path, f->path) != 0)
+		return 0;
+	f->g = g;
+	f->n = n;
+	return 1;
+}
+
+int
+aoe_graph_find_path(aoe_graph *g, const char *path, aoe_graph **gp,
+    aoe_node **np)
+{
+	find_arg f = { path, NULL, NULL };
+
+	if (aoe_graph_each_node(g, find_one, &f) != 1)
+		return 0;
+	*gp = f.g;
+	*np = f.n;
+	return 1;
+}
+
 int
 aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 {

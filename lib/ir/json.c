@@ -166,19 +166,41 @@ attr_json(const aoe_attr *a)
 	return o;
 }
 
-int
-aoe_json_save(const aoe_graph *g, FILE *fp)
-{
-	cJSON *root = cJSON_CreateObject(), *arr, *o, *io, *attrs;
-	char *text;
-	int i, j, rc = 0;
+static cJSON *graph_json(const aoe_graph *g, cJSON *o);
 
-	cJSON_AddStringToObject(root, "format", "aoe-graph");
-	cJSON_AddNumberToObject(root, "version", 1);
-	cJSON_AddStringToObject(root, "name", g->name);
-	cJSON_AddNumberToObject(root, "opset", g->opset);
-	if (g->source)
-		cJSON_AddStringToObject(root, "source", g->source);
+/*
+ * Whether tensor ti of subgraph g is an enclosing graph's value, not
+ * declared in g; unless it is one of g's inputs, as when a subgraph is
+ * captured as a graph of its own (lib/engine/capture.c).
+ */
+static int
+is_outer(const aoe_graph *g, int ti)
+{
+	int k;
+
+	for (k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] == ti)
+			return 0;
+	for (k = 0; k < g->nouter; k++)
+		if (g->outer[k] == ti)
+			return 1;
+	return 0;
+}
+
+/*
+ * The members of graph g after the top level's header: its inputs,
+ * outputs, declared tensors and nodes.  A subgraph (a node's graph
+ * attribute, nested to any depth) has the same members; the values it
+ * reads from the graphs around it are theirs and are not declared in it.
+ * A node's implicit inputs (aoe_node.nimplicit) are not written: reading
+ * the graph finds them again.
+ */
+static cJSON *
+graph_json(const aoe_graph *g, cJSON *root)
+{
+	cJSON *arr, *o, *io, *attrs;
+	int i, j;
+
 	arr = cJSON_AddArrayToObject(root, "inputs");
 	for (i = 0; i < g->ninputs; i++)
 		cJSON_AddItemToArray(arr,
@@ -190,7 +212,7 @@ aoe_json_save(const aoe_graph *g, FILE *fp)
 	arr = cJSON_AddArrayToObject(root, "tensors");
 	for (i = 0; i < g->ntensors; i++) {
 		const aoe_tensor *t = g->tensors[i];
-		if (t->ndim < 0)
+		if (t->ndim < 0 || is_outer(g, i))
 			continue;
 		cJSON_AddItemToArray(arr, tensor_json(t, 1));
 	}
@@ -205,7 +227,7 @@ aoe_json_save(const aoe_graph *g, FILE *fp)
 		if (n->domain)
 			cJSON_AddStringToObject(o, "domain", n->domain);
 		io = cJSON_AddArrayToObject(o, "inputs");
-		for (j = 0; j < n->nin; j++)
+		for (j = 0; j < n->nin - n->nimplicit; j++)
 			cJSON_AddItemToArray(io, cJSON_CreateString(
 			    n->in[j] >= 0 ? g->tensors[n->in[j]]->name : ""));
 		io = cJSON_AddArrayToObject(o, "outputs");
@@ -214,11 +236,38 @@ aoe_json_save(const aoe_graph *g, FILE *fp)
 			    n->out[j] >= 0 ? g->tensors[n->out[j]]->name :
 			    ""));
 		attrs = cJSON_AddObjectToObject(o, "attrs");
-		for (j = 0; j < n->nattr; j++)
-			cJSON_AddItemToObject(attrs, n->attrs[j].name,
-			    attr_json(&n->attrs[j]));
+		for (j = 0; j < n->nattr; j++) {
+			const aoe_attr *a = &n->attrs[j];
+			cJSON *ao;
+			if (a->type == AOE_A_GRAPH && a->g != NULL) {
+				cJSON *go = cJSON_CreateObject();
+				cJSON_AddStringToObject(go, "name", a->g->name);
+				ao = cJSON_CreateObject();
+				cJSON_AddItemToObject(ao, "graph",
+				    graph_json(a->g, go));
+			} else
+				ao = attr_json(a);
+			cJSON_AddItemToObject(attrs, a->name, ao);
+		}
 		cJSON_AddItemToArray(arr, o);
 	}
+	return root;
+}
+
+int
+aoe_json_save(const aoe_graph *g, FILE *fp)
+{
+	cJSON *root = cJSON_CreateObject();
+	char *text;
+	int rc = 0;
+
+	cJSON_AddStringToObject(root, "format", "aoe-graph");
+	cJSON_AddNumberToObject(root, "version", 1);
+	cJSON_AddStringToObject(root, "name", g->name);
+	cJSON_AddNumberToObject(root, "opset", g->opset);
+	if (g->source)
+		cJSON_AddStringToObject(root, "source", g->source);
+	graph_json(g, root);
 	text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	if (text == NULL)
@@ -407,8 +456,46 @@ tensor_from_json(const cJSON *o, aoe_tensor *t, const char *where)
 	return 0;
 }
 
+static int graph_from_json(const cJSON *root, aoe_graph *g,
+    const char *where, int sub);
+
+/*
+ * A graph attribute: its graph, with the enclosing graph's opset.  An
+ * error inside it says where it is: "node 'if0', attribute 'then_branch'"
+ * for each level, outermost first.
+ */
 static int
-attr_from_json(const cJSON *v, aoe_node *n, const char *where)
+subgraph_from_json(const cJSON *x, const aoe_graph *g, aoe_node *n,
+    const char *name, const char *where)
+{
+	const cJSON *nm = cJSON_GetObjectItemCaseSensitive(x, "name");
+	size_t wl = strlen(where);
+	char msg[1024];
+	const char *m;
+	aoe_attr *a;
+	int rc;
+
+	if (!cJSON_IsObject(x))
+		return aoe_err(AOE_EDATA, "%s: node '%s': attribute '%s': "
+		    "\"graph\" must be an object", where, n->name, name);
+	a = aoe_node_add_attr(n, name, AOE_A_GRAPH);
+	a->g = aoe_graph_new(cJSON_IsString(nm) && *nm->valuestring ?
+	    nm->valuestring : name);
+	a->g->opset = g->opset;
+	if ((rc = graph_from_json(x, a->g, where, 1)) < 0) {
+		m = aoe_errmsg();
+		if (strncmp(m, where, wl) == 0 && strncmp(m + wl, ": ", 2) == 0)
+			m += wl + 2;
+		snprintf(msg, sizeof(msg), "%s", m);
+		return aoe_err(-rc, "%s: node '%s', attribute '%s': %s", where,
+		    n->name, name, msg);
+	}
+	return 0;
+}
+
+static int
+attr_from_json(const cJSON *v, const aoe_graph *g, aoe_node *n,
+    const char *where)
 {
 	const cJSON *x = v->child, *e;
 	aoe_attr *a;
@@ -464,6 +551,8 @@ attr_from_json(const cJSON *v, aoe_node *n, const char *where)
 			}
 			i++;
 		}
+	} else if (strcmp(x->string, "graph") == 0) {
+		return subgraph_from_json(x, g, n, v->string, where);
 	} else if (strcmp(x->string, "type") == 0) {
 		a = aoe_node_add_attr(n, v->string, AOE_A_TYPE_PROTO);
 		a->t = aoe_xcalloc(1, sizeof(*a->t));
@@ -529,30 +618,36 @@ names(const cJSON *arr, aoe_graph *g, int **out, int *count, int create,
 	return 0;
 }
 
+/*
+ * The graph root into g: the whole file, or (sub) a graph attribute's
+ * object, which has no header, and whose inputs and outputs need not be
+ * declared tensors (a Loop body's may take their shapes from the node).
+ */
 static int
-graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
+graph_from_json(const cJSON *root, aoe_graph *g, const char *where, int sub)
 {
 	const cJSON *v, *e;
 	int i, rc;
 
 	v = cJSON_GetObjectItemCaseSensitive(root, "format");
-	if (!cJSON_IsString(v) || strcmp(v->valuestring, "aoe-graph") != 0)
+	if (!sub && (!cJSON_IsString(v) ||
+	    strcmp(v->valuestring, "aoe-graph") != 0))
 		return aoe_err(AOE_EDATA, "%s: not an aoe-graph file (no "
 		    "\"format\": \"aoe-graph\")", where);
 	v = cJSON_GetObjectItemCaseSensitive(root, "name");
-	if (cJSON_IsString(v)) {
+	if (!sub && cJSON_IsString(v)) {
 		free(g->name);
 		g->name = aoe_xstrdup(v->valuestring);
 	}
 	v = cJSON_GetObjectItemCaseSensitive(root, "opset");
-	if (v) {
+	if (v && !sub) {
 		int64_t op;
 		if (json_int(v, 1, 1000, &op) < 0)
 			return aoe_err(AOE_EDATA, "%s: bad \"opset\"", where);
 		g->opset = (int)op;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(root, "source");
-	if (cJSON_IsString(v))
+	if (!sub && cJSON_IsString(v))
 		g->source = aoe_xstrdup(v->valuestring);
 	v = cJSON_GetObjectItemCaseSensitive(root, "tensors");
 	if (!cJSON_IsArray(v))
@@ -576,7 +671,7 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
 			return rc;
 	}
 	if ((rc = names(cJSON_GetObjectItemCaseSensitive(root, "inputs"), g,
-	    &g->inputs, &g->ninputs, 0, "inputs", where)) < 0)
+	    &g->inputs, &g->ninputs, sub, "inputs", where)) < 0)
 		return rc;
 	for (i = 0; i < g->ninputs; i++) {
 		if (g->inputs[i] < 0)
@@ -585,7 +680,7 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
 		g->tensors[g->inputs[i]]->kind = AOE_T_INPUT;
 	}
 	if ((rc = names(cJSON_GetObjectItemCaseSensitive(root, "outputs"), g,
-	    &g->outputs, &g->noutputs, 0, "outputs", where)) < 0)
+	    &g->outputs, &g->noutputs, sub, "outputs", where)) < 0)
 		return rc;
 	v = cJSON_GetObjectItemCaseSensitive(root, "nodes");
 	if (!cJSON_IsArray(v))
@@ -628,7 +723,7 @@ graph_from_json(const cJSON *root, aoe_graph *g, const char *where)
 			    "must be an object", where, nm->valuestring);
 		if (at)
 			for (const cJSON *a = at->child; a; a = a->next)
-				if ((rc = attr_from_json(a, &g->nodes[ni],
+				if ((rc = attr_from_json(a, g, &g->nodes[ni],
 				    where)) < 0)
 					return rc;
 	}
@@ -655,7 +750,7 @@ aoe_json_load_mem(const void *buf, size_t len, const char *path,
 	if (root == NULL)
 		return aoe_err(AOE_EDATA, "%s: malformed JSON", what);
 	g = aoe_graph_new("main");
-	rc = graph_from_json(root, g, what);
+	rc = graph_from_json(root, g, what, 0);
 	cJSON_Delete(root);
 	if (rc < 0) {
 		aoe_graph_free(g);

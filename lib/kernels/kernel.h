@@ -418,6 +418,7 @@ int aoe_space_shape(aoe_space *sp);
 extern const aoe_op aoe_ops_rnn[];	/* k_rnn.c: LSTM, GRU, RNN */
 extern const aoe_op aoe_ops_einsum[];	/* k_einsum.c: Einsum */
 extern const aoe_op aoe_ops_tri[];	/* k_tri.c: Trilu, CumSum */
+extern const aoe_op aoe_ops_text[];	/* k_text.c: TfIdfVectorizer */
 int aoe_space_rnn(aoe_space *sp);
 int aoe_space_einsum(aoe_space *sp);
 /*

@@ -22,6 +22,7 @@ static const aoe_family families[] = {
 	{ "rnn", aoe_ops_rnn, aoe_space_rnn },
 	{ "einsum", aoe_ops_einsum, aoe_space_einsum },
 	{ "tri", aoe_ops_tri, NULL },
+	{ "text", aoe_ops_text, NULL },
 	{ "train", aoe_ops_train, aoe_space_par },
 	{ "scatter", aoe_ops_scatter, aoe_space_par },
 	{ "rearr", aoe_ops_rearr, aoe_space_par },

@@ -531,23 +531,46 @@ aoe_value_free(aoe_value *v)
 	v->lib_owned = 0;
 }
 
+/* Count a node, and whether its schedule came from the bank. */
+static int
+count_node(aoe_graph *g, aoe_node *n, const char *path, void *arg)
+{
+	aoe_session_stats *st = arg;
+
+	(void)g;
+	(void)path;
+	st->nodes++;
+	st->bank_nodes += n->sched_from_bank;
+	return 0;
+}
+
+/* The bank line of a node whose schedule came from the bank. */
+static const char *sched_str(const aoe_sched *sc, char *buf, size_t len);
+
+static int
+bank_line(aoe_graph *g, aoe_node *n, const char *path, void *arg)
+{
+	char buf[512];
+
+	(void)g;
+	if (n->sched_from_bank)
+		fprintf(arg, "bank %-40s %-20s %s\n", path, n->op_type,
+		    sched_str(&n->sched, buf, sizeof(buf)));
+	return 0;
+}
+
 int
 aoe_session_stats_get(const aoe_session *s, aoe_session_stats *st)
 {
 	aoe_session *w = (aoe_session *)s;
-	int i;
 
 	pthread_mutex_lock(&w->mu);
 	*st = s->st;
 	st->cached = s->n;
 	st->nodes = st->bank_nodes = 0;
+	/* Those of If branches and Loop and Scan bodies count too. */
 	if (s->last)
-		for (i = 0; i < s->last->g->norder; i++) {
-			const aoe_node *n = &s->last->g->nodes[
-			    s->last->g->order[i]];
-			st->nodes++;
-			st->bank_nodes += n->sched_from_bank;
-		}
+		aoe_graph_each_node(s->last->g, count_node, st);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
 }
@@ -569,9 +592,9 @@ sched_str(const aoe_sched *sc, char *buf, size_t len)
 int
 aoe_session_profile(aoe_session *s, FILE *fp)
 {
-	char buf[512];
+	aoe_session_stats st;
 	aoe_graph *g;
-	int i, nb = 0;
+	int i;
 
 	pthread_mutex_lock(&s->mu);
 	if (s->last == NULL) {
@@ -582,17 +605,12 @@ aoe_session_profile(aoe_session *s, FILE *fp)
 	if (fp) {
 		if (s->ro.profile)
 			aoe_profile_print(g, fp);
-		for (i = 0; i < g->norder; i++)
-			nb += g->nodes[g->order[i]].sched_from_bank;
-		fprintf(fp, "schedules from the bank: %d of %d nodes\n", nb,
-		    g->norder);
-		for (i = 0; i < g->norder; i++) {
-			const aoe_node *n = &g->nodes[g->order[i]];
-			if (n->sched_from_bank)
-				fprintf(fp, "bank %-40s %-20s %s\n", n->name,
-				    n->op_type, sched_str(&n->sched, buf,
-				    sizeof(buf)));
-		}
+		/* Subgraphs' nodes by path: "if0/then_branch/conv0". */
+		memset(&st, 0, sizeof(st));
+		aoe_graph_each_node(g, count_node, &st);
+		fprintf(fp, "schedules from the bank: %d of %d nodes\n",
+		    (int)st.bank_nodes, (int)st.nodes);
+		aoe_graph_each_node(g, bank_line, fp);
 	}
 	for (i = 0; i < g->nnodes; i++) {
 		g->nodes[i].prof_us = 0;

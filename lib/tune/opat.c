@@ -210,6 +210,55 @@ fused_away(opat_graph *og, const char *path, const char *shape)
 	return 0;
 }
 
+/*
+ * A subgraph's operators are tuned as they are in the branch: with the
+ * shapes its enclosing graphs' analysis bound.  The values it reads from
+ * them (and its own inputs) get their data only while the node runs; a
+ * measurement runs the node alone, so each gets a buffer of its own.
+ */
+static int
+add_sub(aoe_graph *g, aoe_node *n, const char *path, void *arg)
+{
+	opat_run *r = arg;
+	opat_graph *og;
+	size_t pl = strlen(path) - strlen(n->name);
+	int i;
+
+	if (g->parent == NULL)
+		return 0;
+	for (i = 0; i < n->nin; i++) {
+		aoe_tensor *t = aoe_in(g, n, i);
+		aoe_tkind kind;
+		if (t == NULL || t->data != NULL || t->kind == AOE_T_CONST ||
+		    t->dynamic || aoe_is_value(t) || t->ndim < 0)
+			continue;
+		/* Owned, freed with the graph; not a constant. */
+		kind = t->kind;
+		if (aoe_tensor_alloc_const(t) < 0)
+			return -1;
+		t->kind = kind;
+	}
+	/* Back to the graph that holds them all. */
+	for (i = r->ngraphs - 1; i >= 0; i--)
+		if (r->graphs[i].g == g)
+			return 0;
+		else if (!r->graphs[i].sub)
+			break;
+	r->graphs = aoe_xrealloc(r->graphs, (r->ngraphs + 1) *
+	    sizeof(*r->graphs));
+	og = &r->graphs[r->ngraphs];
+	memset(og, 0, sizeof(*og));
+	og->path = aoe_xstrdup(r->graphs[r->ngraphs - 1].path);
+	og->shape = aoe_xstrdup(r->graphs[r->ngraphs - 1].shape);
+	og->g = g;
+	og->sub = 1;
+	og->prefix = aoe_xmalloc(pl + 1);
+	memcpy(og->prefix, path, pl);
+	og->prefix[pl] = '\0';
+	r->ngraphs++;
+	return 0;
+}
+
 static int
 load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 {
@@ -220,7 +269,8 @@ load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 
 	abs = strcmp(path, "-") ? realpath(path, NULL) : NULL;
 	for (i = 0; i < r->ngraphs; i++)
-		if (strcmp(r->graphs[i].path, abs ? abs : path) == 0 &&
+		if (!r->graphs[i].sub &&
+		    strcmp(r->graphs[i].path, abs ? abs : path) == 0 &&
 		    strcmp(r->graphs[i].shape, shape ? shape : "") == 0) {
 			*gi = i;
 			free(abs);
@@ -248,7 +298,11 @@ load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 		goto fail;
 	if ((rc = fused_away(og, path, shape)) < 0)
 		goto fail;
+	og->prefix = aoe_xstrdup("");
 	*gi = r->ngraphs++;
+	/* Its subgraphs follow it, each once. */
+	if (aoe_graph_each_node(r->graphs[*gi].g, add_sub, r) < 0)
+		return -AOE_ENOMEM;
 	return 0;
 fail:
 	free(og->gone);
@@ -271,13 +325,14 @@ in_list(char **l, int n, const char *s)
 
 /* Whether --tune-ops-file (or a task list) selects this node. */
 static int
-selected(const opat_run *r, const aoe_node *n, char **only, int nonly)
+selected(const opat_run *r, const aoe_node *n, const char *name,
+    char **only, int nonly)
 {
-	if (only && !in_list(only, nonly, n->name))
+	if (only && !in_list(only, nonly, name))
 		return 0;
 	if (r->o.nops_names == 0 && r->o.nops_types == 0)
 		return 1;
-	return in_list(r->o.ops_names, r->o.nops_names, n->name) ||
+	return in_list(r->o.ops_names, r->o.nops_names, name) ||
 	    in_list(r->o.ops_types, r->o.nops_types, n->op_type);
 }
 
@@ -301,15 +356,18 @@ opat_fault_check(void)
 	    "hang, wrong, nan or abort, then :op_type optionally", v);
 }
 
-/* Add the tunable nodes of a graph to the cases, grouped by key. */
+/*
+ * Add the tunable nodes of a graph, and of its subgraphs, to the cases,
+ * grouped by key; a subgraph's node by its path name (aoe-opat(1)).
+ */
 int
 opat_add_graph(opat_run *r, const char *path, const char *shape,
     char **only, int nonly)
 {
-	char *sig;
+	char *sig, *name = NULL;
 	aoe_graph *g;
 	aoe_space sp;
-	int gi, i, j, rc;
+	int gi, k, i, j, rc;
 
 	if ((rc = opat_fault_check()) < 0)
 		return rc;
@@ -318,19 +376,25 @@ opat_add_graph(opat_run *r, const char *path, const char *shape,
 		free(sig);
 		return rc;
 	}
-	g = r->graphs[gi].g;
+	for (k = gi; k < r->ngraphs && (k == gi || r->graphs[k].sub); k++) {
+	g = r->graphs[k].g;
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *n = &g->nodes[g->order[i]];
 		opat_case *c = NULL;
 		uint64_t key;
 
-		if (n->dead || !selected(r, n, only, nonly))
+		if (n->dead || n->dyn)
 			continue;
-		if (r->graphs[gi].gone[g->order[i]]) {
+		free(name);
+		name = aoe_xmalloc(strlen(r->graphs[k].prefix) +
+		    strlen(n->name) + 1);
+		sprintf(name, "%s%s", r->graphs[k].prefix, n->name);
+		if (!selected(r, n, name, only, nonly))
+			continue;
+		if (r->graphs[k].gone && r->graphs[k].gone[g->order[i]]) {
 			if (r->o.nops_names || r->o.nops_types || only)
 				aoe_warnx("%s '%s': fused into another node at "
-				    "run time; not tuned", n->op_type,
-				    n->name);
+				    "run time; not tuned", n->op_type, name);
 			continue;
 		}
 		if (aoe_space_for(g, n, &sp) < 0 || aoe_space_size(&sp) < 2 ||
@@ -350,7 +414,7 @@ opat_add_graph(opat_run *r, const char *path, const char *shape,
 		if (c && strcmp(c->sig, sig) != 0) {
 			aoe_warnx("%s '%s': key %llu collides with a different "
 			    "signature; tuned separately", n->op_type,
-			    n->name, (unsigned long long)key);
+			    name, (unsigned long long)key);
 			c = NULL;
 		}
 		if (c == NULL) {
@@ -364,16 +428,18 @@ opat_add_graph(opat_run *r, const char *path, const char *shape,
 			c->sig = aoe_xstrdup(sig);
 			snprintf(c->op_type, sizeof(c->op_type), "%s",
 			    n->op_type);
-			c->gi = gi;
+			c->gi = k;
 			c->node = g->order[i];
 			c->seq = r->ncases - 1;
 		}
-		if (in_list(c->names, c->nnames, n->name))
+		if (in_list(c->names, c->nnames, name))
 			continue;
 		c->names = aoe_xrealloc(c->names, (c->nnames + 1) *
 		    sizeof(char *));
-		c->names[c->nnames++] = aoe_xstrdup(n->name);
+		c->names[c->nnames++] = aoe_xstrdup(name);
 	}
+	}
+	free(name);
 	free(sig);
 	return 0;
 }
@@ -437,7 +503,8 @@ task_json(const opat_run *r, const opat_case *c)
 	if (r->graphs[c->gi].shape[0])
 		cJSON_AddStringToObject(o, "input_shape",
 		    r->graphs[c->gi].shape);
-	cJSON_AddStringToObject(o, "node", case_node(r, c)->name);
+	/* The measured node's name: a path for a subgraph's. */
+	cJSON_AddStringToObject(o, "node", c->names[0]);
 	return o;
 }
 
@@ -1142,7 +1209,8 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	opat_timing pt[1 + TOPK];
 	double bu[1 + TOPK], bs[1 + TOPK];
 	int pm[1 + TOPK], round, bad = 0, np = 1, j, rc;
-	int model = ct->r->o.in_model;
+	/* A subgraph's node runs in no model of its own: alone. */
+	int model = ct->r->o.in_model && !ct->r->graphs[c->gi].sub;
 	char tag[8];
 
 	pair[0] = c->base_s;
@@ -1626,18 +1694,22 @@ line_node(opat_run *r, const cJSON *o, int *gi, int *ni)
 {
 	const char *graph = jstr(o, "graph"), *node = jstr(o, "node");
 	aoe_graph *g;
-	int i, rc;
+	aoe_node *n;
+	int k, rc;
 
 	if (graph == NULL || node == NULL)
 		return aoe_err(AOE_EDATA, "no \"graph\" or \"node\"");
 	if ((rc = load_graph(r, graph, jstr(o, "input_shape"), gi)) < 0)
 		return rc;
-	g = r->graphs[*gi].g;
-	for (i = 0; i < g->norder; i++)
-		if (strcmp(g->nodes[g->order[i]].name, node) == 0) {
-			*ni = g->order[i];
-			return 0;
-		}
+	/* The node by its path: in the graph or one of its subgraphs. */
+	if (aoe_graph_find_path(r->graphs[*gi].g, node, &g, &n))
+		for (k = *gi; k < r->ngraphs && (k == *gi ||
+		    r->graphs[k].sub); k++)
+			if (r->graphs[k].g == g && !n->dyn) {
+				*gi = k;
+				*ni = (int)(n - g->nodes);
+				return 0;
+			}
 	return aoe_err(AOE_EDATA, "graph '%s' has no live node '%s'", graph,
 	    node);
 }
@@ -1948,10 +2020,13 @@ opat_run_free(opat_run *r)
 	}
 	free(r->cases);
 	for (i = 0; i < r->ngraphs; i++) {
-		aoe_graph_free(r->graphs[i].g);
+		/* A subgraph is freed with the graph that holds it. */
+		if (!r->graphs[i].sub)
+			aoe_graph_free(r->graphs[i].g);
 		free(r->graphs[i].gone);
 		free(r->graphs[i].path);
 		free(r->graphs[i].shape);
+		free(r->graphs[i].prefix);
 	}
 	free(r->graphs);
 	map_free(r->jtim, NULL);

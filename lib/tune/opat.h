@@ -213,9 +213,17 @@ typedef struct opat_graph {
 	/*
 	 * Per node of g: 1 when the fusion that the runtime runs removes it
 	 * (a Relu folded into its Conv, a chain merged into one node), so
-	 * that no bank entry of it can ever apply: it is not tuned.
+	 * that no bank entry of it can ever apply: it is not tuned.  NULL
+	 * for a subgraph.
 	 */
 	char *gone;
+	/*
+	 * A subgraph (If branch, Loop or Scan body) of the graph of the
+	 * entry before it that has sub 0, which owns it; prefix makes its
+	 * nodes' names paths from that graph ("if0/then_branch/").
+	 */
+	int sub;
+	char *prefix;
 } opat_graph;
 
 typedef struct opat_case {

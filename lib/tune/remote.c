@@ -283,8 +283,8 @@ opat_remote_measure(opat_run *r, const opat_case *c, const aoe_sched *s,
 		if (r->graphs[c->gi].shape[0])
 			cJSON_AddStringToObject(o, "input_shape",
 			    r->graphs[c->gi].shape);
-		cJSON_AddStringToObject(o, "node",
-		    r->graphs[c->gi].g->nodes[c->node].name);
+		/* The measured node's path name (a subgraph's included). */
+		cJSON_AddStringToObject(o, "node", c->names[0]);
 		cJSON_AddNumberToObject(o, "id", i);
 		cJSON_AddItemToObject(o, "schedule", opat_sched_json(&s[i]));
 		txt = cJSON_PrintUnformatted(o);
