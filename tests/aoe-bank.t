@@ -467,7 +467,7 @@ ok $? "lookup: another thread count is another case"
 # A subgraph record (its key is the FNV-1a 64 of its signature).
 python3 -c '
 import json
-sig = "chain=Conv>BatchNormalization>Relu;threads=1"
+sig = "sgat1;threads=1;nodes=3 >> op=Conv;threads=1;in=float32[1,3,8,8]|float32[4,3,3,3]c;out=float32[1,4,6,6];attrs=group:i=1;kernel_shape:is=[3,3] >> op=BatchNormalization >> op=Relu"
 h = 0xcbf29ce484222325
 for b in sig.encode():
     h = ((h ^ b) * 0x100000001b3) % 2**64

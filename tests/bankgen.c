@@ -31,12 +31,45 @@ cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
+/*
+ * Real signatures (aoe-bank checks each schedule against the space it
+ * rebuilds from the signature), distinct for each case: the dimension d
+ * is the case's.
+ */
 static void
 sig_of(long i, char *buf, size_t len)
 {
-	snprintf(buf, len, "op=%s;threads=1;in=float32[1,%ld,32,32]|"
-	    "float32[%ld,3,3,3]c;out=float32[1,%ld,32,32];attrs=group:i=1",
-	    types[i % 6], i, i % 97 + 1, i % 89 + 1);
+	long d = i + 1;
+
+	switch (i % 6) {
+	case 0:
+		snprintf(buf, len, "op=Conv;threads=1;in=float32[1,%ld,8,8]|"
+		    "float32[%ld,%ld,3,3]c;out=float32[1,%ld,6,6];attrs="
+		    "group:i=1;kernel_shape:is=[3,3]", d, i % 89 + 1, d,
+		    i % 89 + 1);
+		break;
+	case 1:
+		snprintf(buf, len, "op=MatMul;threads=1;in=float32[%ld,64]|"
+		    "float32[64,32]c;out=float32[%ld,32];attrs=", d, d);
+		break;
+	case 2:
+		snprintf(buf, len, "op=Gemm;threads=1;in=float32[%ld,64]|"
+		    "float32[32,64]c|float32[32]c;out=float32[%ld,32];attrs="
+		    "transB:i=1", d, d);
+		break;
+	default:
+		snprintf(buf, len, "op=%s;threads=1;in=float32[1,%ld]%s;"
+		    "out=float32[1,%ld];attrs=", types[i % 6], d,
+		    i % 6 == 3 ? "|float32[1,1]c" : "", d);
+		break;
+	}
+}
+
+/* A legal schedule of every case: each space has the knob nthreads. */
+static long
+nthreads_of(long i)
+{
+	return i / 6 % 2;
 }
 
 int
@@ -45,7 +78,7 @@ main(int argc, char **argv)
 	long long n, first;
 	double scale = 0.5;
 	const char *outcome = "add", *soc;
-	char sig[256];
+	char sig[512];
 	item *v;
 	long i;
 	int records;
@@ -90,23 +123,23 @@ main(int argc, char **argv)
 		if (records)
 			printf("{\"key\":\"%llu\",\"op_type\":\"%s\","
 			    "\"names\":[\"n%ld\"],\"before_us\":%.1f,"
-			    "\"after_us\":%.2f,\"schedule\":{\"mr\":6,"
-			    "\"nr\":16,\"kc\":%ld},\"trials\":32,"
+			    "\"after_us\":%.2f,\"schedule\":{"
+			    "\"nthreads\":%ld},\"trials\":32,"
 			    "\"tuning_time_s\":1.5,\"outcome\":\"%s\","
 			    "\"signature\":\"%s\",\"soc_version\":\"%s\","
 			    "\"measured_at\":\"2026-01-02T00:00:00Z\"}\n",
 			    (unsigned long long)v[i].key, types[v[i].i % 6],
-			    v[i].i, base, base * scale, 64 + v[i].i % 8 * 32,
+			    v[i].i, base, base * scale, nthreads_of(v[i].i),
 			    outcome, sig, soc);
 		else
 			printf("{\"key\":\"%llu\",\"op_type\":\"%s\","
-			    "\"signature\":\"%s\",\"schedule\":{\"mr\":6,"
-			    "\"nr\":16,\"kc\":%ld},\"time_us\":%.2f,"
+			    "\"signature\":\"%s\",\"schedule\":{"
+			    "\"nthreads\":%ld},\"time_us\":%.2f,"
 			    "\"baseline_us\":%.1f,\"soc_version\":\"%s\","
 			    "\"tool_version\":\"0.1.0\",\"measured_at\":"
 			    "\"2026-01-01T00:00:00Z\",\"method\":\"opat\"}\n",
 			    (unsigned long long)v[i].key, types[v[i].i % 6],
-			    sig, 64 + v[i].i % 8 * 32, base * scale, base, soc);
+			    sig, nthreads_of(v[i].i), base * scale, base, soc);
 	}
 	free(v);
 	return ferror(stdout) ? 1 : 0;

@@ -134,7 +134,7 @@ soc=$(aoe-opat --soc-version)
 mkrec() {
 	python3 -c '
 import json, sys
-sig = "chain=Conv>BatchNormalization>Relu;threads=" + sys.argv[2]
+sig = "sgat1;threads=" + sys.argv[2] + ";nodes=3 >> op=Conv >> op=BatchNormalization >> op=Relu"
 h = 0xcbf29ce484222325
 for b in sig.encode():
     h = ((h ^ b) * 0x100000001b3) % 2**64

@@ -42,6 +42,13 @@ entry(FILE *fp, const char *key, const char *sig, const char *soc, int mr)
 #define COLL_B "op=Coll;x=1G3Hit4e1zN"
 #define COLL_KEY "7437456561278525869"
 
+/*
+ * A real signature of case n (a Relu of n elements at two threads): a
+ * committed schedule must lie in the space rebuilt from it.
+ */
+#define SIG(n) "op=Relu;threads=2;in=float32[1," #n "];out=float32[1," #n \
+	"];attrs="
+
 /* A tuning record of aoe-opat, parsed; sig NULL: sig's key, wrong. */
 static cJSON *
 record(const char *outcome, const char *sig, const char *soc, double after)
@@ -51,7 +58,7 @@ record(const char *outcome, const char *sig, const char *soc, double after)
 	snprintf(key, sizeof(key), "%llu", (unsigned long long)aoe_op_key(sig));
 	snprintf(buf, sizeof(buf), "{\"kind\":\"opat\",\"outcome\":\"%s\","
 	    "\"key\":\"%s\",\"op_type\":\"Conv\",\"signature\":\"%s\","
-	    "\"schedule\":{\"mr\":4},\"after_us\":%g,\"before_us\":10,"
+	    "\"schedule\":{\"nthreads\":1},\"after_us\":%g,\"before_us\":10,"
 	    "\"soc_version\":\"%s\"}", outcome, key, sig, after, soc);
 	return cJSON_Parse(buf);
 }
@@ -136,9 +143,9 @@ test_commit(const char *dir)
 	o.bank = bank;
 
 	/* Two added, a reserved one and the model record skipped. */
-	r[0] = record("add", "op=Conv;threads=2;a", "unitsoc", 5);
-	r[1] = record("add", COLL_A, "unitsoc", 6);
-	r[2] = record("reserved", "op=Conv;threads=2;c", "unitsoc", 5);
+	r[0] = record("add", SIG(4), "unitsoc", 5);
+	r[1] = record("add", SIG(9), "unitsoc", 6);
+	r[2] = record("reserved", SIG(5), "unitsoc", 5);
 	r[3] = cJSON_Parse("{\"kind\":\"model\",\"before_us\":1}");
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 4, c);
 	ok(rc == 0 && c[0].added == 2 && c[0].updated == 0 &&
@@ -149,24 +156,24 @@ test_commit(const char *dir)
 		cJSON_Delete(r[i]);
 
 	/* Admission: a faster update replaces, a slower one is kept. */
-	r[0] = record("update", "op=Conv;threads=2;a", "unitsoc", 3);
+	r[0] = record("update", SIG(4), "unitsoc", 3);
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 1, c);
 	ok(rc == 0 && c[0].updated == 1 && c[0].added == 0 &&
-	    c[0].total == 2 && time_of(&o, "op=Conv;threads=2;a") == 3,
+	    c[0].total == 2 && time_of(&o, SIG(4)) == 3,
 	    "commit: a faster update replaces the entry");
 	cJSON_Delete(r[0]);
-	r[0] = record("update", "op=Conv;threads=2;a", "unitsoc", 4);
+	r[0] = record("update", SIG(4), "unitsoc", 4);
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 1, c);
 	ok(rc == 0 && c[0].kept == 1 && c[0].updated == 0 &&
-	    time_of(&o, "op=Conv;threads=2;a") == 3,
+	    time_of(&o, SIG(4)) == 3,
 	    "commit: a slower update is kept out (not faster)");
 	cJSON_Delete(r[0]);
 
 	/* The batch: reserved is skipped (1), add held (0). */
 	b = aoe_bank_batch_new(&o);
-	r[0] = record("reserved", "op=Conv;threads=2;d", "unitsoc", 1);
-	r[1] = record("unsatisfied", "op=Conv;threads=2;d", "unitsoc", 1);
-	r[2] = record("add", "op=Conv;threads=2;d", "unitsoc", 1);
+	r[0] = record("reserved", SIG(6), "unitsoc", 1);
+	r[1] = record("unsatisfied", SIG(6), "unitsoc", 1);
+	r[2] = record("add", SIG(6), "unitsoc", 1);
 	ok(aoe_bank_batch_add(b, r[0], why, sizeof(why)) == 1 &&
 	    aoe_bank_batch_add(b, r[1], why, sizeof(why)) == 1 &&
 	    aoe_bank_batch_add(b, r[2], why, sizeof(why)) == 0 &&
@@ -177,25 +184,42 @@ test_commit(const char *dir)
 	for (i = 0; i < 3; i++)
 		cJSON_Delete(r[i]);
 
-	/* A record whose key is an entry's with another signature. */
+	/*
+	 * A record whose signature libaoe cannot read (two such collide:
+	 * lookups ignore a collision, see test_lookup) has no space its
+	 * schedule could be checked in: refused, the bank untouched.
+	 */
 	copy_file(file, keep);
 	r[0] = record("add", COLL_B, "unitsoc", 1);
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 1, c);
-	ok(rc == 0 && c[0].collisions == 1 && c[0].added == 0 &&
+	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "record 1: key "
+	    COLL_KEY " (Conv): illegal schedule: signature:") &&
 	    same_file(file, keep) && aoe_op_key(COLL_A) == aoe_op_key(COLL_B) &&
 	    strtoull(COLL_KEY, NULL, 10) == aoe_op_key(COLL_A),
-	    "commit: a key collision with an entry keeps the entry");
-	r[1] = record("add", COLL_A, "unitsoc", 1);
-	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 2, c);
-	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "different signatures") &&
-	    strstr(aoe_errmsg(), COLL_KEY) && same_file(file, keep),
-	    "commit: two records colliding are refused, the bank untouched");
+	    "commit: a record whose signature names no space is refused");
+	cJSON_Delete(r[0]);
+	/* One outside its space, naming key, op and knob. */
+	r[0] = record("add", SIG(10), "unitsoc", 1);
+	cJSON_ReplaceItemInObject(r[0], "schedule",
+	    cJSON_Parse("{\"bogus_knob\":5}"));
+	r[1] = record("add", SIG(11), "unitsoc", 1);
+	cJSON_ReplaceItemInObject(r[1], "schedule",
+	    cJSON_Parse("{\"nthreads\":7}"));
+	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 1, c);
+	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "record 1: key ") &&
+	    strstr(aoe_errmsg(), "(Conv): illegal schedule: Relu has no knob "
+	    "'bogus_knob'") && same_file(file, keep),
+	    "commit: an unknown knob is refused, the bank untouched");
+	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r + 1, 1, c);
+	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "nthreads=7 is not a "
+	    "legal value") && same_file(file, keep),
+	    "commit: a value off its knob's list is refused");
 	cJSON_Delete(r[0]);
 	cJSON_Delete(r[1]);
 
 	/* Bad records: nothing is written. */
-	r[0] = record("add", "op=Conv;threads=2;e", "unitsoc", 1);
-	r[1] = record("add", "op=Conv;threads=2;f", "unitsoc", 1);
+	r[0] = record("add", SIG(7), "unitsoc", 1);
+	r[1] = record("add", SIG(8), "unitsoc", 1);
 	cJSON_ReplaceItemInObject(r[1], "key", cJSON_CreateString("12345"));
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 2, c);
 	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "record 2: key 12345 "
@@ -203,13 +227,13 @@ test_commit(const char *dir)
 	    "commit: a record whose key is not its signature's is refused, "
 	    "the bank untouched");
 	cJSON_Delete(r[1]);
-	r[1] = record("add", "op=Conv;threads=2;f", "othersoc", 1);
+	r[1] = record("add", SIG(8), "othersoc", 1);
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 2, c);
 	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "soc_version 'othersoc' "
 	    "is not the bank's 'unitsoc'") && same_file(file, keep),
 	    "commit: a record of another soc_version is refused");
 	cJSON_Delete(r[1]);
-	r[1] = record("bogus", "op=Conv;threads=2;f", "unitsoc", 1);
+	r[1] = record("bogus", SIG(8), "unitsoc", 1);
 	rc = aoe_bank_commit_records(&o, (const cJSON *const *)r, 2, c);
 	ok(rc == -AOE_EDATA && strstr(aoe_errmsg(), "unknown outcome") &&
 	    same_file(file, keep), "commit: an unknown outcome is refused");
@@ -225,7 +249,8 @@ test_commit(const char *dir)
 	/* A subgraph record goes to the subgraph bank alone. */
 	r[0] = cJSON_CreateObject();
 	{
-		const char *sg = "sub=Conv,Relu;threads=2";
+		const char *sg = "sgat1;threads=2;nodes=2 >> "
+		    "op=Conv >> op=Relu";
 		char k[32];
 		snprintf(k, sizeof(k), "%llu",
 		    (unsigned long long)aoe_op_key(sg));
@@ -311,22 +336,25 @@ test_sched(void)
 	ok(sched_why(big, NULL), "schedule: AOE_SCHED_MAX knobs are fine");
 }
 
-/* A subgraph bank entry for sig with decision fuse_bn = v. */
+/* A subgraph bank entry for sig with decision knob = v. */
 static void
-gentry(const char *path, const char *sig, int v)
+gentry(const char *path, const char *sig, const char *knob, int v)
 {
 	FILE *fp = fopen(path, "a");
 
 	if (fp == NULL)
 		return;
 	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"s\",\"signature\":"
-	    "\"%s\",\"schedule\":{\"fuse_bn\":%d},\"time_us\":1,"
+	    "\"%s\",\"schedule\":{\"%s\":%d},\"time_us\":1,"
 	    "\"baseline_us\":2,\"soc_version\":\"unitsoc\","
 	    "\"tool_version\":\"0.1.0\",\"measured_at\":"
 	    "\"2026-01-01T00:00:00Z\",\"method\":\"sgat\"}\n",
-	    (unsigned long long)aoe_op_key(sig), sig, v);
+	    (unsigned long long)aoe_op_key(sig), sig, knob, v);
 	fclose(fp);
 }
+
+/* Chain signatures of two nodes (aoe_sgat_signature's form). */
+#define GSIG(x) "sgat1;threads=2;nodes=2 >> op=" x " >> op=Relu"
 
 /* The subgraph bank: custom ($TUNE_BANK_PATH), then built-in. */
 static void
@@ -342,21 +370,31 @@ test_graph_bank(const char *dir)
 	snprintf(f, sizeof(f), "%s/unitsoc", bi);
 	mkdir(f, 0777);
 	snprintf(f, sizeof(f), "%s/unitsoc/graphs.jsonl", bi);
-	gentry(f, "sub=A", 2);
-	gentry(f, "sub=B", 3);
+	gentry(f, GSIG("A"), "serial", 2);
+	gentry(f, GSIG("B"), "serial", 3);
+	gentry(f, GSIG("C"), "serial", 1);
 	snprintf(f, sizeof(f), "%s/graphs.jsonl", tb);
-	gentry(f, "sub=A", 1);
+	gentry(f, GSIG("A"), "serial", 1);
+	gentry(f, GSIG("C"), "layout", 3);
+	gentry(f, GSIG("D"), "serial", 4);
 	setenv("TUNE_BANK_PATH", tb, 1);
 	setenv("AOE_BUILTIN_BANK", bi, 1);
 	aoe_bank_graph_use(NULL);
-	ok(aoe_bank_graph_entries() == 3 && aoe_bank_graph_find("sub=A", &d) &&
-	    aoe_sched_get(&d, "fuse_bn", 0) == 1,
+	ok(aoe_bank_graph_entries() == 6 &&
+	    aoe_bank_graph_find(GSIG("A"), &d) &&
+	    aoe_sched_get(&d, "serial", 0) == 1,
 	    "subgraph bank: the custom entry wins over the built-in one");
-	ok(aoe_bank_graph_find("sub=B", &d) &&
-	    aoe_sched_get(&d, "fuse_bn", 0) == 3 &&
-	    !aoe_bank_graph_find("sub=C", &d),
+	ok(aoe_bank_graph_find(GSIG("B"), &d) &&
+	    aoe_sched_get(&d, "serial", 0) == 3 &&
+	    !aoe_bank_graph_find(GSIG("E"), &d),
 	    "subgraph bank: a miss in the custom bank falls through to the "
 	    "built-in one");
+	ok(aoe_bank_graph_find(GSIG("C"), &d) &&
+	    aoe_sched_get(&d, "serial", 0) == 1 &&
+	    aoe_sched_get(&d, "layout", 0) == 0 &&
+	    !aoe_bank_graph_find(GSIG("D"), &d),
+	    "subgraph bank: decisions outside their space (layout 3, serial "
+	    "4 of two nodes) are ignored");
 	unsetenv("TUNE_BANK_PATH");
 	unsetenv("AOE_BUILTIN_BANK");
 	aoe_bank_graph_use(NULL);
@@ -377,7 +415,7 @@ main(int argc, char **argv)
 	if (argc != 3)
 		return 2;
 	setenv("AOE_SOC_VERSION", "unitsoc", 1);
-	puts("1..32");
+	puts("1..34");
 	if (aoe_model_load(argv[1], &g) < 0) {
 		printf("Bail out! %s\n", aoe_errmsg());
 		return 1;

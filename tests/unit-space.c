@@ -677,6 +677,86 @@ test_api(void)
 	aoe_graph_free(t.g);
 }
 
+/*
+ * The sampler is uniform over the legal points (issue 19 item 7): a
+ * chi-square of many draws against equal counts, on hand-made spaces
+ * whose constraint holds knobs at their defaults unless another knob has
+ * one value (as Conv's algorithms do).  Chi-square critical values at
+ * p = 0.001.
+ */
+static int
+held_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
+{
+	int i;
+
+	/* Knobs 1.. at 0 unless k0 is 3; with hold2, k2.. at 0 always. */
+	for (i = 1; i < sp->nknobs; i++) {
+		int64_t v = aoe_sched_get(s, sp->knobs[i].name, 0);
+		if (v != 0 && (aoe_sched_get(s, "k0", 0) != 3 ||
+		    (sp->fact[0] && i >= 2))) {
+			snprintf(why, len, "%s held", sp->knobs[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+chi_square(int nknobs, int nvals, int hold2, int draws, double crit,
+    const char *what)
+{
+	static int64_t vals[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	aoe_space sp;
+	aoe_sched s;
+	uint64_t seed = 12345, size, idx, c;
+	int64_t *count, nlegal = 0, ndef = 0;
+	double chi = 0, e;
+	int i, j, bad = 0;
+
+	memset(&sp, 0, sizeof(sp));
+	snprintf(sp.op_type, sizeof(sp.op_type), "Test");
+	for (i = 0; i < nknobs; i++) {
+		aoe_knob *k = &sp.knobs[sp.nknobs++];
+		snprintf(k->name, sizeof(k->name), "k%d", i);
+		k->nvals = nvals;
+		memcpy(k->vals, vals, sizeof(int64_t) * nvals);
+	}
+	sp.check = held_check;
+	sp.fact[0] = hold2;
+	size = aoe_space_size(&sp);
+	count = calloc(size, sizeof(int64_t));
+	for (i = 0; i < draws; i++) {
+		if (aoe_space_sample(&sp, &seed, &s) < 0 ||
+		    aoe_space_validate(&sp, &s, NULL, 0) < 0) {
+			bad++;
+			continue;
+		}
+		/* The index of s (first knob fastest, as aoe_space_point). */
+		for (idx = 0, c = 1, j = 0; j < nknobs; j++) {
+			const aoe_knob *k = &sp.knobs[j];
+			idx += (uint64_t)aoe_knob_index(k,
+			    aoe_sched_get(&s, k->name, 0)) * c;
+			c *= (uint64_t)k->nvals;
+		}
+		count[idx]++;
+	}
+	for (idx = 0; idx < size; idx++)
+		if (aoe_space_point(&sp, idx, &s) == 1)
+			nlegal++;
+		else if (count[idx])
+			bad++;
+	e = (double)draws / (double)nlegal;
+	for (idx = 0; idx < size; idx++)
+		if (aoe_space_point(&sp, idx, &s) == 1)
+			chi += (count[idx] - e) * (count[idx] - e) / e;
+	ndef = count[0];
+	ok(!bad && chi < crit, "sample is uniform over the legal points "
+	    "(%s): %lld legal of %llu, %d draws, chi-square %.1f < %.1f, "
+	    "the default %lld times (expected %.0f)", what, (long long)nlegal,
+	    (unsigned long long)size, draws, chi, crit, (long long)ndef, e);
+	free(count);
+}
+
 int
 main(void)
 {
@@ -685,6 +765,13 @@ main(void)
 	opts.use_bank = 0;
 
 	test_api();
+	/* 19 legal of 64: rejection (df 18). */
+	chi_square(3, 4, 0, 19000, 42.3, "3 knobs of 4 values");
+	/* 7 legal of 4^10: the walk (df 6). */
+	chi_square(10, 4, 1, 7000, 22.5, "10 knobs of 4 values, 7 legal");
+	/* 7 legal of 4^7 = 16384: enumeration (df 6). */
+	chi_square(7, 4, 1, 1400, 22.5, "7 knobs of 4 values, 7 legal, "
+	    "enumerated");
 	test_gemm(0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 4);
 	test_gemm(1, 0, 7, 13, 5, 0, 0, 0, 1, 0, 12);
 	test_gemm(0, 1, 97, 131, 389, 1, 1, 131, 1, 1, 16);

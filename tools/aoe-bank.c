@@ -555,6 +555,12 @@ main(int argc, char **argv)
 			o.quiet = 1;
 			break;
 		case 's':
+			if (!aoe_soc_valid(optarg)) {
+				aoe_warnx("--soc-version '%s': not a safe name "
+				    "(letters, digits, '.', '_' and '-')",
+				    optarg);
+				exit(AOE_EXIT_USAGE);
+			}
 			o.soc = optarg;
 			break;
 		case 'T':

@@ -135,8 +135,9 @@ int aoe_bank_export(const aoe_bank_opts *o, const char *bank,
 int aoe_bank_import(const aoe_bank_opts *o, const char *archive,
     aoe_bank_counts *c);
 /*
- * verify: check every line of a bank (NULL: o's, which must be of this
- * host's soc_version unless o->soc or o->graphs says otherwise).  Each bad
+ * verify: check every line of a bank (NULL: o's; either way of this
+ * host's soc_version unless o->soc or o->graphs says otherwise), each
+ * schedule in the space rebuilt from its signature.  Each bad
  * line's message goes to bad; the first 20 are reported, then the check
  * gives up.  0 and c->read entries, or -AOE_EDATA ("N bad lines").
  */

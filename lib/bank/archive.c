@@ -537,6 +537,7 @@ count_entries(const import *im, xtract *x, int kind, const char *msoc)
 	if ((rc = bank_rdr_open(&r, x->tmp, soc, sizeof(soc), 0)) < 0)
 		return rc;
 	r.path = label;
+	r.check = 1;
 	while ((rc = bank_rdr_next(&r)) == 1) {
 		if (ent_kind(&r.e) != kind) {
 			rc = aoe_err(AOE_EDATA, "%s:%ld: a %s entry in the "

@@ -57,6 +57,15 @@ int bank_num_field(const cJSON *o, const char *name, double *v, char *why,
     size_t wl);
 /* Parse and check one entry (line is kept); 0, or -1 with why. */
 int bank_parse_entry(char *line, ent *e, char *why, size_t wl);
+/*
+ * Whether e's schedule lies in its search space, rebuilt from its
+ * signature (aoe_space_check_sig()), or a subgraph entry's decisions in
+ * theirs; 0, or -1 with why naming key, op and knob.
+ */
+int bank_check_sched(const ent *e, char *why, size_t wl);
+/* A subgraph's decisions d for chain signature sig; 0, or -1 with why. */
+int bank_check_decisions(const char *sig, const aoe_sched *d, char *why,
+    size_t wl);
 /* The public view of e. */
 void bank_entry_view(const ent *e, aoe_bank_entry *v);
 
@@ -76,6 +85,7 @@ typedef struct rdr {
 	char *soc;		/* the soc_version every entry must have */
 	size_t soclen;
 	int fixed;		/* soc was set by the caller */
+	int check;		/* check each schedule (bank_check_sched) */
 	ent e;
 	int valid;		/* e holds an entry */
 } rdr;

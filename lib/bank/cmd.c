@@ -88,16 +88,20 @@ aoe_bank_merge(const aoe_bank_opts *o, int argc, char **argv,
 			goto out;
 		if (!o->graphs)
 			bank_soc(o, soc, sizeof(soc));
-		for (i = 0; i < argc && rc == 0; i++)
+		for (i = 0; i < argc && rc == 0; i++) {
 			rc = bank_rdr_open(&in[i].r, files[i], soc,
 			    sizeof(soc), 0);
+			in[i].r.check = 1;
+		}
 		if (rc == 0)
 			rc = bank_write(o, dir, file, soc, sizeof(soc), in,
 			    argc, o->policy, c);
 		goto out;
 	}
-	for (i = 0; i < argc && rc == 0; i++)
+	for (i = 0; i < argc && rc == 0; i++) {
 		rc = bank_rdr_open(&in[i].r, files[i], soc, sizeof(soc), 0);
+		in[i].r.check = 1;
+	}
 	if (rc == 0 && (rc = aoe_ofile_open(&w, o->output)) == 0) {
 		bank_tmp_guard(w.tmp);
 		if (getenv("AOE_BANK_SLOW_WRITE"))	/* the tests' kill */
@@ -202,12 +206,11 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
 	memset(c, 0, sizeof(*c));
 	if (bank)
 		bank_operand_file(o, bank, c->file);
-	else {
-		if ((rc = aoe_bank_target(o, dir, c->file)) < 0)
-			return rc;
-		if (!o->graphs && want == NULL)
-			want = aoe_soc_version();
-	}
+	else if ((rc = aoe_bank_target(o, dir, c->file)) < 0)
+		return rc;
+	/* A bank named as an operand too (aoe-bank(1)). */
+	if (!o->graphs && want == NULL)
+		want = aoe_soc_version();
 	if (want)
 		snprintf(c->soc, sizeof(c->soc), "%s", want);
 	if ((rc = bank_rdr_open(&r, c->file, c->soc, sizeof(c->soc), 0)) < 0)
@@ -216,6 +219,7 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
 	base = strrchr(c->file, '/');
 	kind = o->graphs || strcmp(base ? base + 1 : c->file,
 	    GRAPHS_FILE) == 0;
+	r.check = 1;
 	while ((rc = bank_rdr_next(&r)) != 0) {
 		if (rc < 0) {
 			if (-rc == AOE_EIO)

@@ -179,7 +179,7 @@ bank_rdr_close(rdr *r)
 int
 bank_rdr_next(rdr *r)
 {
-	char why[256];
+	char why[1024];
 	ssize_t n;
 
 	cJSON_Delete(r->e.j);
@@ -214,6 +214,12 @@ bank_rdr_next(rdr *r)
 		    r->lineno, (unsigned long long)r->e.key,
 		    (unsigned long long)r->prev);
 	}
+	if (r->check && bank_check_sched(&r->e, why, sizeof(why)) < 0) {
+		cJSON_Delete(r->e.j);
+		r->e.j = NULL;
+		return aoe_err(AOE_EDATA, "%s:%ld: %s", r->path, r->lineno,
+		    why);
+	}
 	r->started = 1;
 	r->prev = r->e.key;
 	if (r->soc[0] == '\0')
@@ -227,4 +233,87 @@ bank_rdr_next(rdr *r)
 	}
 	r->valid = 1;
 	return 1;
+}
+
+/*
+ * The decisions of a subgraph entry, checked as a schedule is: the knobs
+ * aoe-sgat chooses (lib/tune/sgat.c) with the values it can choose for a
+ * chain of that signature ("sgat1;threads=T;nodes=N >> ...", see
+ * aoe_sgat_signature()): fusions and inplace 0 or 1, threads 0 or a power
+ * of two below T, layout 0 or 8, serial one bit and split two bits (0..2)
+ * for each of the first AOE_SGAT_MAXPOS nodes.
+ */
+int
+bank_check_decisions(const char *sig, const aoe_sched *d, char *why, size_t wl)
+{
+	static const char *const flags[] = { "fuse_bn", "fuse_act",
+	    "fuse_add", "fuse_elem", "inplace" };
+	int th, nodes, np, i, k;
+	int64_t v;
+
+	if (sscanf(sig, "sgat1;threads=%d;nodes=%d", &th, &nodes) != 2 ||
+	    th < 1 || nodes < 1) {
+		snprintf(why, wl, "signature: not a subgraph signature "
+		    "('sgat1;threads=T;nodes=N ...')");
+		return -1;
+	}
+	np = nodes < AOE_SGAT_MAXPOS ? nodes : AOE_SGAT_MAXPOS;
+	for (i = 0; i < d->n; i++) {
+		const char *name = d->k[i].name;
+		int ok = 0;
+		v = d->k[i].v;
+		for (k = 0; k < (int)(sizeof(flags) / sizeof(flags[0])); k++)
+			if (strcmp(name, flags[k]) == 0) {
+				ok = 1;
+				if (v != 0 && v != 1)
+					goto bad;
+			}
+		if (ok)
+			continue;
+		if (strcmp(name, "threads") == 0) {
+			if (v < 0 || v >= th || (v & (v - 1)) != 0)
+				goto bad;
+		} else if (strcmp(name, "layout") == 0) {
+			if (v != 0 && v != AOE_LAYOUT_8C)
+				goto bad;
+		} else if (strcmp(name, "serial") == 0) {
+			if (v < 0 || (uint64_t)v >> np != 0)
+				goto bad;
+		} else if (strcmp(name, "split") == 0) {
+			if (v < 0 || (uint64_t)v >> 2 * np != 0)
+				goto bad;
+			for (k = 0; k < np; k++)
+				if ((v >> 2 * k & 3) == 3)
+					goto bad;
+		} else {
+			snprintf(why, wl, "a subgraph has no decision '%s'",
+			    name);
+			return -1;
+		}
+		continue;
+bad:
+		snprintf(why, wl, "%s=%lld is not a legal value", name,
+		    (long long)v);
+		return -1;
+	}
+	return 0;
+}
+
+int
+bank_check_sched(const ent *e, char *why, size_t wl)
+{
+	char w[512];
+	aoe_sched s;
+	int isop = bank_jstr(e->j, "op_type") != NULL;
+
+	if (aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(e->j,
+	    "schedule"), &s, w, sizeof(w)) < 0 || (isop ?
+	    aoe_space_check_sig(e->sig, &s, w, sizeof(w)) :
+	    bank_check_decisions(e->sig, &s, w, sizeof(w))) < 0) {
+		snprintf(why, wl, "key %llu (%s): illegal %s: %s",
+		    (unsigned long long)e->key, e->op_type, isop ? "schedule" :
+		    "decisions", w);
+		return -1;
+	}
+	return 0;
 }

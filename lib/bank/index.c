@@ -422,10 +422,18 @@ aoe_bank_graph_use(const char *file)
 	bset_use(&B.graphs, file, NULL);
 }
 
+/* Whether d is a point of the chain's decision space. */
+static int
+in_dspace(void *arg, const aoe_sched *d, char *why, size_t len)
+{
+	return bank_check_decisions(arg, d, why, len) < 0 ? -AOE_EDATA : 0;
+}
+
 int
 aoe_bank_graph_find(const char *sig, aoe_sched *d)
 {
-	return bset_find(&B.graphs, sig, "", d, NULL, NULL, NULL);
+	return bset_find(&B.graphs, sig, "", d, in_dspace, (void *)sig,
+	    NULL);
 }
 
 int

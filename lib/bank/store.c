@@ -177,7 +177,8 @@ int
 bank_merge_sources(src *in, int k, int policy, FILE *out,
     aoe_bank_counts *c)
 {
-	int i, rc, *tie, nt, best;
+	char why[1024];
+	int i, rc, *tie, nt, best, drop0;
 
 	memset(c, 0, sizeof(*c));
 	tie = aoe_xcalloc((size_t)k, sizeof(int));
@@ -197,6 +198,19 @@ bank_merge_sources(src *in, int k, int policy, FILE *out,
 		for (nt = 0, i = 0; i < k; i++)
 			if (in[i].cur && in[i].cur->key == min)
 				tie[nt++] = i;
+		/*
+		 * The bank's own entry, when another replaces it, must be
+		 * legal to be kept: an entry outside its space never applied,
+		 * so its key counts as added, whatever its time.
+		 */
+		if (nt > 1 && tie[0] == 0 && !in[0].isarr && !in[0].r.check &&
+		    bank_check_sched(in[0].cur, why, sizeof(why)) < 0) {
+			aoe_warnx("%s:%ld: %s; replaced", in[0].r.path,
+			    in[0].r.lineno, why);
+			memmove(tie, tie + 1, sizeof(int) * (size_t)--nt);
+			drop0 = 1;
+		} else
+			drop0 = 0;
 		best = tie[0];
 		for (i = 1; i < nt; i++) {
 			const ent *b = in[best].cur, *x = in[tie[i]].cur;
@@ -234,6 +248,8 @@ bank_merge_sources(src *in, int k, int policy, FILE *out,
 			    strerror(errno));
 			goto out;
 		}
+		if (drop0 && (rc = src_next(&in[0])) < 0)
+			goto out;
 		for (i = 0; i < nt; i++)
 			if ((rc = src_next(&in[tie[i]])) < 0)
 				goto out;
@@ -439,6 +455,13 @@ record_entry(const cJSON *rec, const char *want_soc, int *isgraph, ent *e,
 		return -1;
 	}
 	if (bank_parse_entry(line, e, why, wl) < 0) {
+		free(line);
+		return -1;
+	}
+	/* A schedule enters the bank only from inside its space. */
+	if (bank_check_sched(e, why, wl) < 0) {
+		cJSON_Delete(e->j);
+		e->j = NULL;
 		free(line);
 		return -1;
 	}

@@ -383,5 +383,13 @@ int aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
     char *buf, size_t len);
 /* The key of a signature: FNV-1a 64, fixed forever. */
 uint64_t aoe_op_key(const char *sig);
+/*
+ * The other way: a graph of one node (named "node") with the signature's
+ * op type, dtypes, shapes, constant inputs (small ones zero-filled) and
+ * attributes (tensor attributes zero-filled), and its thread count as the
+ * node's.  0 and *gp, or -AOE_EDATA with why ("signature: ...").
+ */
+int aoe_sig_graph(const char *sig, aoe_graph **gp, int *nthreads,
+    char *why, size_t wl);
 
 #endif

@@ -95,6 +95,14 @@ int aoe_space_mutate(const aoe_space *sp, uint64_t *seed,
     const aoe_sched *from, aoe_sched *to);
 /* Print the space as one JSON object (see aoe-space(1)). */
 int aoe_space_print_json(const aoe_space *sp, FILE *fp);
+/*
+ * Whether s lies in the search space of the operator case a canonical
+ * signature describes (aoe-bank(5)), on this CPU: its space is rebuilt
+ * from the signature's op type, dtypes, shapes and attributes.  0, or
+ * -AOE_EDATA with why naming the bad knob (or the bad signature).
+ */
+int aoe_space_check_sig(const char *sig, const aoe_sched *s, char *why,
+    size_t len);
 /* Validate s, make it the node's schedule and prepare the node again. */
 int aoe_space_apply(aoe_graph *g, aoe_node *n, const aoe_sched *s);
 

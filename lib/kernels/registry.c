@@ -153,3 +153,40 @@ aoe_space_apply(aoe_graph *g, aoe_node *n, const aoe_sched *s)
 		return n->op->prepare(g, n);
 	return 0;
 }
+
+int
+aoe_space_check_sig(const char *sig, const aoe_sched *s, char *why,
+    size_t len)
+{
+	aoe_graph *g;
+	aoe_node *n;
+	aoe_space sp;
+	char w[512];
+	int rc;
+
+	if (aoe_sig_graph(sig, &g, NULL, w, sizeof(w)) < 0) {
+		snprintf(why, len, "%s", w);
+		return -AOE_EDATA;
+	}
+	n = &g->nodes[0];
+	if ((n->op = aoe_op_find(n->op_type)) == NULL) {
+		snprintf(why, len, "libaoe has no operator %s", n->op_type);
+		aoe_graph_free(g);
+		return -AOE_EDATA;
+	}
+	if (aoe_space_for(g, n, &sp) < 0) {
+		/* An operator without a space takes no knobs. */
+		if (family_of(n->op) != NULL &&
+		    family_of(n->op)->space != NULL) {
+			snprintf(why, len, "no search space for this "
+			    "signature: %s", aoe_errmsg());
+			aoe_graph_free(g);
+			return -AOE_EDATA;
+		}
+		memset(&sp, 0, sizeof(sp));
+		snprintf(sp.op_type, sizeof(sp.op_type), "%s", n->op_type);
+	}
+	rc = aoe_space_validate(&sp, s, why, len);
+	aoe_graph_free(g);
+	return rc;
+}

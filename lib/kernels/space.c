@@ -17,7 +17,7 @@
 #include "aoe_kernels.h"
 #include "kernel.h"
 
-/* Tries of rejection sampling before a sample gives up. */
+/* Tries of a mutation before it gives up. */
 #define SAMPLE_TRIES 20000
 
 static aoe_knob *
@@ -199,48 +199,82 @@ aoe_space_point(const aoe_space *sp, uint64_t idx, aoe_sched *s)
 	return aoe_space_validate(sp, s, NULL, 0) == 0;
 }
 
+/* A uniformly random point of the product of the knobs, legal or not. */
+static void
+draw_point(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < sp->nknobs; i++) {
+		const aoe_knob *k = &sp->knobs[i];
+		aoe_sched_set(s, k->name, aoe_knob_value(k,
+		    (int64_t)(aoe_splitmix64(seed) %
+		    (uint64_t)aoe_knob_count(k))));
+	}
+}
+
+/*
+ * A uniformly random legal point.  Three ways, each uniform over the
+ * legal points (a repair step that resets knobs to their defaults is not:
+ * it returned the default 113 times in 200):
+ *
+ * 1. rejection: uniform points of the product until one is legal (exact);
+ * 2. when the legal points are too rare for that and the space is small,
+ *    enumerate them and pick one (exact);
+ * 3. else a random walk over the legal points from the default: change
+ *    one knob to a uniformly drawn value, move when the result is legal.
+ *    The proposal is symmetric and the walk stays put on an illegal one,
+ *    so its stationary distribution is uniform over the legal points
+ *    connected to the default (Metropolis with a flat target); WALK_STEPS
+ *    moves per knob make a draw close to it.
+ */
+#define REJECT_TRIES 200
+#define ENUM_MAX 16384
+#define WALK_STEPS 30
 int
 aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 {
-	int t, i;
+	uint64_t size = aoe_space_size(sp), idx, nlegal, pick;
+	aoe_sched t;
+	int64_t v;
+	int i, step;
 
-	for (t = 0; t < SAMPLE_TRIES; t++) {
-		memset(s, 0, sizeof(*s));
-		for (i = 0; i < sp->nknobs; i++) {
-			const aoe_knob *k = &sp->knobs[i];
-			aoe_sched_set(s, k->name, aoe_knob_value(k,
-			    (int64_t)(aoe_splitmix64(seed) %
-			    (uint64_t)aoe_knob_count(k))));
-		}
+	for (i = 0; i < REJECT_TRIES; i++) {
+		draw_point(sp, seed, s);
 		if (aoe_space_validate(sp, s, NULL, 0) == 0)
 			return 0;
-		/*
-		 * Repair: constraints often hold some knobs at their
-		 * defaults for a choice of another (Conv's algorithms), which
-		 * a uniform draw almost never hits.  Reset knobs to their
-		 * defaults one at a time, in random order, until it is legal.
-		 */
-		{
-			int ord[AOE_SCHED_MAX], j, tmp;
-			for (i = 0; i < sp->nknobs; i++)
-				ord[i] = i;
-			for (i = sp->nknobs - 1; i > 0; i--) {
-				j = (int)(aoe_splitmix64(seed) %
-				    (uint64_t)(i + 1));
-				tmp = ord[i];
-				ord[i] = ord[j];
-				ord[j] = tmp;
-			}
-			for (i = 0; i < sp->nknobs; i++) {
-				const aoe_knob *k = &sp->knobs[ord[i]];
-				aoe_sched_set(s, k->name, k->def);
-				if (aoe_space_validate(sp, s, NULL, 0) == 0)
-					return 0;
-			}
-		}
 	}
-	return aoe_err(AOE_EDATA, "%s '%s': no legal point found in %d tries",
-	    sp->op_type, sp->n ? sp->n->name : "", SAMPLE_TRIES);
+	if (size <= ENUM_MAX) {
+		for (nlegal = 0, idx = 0; idx < size; idx++)
+			nlegal += aoe_space_point(sp, idx, &t) == 1;
+		if (nlegal == 0)
+			return aoe_err(AOE_EDATA, "%s '%s': the space has no "
+			    "legal point", sp->op_type, sp->n ?
+			    sp->n->name : "");
+		pick = aoe_splitmix64(seed) % nlegal;
+		for (idx = 0; idx < size; idx++)
+			if (aoe_space_point(sp, idx, s) == 1 && pick-- == 0)
+				return 0;
+	}
+	/* The walk, from the default (every knob set). */
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < sp->nknobs; i++)
+		aoe_sched_set(s, sp->knobs[i].name, sp->knobs[i].def);
+	if (aoe_space_validate(sp, s, NULL, 0) < 0)
+		return aoe_err(AOE_EDATA, "%s '%s': the default is not a "
+		    "legal point", sp->op_type, sp->n ? sp->n->name : "");
+	for (step = 0; step < WALK_STEPS * sp->nknobs; step++) {
+		const aoe_knob *k = &sp->knobs[aoe_splitmix64(seed) %
+		    (uint64_t)sp->nknobs];
+		v = aoe_knob_value(k, (int64_t)(aoe_splitmix64(seed) %
+		    (uint64_t)aoe_knob_count(k)));
+		t = *s;
+		aoe_sched_set(&t, k->name, v);
+		if (aoe_space_validate(sp, &t, NULL, 0) == 0)
+			*s = t;
+	}
+	return 0;
 }
 
 int

@@ -159,6 +159,58 @@ json_free(void *p)
  */
 
 /*
+ * Mark the nodes of og->g that the runtime's fusion removes: the graph
+ * is prepared again as aoe-run prepares it (fusion on, the subgraph
+ * bank's decisions), and a node is gone when no live node there has its
+ * name and op type.
+ */
+static int
+fused_away(opat_graph *og, const char *path, const char *shape)
+{
+	aoe_graph *f = NULL;
+	aoe_run_opts ro;
+	char *mode;
+	int i, j, rc = 0;
+
+	og->gone = aoe_xcalloc((size_t)og->g->nnodes + 1, 1);
+	if ((rc = aoe_model_load(path, &f)) < 0)
+		return rc;
+	aoe_run_opts_init(&ro);
+	ro.static_memory = 0;
+	ro.profile = 0;
+	ro.plan_only = 1;
+	/*
+	 * As the model runs once tuned: under AOE_MODE (a workload handing
+	 * its graphs to the tools) libaoe does not fuse, later it does.
+	 */
+	if ((mode = getenv("AOE_MODE")) != NULL) {
+		mode = aoe_xstrdup(mode);
+		unsetenv("AOE_MODE");
+	}
+	if (!(shape && *shape && (rc = aoe_bind_shapes(f, shape)) < 0))
+		rc = aoe_graph_prepare(f, &ro);
+	if (mode) {
+		setenv("AOE_MODE", mode, 1);
+		free(mode);
+	}
+	if (rc < 0) {
+		aoe_graph_free(f);
+		return rc;
+	}
+	for (i = 0; i < og->g->nnodes; i++) {
+		const aoe_node *n = &og->g->nodes[i];
+		og->gone[i] = 1;
+		for (j = 0; j < f->nnodes && og->gone[i]; j++)
+			if (!f->nodes[j].dead && strcmp(f->nodes[j].name,
+			    n->name) == 0 && strcmp(f->nodes[j].op_type,
+			    n->op_type) == 0)
+				og->gone[i] = 0;
+	}
+	aoe_graph_free(f);
+	return 0;
+}
+
+/*
  * A subgraph's operators are tuned as they are in the branch: with the
  * shapes its enclosing graphs' analysis bound.  The values it reads from
  * them (and its own inputs) get their data only while the node runs; a
@@ -244,6 +296,8 @@ load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 	rc = aoe_graph_prepare(og->g, &ro);
 	if (rc < 0)
 		goto fail;
+	if ((rc = fused_away(og, path, shape)) < 0)
+		goto fail;
 	og->prefix = aoe_xstrdup("");
 	*gi = r->ngraphs++;
 	/* Its subgraphs follow it, each once. */
@@ -251,6 +305,7 @@ load_graph(opat_run *r, const char *path, const char *shape, int *gi)
 		return -AOE_ENOMEM;
 	return 0;
 fail:
+	free(og->gone);
 	aoe_graph_free(og->g);
 	free(og->path);
 	free(og->shape);
@@ -281,6 +336,26 @@ selected(const opat_run *r, const aoe_node *n, const char *name,
 	    in_list(r->o.ops_types, r->o.nops_types, n->op_type);
 }
 
+int
+opat_fault_check(void)
+{
+	static const char *const kinds[] = { "crash", "hang", "wrong",
+	    "nan", "abort" };
+	const char *v = getenv("AOE_INJECT_FAULT"), *c;
+	size_t l, i;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	c = strchr(v, ':');
+	l = c ? (size_t)(c - v) : strlen(v);
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strlen(kinds[i]) == l && strncmp(v, kinds[i], l) == 0 &&
+		    (c == NULL || c[1] != '\0'))
+			return 0;
+	return aoe_err(AOE_EDATA, "AOE_INJECT_FAULT '%s': expected crash, "
+	    "hang, wrong, nan or abort, then :op_type optionally", v);
+}
+
 /*
  * Add the tunable nodes of a graph, and of its subgraphs, to the cases,
  * grouped by key; a subgraph's node by its path name (aoe-opat(1)).
@@ -289,11 +364,14 @@ int
 opat_add_graph(opat_run *r, const char *path, const char *shape,
     char **only, int nonly)
 {
-	char *sig = aoe_xmalloc(SIGMAX), *name = NULL;
+	char *sig, *name = NULL;
 	aoe_graph *g;
 	aoe_space sp;
 	int gi, k, i, j, rc;
 
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
+	sig = aoe_xmalloc(SIGMAX);
 	if ((rc = load_graph(r, path, shape, &gi)) < 0) {
 		free(sig);
 		return rc;
@@ -313,6 +391,12 @@ opat_add_graph(opat_run *r, const char *path, const char *shape,
 		sprintf(name, "%s%s", r->graphs[k].prefix, n->name);
 		if (!selected(r, n, name, only, nonly))
 			continue;
+		if (r->graphs[k].gone && r->graphs[k].gone[g->order[i]]) {
+			if (r->o.nops_names || r->o.nops_types || only)
+				aoe_warnx("%s '%s': fused into another node at "
+				    "run time; not tuned", n->op_type, name);
+			continue;
+		}
 		if (aoe_space_for(g, n, &sp) < 0 || aoe_space_size(&sp) < 2 ||
 		    opat_space_legal(&sp, 2) < 2)
 			continue;	/* nothing to tune */
@@ -1731,6 +1815,8 @@ opat_measure_stream(opat_run *r, int argc, char **argv)
 {
 	int i, rc, worst = 0;
 
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
 	for (i = 0; i < (argc ? argc : 1); i++)
 		if ((rc = each_line(argc ? argv[i] : "-", measure_line, r)) <
 		    worst)
@@ -1906,6 +1992,10 @@ task_line(opat_run *r, cJSON *o, const char *path, long lineno)
 int
 opat_add_tasks(opat_run *r, const char *path)
 {
+	int rc;
+
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
 	return each_line(path, task_line, r);
 }
 
@@ -1947,6 +2037,7 @@ opat_run_free(opat_run *r)
 		/* A subgraph is freed with the graph that holds it. */
 		if (!r->graphs[i].sub)
 			aoe_graph_free(r->graphs[i].g);
+		free(r->graphs[i].gone);
 		free(r->graphs[i].path);
 		free(r->graphs[i].shape);
 		free(r->graphs[i].prefix);

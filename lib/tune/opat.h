@@ -211,6 +211,13 @@ typedef struct opat_graph {
 	char *shape;		/* --input-shape, or "" */
 	aoe_graph *g;
 	/*
+	 * Per node of g: 1 when the fusion that the runtime runs removes it
+	 * (a Relu folded into its Conv, a chain merged into one node), so
+	 * that no bank entry of it can ever apply: it is not tuned.  NULL
+	 * for a subgraph.
+	 */
+	char *gone;
+	/*
 	 * A subgraph (If branch, Loop or Scan body) of the graph of the
 	 * entry before it that has sub 0, which owns it; prefix makes its
 	 * nodes' names paths from that graph ("if0/then_branch/").
@@ -268,6 +275,11 @@ typedef struct opat_run {
 
 void opat_opts_init(opat_opts *o);
 int opat_strategy_from_name(const char *s);
+/*
+ * AOE_INJECT_FAULT (kind[:op_type], kind crash, hang, wrong, nan or
+ * abort; see measure.c) is unset or well-formed: 0, else -AOE_EDATA.
+ */
+int opat_fault_check(void);
 int opat_add_graph(opat_run *r, const char *path, const char *shape,
     char **only, int nonly);
 int opat_add_tasks(opat_run *r, const char *path);

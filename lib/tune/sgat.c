@@ -24,6 +24,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "bank.h"
 #include "opat.h"
 #include "sgat.h"
 
@@ -797,9 +798,17 @@ from_journal(const cJSON *old, const sub *s, aoe_dtable *decisions,
 	if (cJSON_IsString(oc) && (!strcmp(oc->valuestring, "add") ||
 	    !strcmp(oc->valuestring, "update") ||
 	    !strcmp(oc->valuestring, "reserved"))) {
-		(void)aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(old,
-		    "schedule"), &chosen, NULL, 0);
-		aoe_dtable_set(decisions, s->sig, &chosen);
+		char why[512];
+		/* A journal is input too: its decisions must be legal. */
+		if (aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(old,
+		    "schedule"), &chosen, why, sizeof(why)) < 0 ||
+		    bank_check_decisions(s->sig, &chosen, why,
+		    sizeof(why)) < 0)
+			aoe_warnx("journal: subgraph %llu: illegal decisions: "
+			    "%s; ignored", (unsigned long long)aoe_op_key(s->sig),
+			    why);
+		else
+			aoe_dtable_set(decisions, s->sig, &chosen);
 	}
 }
 
@@ -957,6 +966,8 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	FILE *mem = NULL;
 	int slower, nbacked = 0;
 
+	if ((rc = opat_fault_check()) < 0)
+		return rc;
 	aoe_run_opts_init(&ro);
 	if (o->threads > 0)
 		ro.nthreads = o->threads;
