@@ -118,7 +118,7 @@ done
 strip='import json,sys
 for l in open(sys.argv[1]):
     o = json.loads(l); o.pop("measured_at", None); print(json.dumps(o, sort_keys=True))'
-R="$O --no-bank --replay $T/t.jsonl --strategy evolution --budget-trials 12 --commit"
+R="$O --no-bank --replay $T/t.jsonl --strategy random --budget-trials 12 --commit"
 rm -rf "$T/kb0" && mkdir "$T/kb0"
 TUNE_BANK_PATH=$T/kb0 aoe-opat $R --journal "$T/j0" "$ex" >"$T/k0" 2>/dev/null
 python3 -c "$strip" "$T"/kb0/*/ops.jsonl >"$T/kb0.txt"

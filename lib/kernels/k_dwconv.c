@@ -199,6 +199,9 @@ dw_row8_any(int nv, int nt, const float *const *tp, const float *wt,
 /* The same in AVX-512, 16 floats a vector. */
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
 static inline __attribute__((always_inline)) void
 dw_mstore16(float *y, __m512 a, int64_t k)
 {
@@ -215,6 +218,9 @@ dw_row16_any(int nv, int nt, const float *const *tp, const float *wt,
 {
 	DW_DISPATCH(dw_row16, nv, nt, tp, wt, bv, y, o2);
 }
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
 #pragma GCC pop_options
 
 struct dwr_ctx {
