@@ -15,6 +15,9 @@ O="--no-check --no-progress --threads 2 --timeout 10 --budget-trials 4"
 echo '{"tune_ops_type": ["Conv"]}' > "$T/ops.json"
 O="$O --tune-ops-file $T/ops.json"
 export FAKE_SSH_DIR="$T/fk"
+# GNU parallel splits the ssh command at spaces, and the checkout may
+# be in a folder whose name has one: the fake ssh by a link in $T.
+ln -s "$top/tests/fake-ssh.sh" "$T/fake-ssh"
 
 # The fields of the records, each with what a searched case must carry.
 cat >"$T/shape.py" <<'PY'
@@ -40,7 +43,7 @@ run aoe-opat $O -o "$T/local.jsonl" "$ex"
 ok $status "a local run of the Conv cases (the reference)"
 
 printf 'hostA\nhostB\n' > "$T/hosts"
-AOE_SSH=$top/tests/fake-ssh.sh run aoe-opat $O --commit --timings "$T/tim" \
+AOE_SSH=$T/fake-ssh run aoe-opat $O --commit --timings "$T/tim" \
     --sshloginfile "$T/hosts" -o "$T/remote.jsonl" "$ex"
 ok $status "two hosts measure the candidates"
 [ -s "$T/fk/in.hostA" ] && [ -s "$T/fk/in.hostB" ]
@@ -73,13 +76,13 @@ ok $st "the bank it committed verifies ($adds added)"
 # A host of another soc_version is refused, before anything is measured.
 cp -R "$T/bank" "$T/bank0"
 printf 'hostA\nalien\n' > "$T/hosts2"
-AOE_SSH=$top/tests/fake-ssh.sh run aoe-opat $O --commit --sshloginfile \
+AOE_SSH=$T/fake-ssh run aoe-opat $O --commit --sshloginfile \
     "$T/hosts2" "$ex"
 [ $status -ne 0 ] && grep -q "host 'alien' reports soc_version 'alien_soc'" \
     "$T/err" && [ ! -s "$T/out" ] && diff -r "$T/bank" "$T/bank0" >/dev/null
 ok $? "a host of another soc_version is refused, the bank untouched"
 printf 'hostA\ndead\n' > "$T/hosts3"
-AOE_SSH=$top/tests/fake-ssh.sh run aoe-opat $O --sshloginfile "$T/hosts3" "$ex"
+AOE_SSH=$T/fake-ssh run aoe-opat $O --sshloginfile "$T/hosts3" "$ex"
 [ $status -ne 0 ] && grep -q "host 'dead' did not answer" "$T/err" &&
     [ ! -s "$T/out" ]
 ok $? "a host that does not answer is refused, with its name"
@@ -88,7 +91,7 @@ ok $? "a host that does not answer is refused, with its name"
 # jobs are retried on the other host, and every case ends as it would.
 rm -f "$T/fk"/*
 printf 'hostA\nflaky\n' > "$T/hosts4"
-FAKE_SSH_FLAKY=2 AOE_SSH=$top/tests/fake-ssh.sh run aoe-opat $O --no-bank \
+FAKE_SSH_FLAKY=2 AOE_SSH=$T/fake-ssh run aoe-opat $O --no-bank \
     --sshloginfile "$T/hosts4" -o "$T/flaky.jsonl" "$ex"
 drops=$(grep -c '^flaky$' "$T/fk/sessions")
 [ $status -eq 0 ] && [ "$drops" -gt 2 ] &&

@@ -104,12 +104,14 @@ ok $? "a tuner whose front end is gone stops"
 # is a plain system's: it works, and fails loudly when a host fails.
 aoe-capture -o "$T/g.json" "$ex" 2>/dev/null
 mkdir -p "$T/fk" "$T/mbank"
+# (The fake ssh by a link: GNU parallel splits its ssh command at spaces.)
+ln -s "$top/tests/fake-ssh.sh" "$T/fake-ssh"
 printf 'h1\nh2\n' > "$T/hosts"; printf 'h1\ndead\n' > "$T/hosts2"
 pipeline=$(sed -n '/^set -o pipefail$/,/^\.Ed$/p' "$top/man/man1/aoe-opat.1" |
     sed -e '$d' -e 's/\\e$/\\/' -e 's/--generate/--generate --budget-trials 2/')
 multi() {
 	(cd "$T" && env TUNE_BANK_PATH="$T/mbank" FAKE_SSH_DIR="$T/fk" \
-	    FAKE_SSH_PLAIN=1 PARALLEL_SSH="$top/tests/fake-ssh.sh" \
+	    FAKE_SSH_PLAIN=1 PARALLEL_SSH="$T/fake-ssh" \
 	    bash -c "$(printf '%s\n' "$pipeline" | sed "s/sshloginfile hosts/sshloginfile $1/")")
 }
 run multi hosts
