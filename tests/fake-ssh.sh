@@ -22,6 +22,10 @@ flaky)
 	n=$(grep -c '^flaky$' "$dir/sessions")
 	[ "$n" -le "${FAKE_SSH_FLAKY:-0}" ] || exit 255 ;;
 esac
+# sshd gives the remote side the user's login shell as SHELL, which GNU
+# parallel's remote wrapper runs the job with; CI's environment has none.
+SHELL=$(getent passwd "$(id -un)" | cut -d: -f7)
+export SHELL="${SHELL:-/bin/sh}"
 # FAKE_SSH_PLAIN: the remote shell's PATH is a plain system's.
 [ -z "${FAKE_SSH_PLAIN-}" ] || PATH=/usr/bin:/bin
 tee -a "$dir/in.$host" | sh -c "$*"
