@@ -268,13 +268,11 @@ find_tool(const char *tool)
 }
 
 /*
- * Run "TOOL --commit [AOE_TUNE_FLAGS] GRAPH" and wait for it, the flags
- * (budgets, seeds) split at blanks, as the aoe front end takes them.  The
- * child does not inherit AOE_MODE (its own compiles must not be captured
- * again), and its standard output goes to our standard error: the
- * workload's output stays its own.
+ * Run a tool with argv and wait for it.  The child does not inherit
+ * AOE_MODE (its own compiles must not be captured again), and its
+ * standard output goes to our standard error: the workload's output
+ * stays its own.  0 or an error naming the tool and the graph.
  */
-/* Run a tool with argv, its stdout to stderr; 0 or an error. */
 static int
 run_child(const char *path, char **argv, const char *tool,
     const char *graph)
@@ -300,11 +298,21 @@ run_child(const char *path, char **argv, const char *tool,
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	/* Not a bug: the machine is not ready to tune (aoe-check(1)). */
+	if (st == AOE_EXIT_FALSE)
+		return aoe_err(AOE_EUNSUP, "%s did not %s graph '%s': a "
+		    "precondition failed (exit status 1)", tool,
+		    strcmp(tool, "aoe-report") == 0 ? "report on" : "tune",
+		    graph);
 	return aoe_err(st >= AOE_EDATA && st <= AOE_EINTERNAL ? st :
 	    AOE_EINTERNAL, "%s failed on graph '%s' (exit status %d)",
 	    tool, graph, st);
 }
 
+/*
+ * Run "TOOL --commit [AOE_TUNE_FLAGS] [-o RECORDS] GRAPH", the flags
+ * (budgets, seeds) split at blanks, as the aoe front end takes them.
+ */
 static int
 run_tuner(const char *path, const char *tool, const char *graph,
     const char *records)
@@ -312,9 +320,7 @@ run_tuner(const char *path, const char *tool, const char *graph,
 	const char *flags = getenv("AOE_TUNE_FLAGS");
 	char *copy = aoe_xstrdup(flags ? flags : ""), *w, *save = NULL;
 	char **argv = aoe_xcalloc(strlen(copy) / 2 + 7, sizeof(char *));
-	int argc = 0;
-	pid_t pid;
-	int st;
+	int argc = 0, rc;
 
 	argv[argc++] = (char *)tool;
 	argv[argc++] = "--commit";
@@ -328,36 +334,10 @@ run_tuner(const char *path, const char *tool, const char *graph,
 	}
 	argv[argc++] = (char *)graph;
 	argv[argc] = NULL;
-	fflush(NULL);
-	if ((pid = fork()) < 0) {
-		free(argv);
-		free(copy);
-		return aoe_err(AOE_EIO, "cannot fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		unsetenv("AOE_MODE");
-		unsetenv("AOE_CAPTURE_DIR");
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execv(path, argv);
-		aoe_warn("cannot run '%s'", path);
-		_exit(127);
-	}
+	rc = run_child(path, argv, tool, graph);
 	free(argv);
 	free(copy);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return aoe_err(AOE_EIO, "waitpid: %s",
-			    strerror(errno));
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	/* Not a bug: the machine is not ready to tune (aoe-check(1)). */
-	if (st == AOE_EXIT_FALSE)
-		return aoe_err(AOE_EUNSUP, "%s did not tune graph '%s': a "
-		    "precondition failed (exit status 1)", tool, graph);
-	return aoe_err(st >= AOE_EDATA && st <= AOE_EINTERNAL ? st :
-	    AOE_EINTERNAL, "%s failed on graph '%s' (exit status %d)",
-	    tool, graph, st);
+	return rc;
 }
 
 /* Graphs tuned inline by this process, so that each is tuned once. */
