@@ -11,7 +11,7 @@ if ! /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
 	echo "1..0 # SKIP /usr/bin/python3 has no onnx module (apt-get install python3-onnx)"
 	exit 0
 fi
-plan 28
+plan 29
 /usr/bin/python3 tests/mkctl.py "$T" || exit 1
 export TUNE_BANK_PATH="$T/bank"
 mkdir -p "$T/bank"
@@ -155,6 +155,12 @@ run aoe-run --runs 1 -p -i c="$T/true.bin" --seed 5 -o "$T/o1" \
 [ $status -eq 0 ] && grep -q '^schedules from the bank: 1 of 3 nodes' "$T/err" &&
     grep -q '^bank if0/then_branch/conv0 .* Conv .*algo=' "$T/err"
 ok $? "aoe-run --profile shows the bank's schedule used inside the branch"
+run aoe-bank lookup "$T/if_conv.json"
+[ $status -eq 0 ] && grep -q ' if0/then_branch/conv0 Conv [0-9]* custom$' "$T/out" &&
+    grep -q ' if0/else_branch/conv1 Conv [0-9]* miss$' "$T/out" &&
+    grep -q 'if_conv.json: 1 of 3 ops hit' "$T/err"
+ok $? "aoe-bank lookup finds the branch's entry, by path" ||
+    sed 's/^/#   /' "$T/out" "$T/err"
 same "$T/o1/y.bin" "$T/o0/y.bin"
 ok $? "the outputs are those of the model before tuning"
 run aoe-run --runs 1 -p --no-bank -i c="$T/true.bin" "$T/if_conv.onnx"

@@ -366,15 +366,59 @@ cmd_stats(const aoe_bank_opts *o, int argc, char **argv)
 	return 0;
 }
 
+/* What lookup's walk carries from node to node. */
+struct lookup_walk {
+	const char *graph;
+	int jsonl, threads;
+	long hits, live;
+};
+
+/* One node of a graph or of its subgraphs (named by path): hit or not. */
+static int
+lookup_node(aoe_graph *g, aoe_node *n, const char *path, void *arg)
+{
+	struct lookup_walk *w = arg;
+	int t = n->nthreads > 0 ? n->nthreads : w->threads;
+	char sig[8192];
+	const char *from;
+	aoe_sched s;
+
+	w->live++;
+	memset(&s, 0, sizeof(s));
+	w->hits += aoe_bank_find(g, n, t, &s, &from);
+	if (aoe_op_signature(g, n, t, sig, sizeof(sig)) < 0)
+		strcpy(sig, "");
+	if (w->jsonl) {
+		cJSON *j = cJSON_CreateObject();
+		char kb[32], *p;
+		snprintf(kb, sizeof(kb), "%llu",
+		    (unsigned long long)aoe_op_key(sig));
+		cJSON_AddStringToObject(j, "graph", w->graph);
+		cJSON_AddStringToObject(j, "node", path);
+		cJSON_AddStringToObject(j, "op_type", n->op_type);
+		cJSON_AddStringToObject(j, "key", kb);
+		cJSON_AddStringToObject(j, "signature", sig);
+		cJSON_AddStringToObject(j, "from", from);
+		p = cJSON_PrintUnformatted(j);
+		puts(p);
+		free(p);
+		cJSON_Delete(j);
+	} else
+		printf("%s %s %s %llu %s\n", w->graph, path, n->op_type,
+		    (unsigned long long)aoe_op_key(sig), from);
+	return 0;
+}
+
 /*
- * lookup: for each graph, which ops hit, from which bank.
+ * lookup: for each graph, which ops hit, from which bank; the ops of If
+ * branches and Loop and Scan bodies too, by path.
  */
 static int
 lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
 {
 	char dir[PATH_MAX], file[PATH_MAX], bi[PATH_MAX];
 	aoe_run_opts ro;
-	int i, k, rc = 0, worst = 0, nbad = 0, t;
+	int i, rc = 0, worst = 0, nbad = 0;
 
 	if (argc < 1)
 		return aoe_err(AOE_EDATA, "lookup needs a graph");
@@ -389,10 +433,9 @@ lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
 	ro.use_bank = 0;
 	if (o->threads > 0)
 		ro.nthreads = o->threads;
-	t = ro.nthreads;
 	for (i = 0; i < argc; i++) {
+		struct lookup_walk w = { argv[i], o->jsonl, ro.nthreads, 0, 0 };
 		aoe_graph *g = NULL;
-		long hits = 0, live = 0;
 		if ((rc = aoe_model_load(argv[i], &g)) < 0 ||
 		    (rc = aoe_graph_prepare(g, &ro)) < 0) {
 			/* One graph's error is main()'s to print. */
@@ -404,43 +447,10 @@ lookup_graphs(const aoe_bank_opts *o, int argc, char **argv)
 			nbad++;
 			continue;
 		}
-		for (k = 0; k < g->norder; k++) {
-			aoe_node *n = &g->nodes[g->order[k]];
-			char sig[8192];
-			const char *from;
-			aoe_sched s;
-			if (n->dead)
-				continue;
-			live++;
-			memset(&s, 0, sizeof(s));
-			hits += aoe_bank_find(g, n, n->nthreads > 0 ?
-			    n->nthreads : t, &s, &from);
-			if (aoe_op_signature(g, n, n->nthreads > 0 ?
-			    n->nthreads : t, sig, sizeof(sig)) < 0)
-				strcpy(sig, "");
-			if (o->jsonl) {
-				cJSON *j = cJSON_CreateObject();
-				char kb[32], *p;
-				snprintf(kb, sizeof(kb), "%llu",
-				    (unsigned long long)aoe_op_key(sig));
-				cJSON_AddStringToObject(j, "graph", argv[i]);
-				cJSON_AddStringToObject(j, "node", n->name);
-				cJSON_AddStringToObject(j, "op_type",
-				    n->op_type);
-				cJSON_AddStringToObject(j, "key", kb);
-				cJSON_AddStringToObject(j, "signature", sig);
-				cJSON_AddStringToObject(j, "from", from);
-				p = cJSON_PrintUnformatted(j);
-				puts(p);
-				free(p);
-				cJSON_Delete(j);
-			} else
-				printf("%s %s %s %llu %s\n", argv[i], n->name,
-				    n->op_type, (unsigned long long)
-				    aoe_op_key(sig), from);
-		}
+		aoe_graph_each_node(g, lookup_node, &w);
 		if (!o->quiet)
-			aoe_warnx("%s: %ld of %ld ops hit", argv[i], hits, live);
+			aoe_warnx("%s: %ld of %ld ops hit", argv[i], w.hits,
+			    w.live);
 		aoe_graph_free(g);
 	}
 	/* Each failure was told above; main() prints this summary. */
