@@ -98,8 +98,8 @@ run aoe-opat --list --tune-ops-file "$T/ops.json" "$T/if_conv.json"
 [ "$(wc -l <"$T/out")" -eq 1 ] && grep -q 'if0/then_branch/conv0' "$T/out"
 ok $? "--tune-ops-file selects a branch's operator by its path"
 run aoe-opat --space if0/then_branch/conv0 "$T/if_conv.json"
-[ $status -eq 0 ] && grep -q '"op_type":"Conv"' "$T/out"
-ok $? "--space takes a path"
+[ $status -eq 0 ] && grep -q '"op_type":"Conv","node":"if0/then_branch/conv0"' "$T/out"
+ok $? "--space takes a path, and names the node by it"
 aoe-opat --no-check --budget-trials 2 --generate "$T/nest.json" >"$T/cand" 2>/dev/null &&
     aoe-opat --no-check --measure "$T/cand" >"$T/tim" 2>/dev/null &&
     [ "$(wc -l <"$T/tim")" -eq "$(wc -l <"$T/cand")" ] &&

@@ -149,7 +149,8 @@ print_space(opat_run *r, const char *graph, const char *node,
 		return aoe_err(AOE_EDATA, "%s: no live node '%s'", graph, node);
 	if ((rc = aoe_space_for(g, n, &sp)) < 0)
 		return rc;
-	return aoe_space_print_json(&sp, r->out);
+	/* Named by the path it was asked by, as the records name it. */
+	return aoe_space_print_json(&sp, node, r->out);
 }
 
 static const struct option longopts[] = {

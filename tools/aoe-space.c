@@ -164,7 +164,7 @@ main(int argc, char **argv)
 				print_sched(&sp, &s, json);
 			}
 		else if (json) {
-			if ((rc = aoe_space_print_json(&sp, stdout)) < 0)
+			if ((rc = aoe_space_print_json(&sp, NULL, stdout)) < 0)
 				goto fail;
 		} else
 			print_text(&sp);

@@ -93,8 +93,11 @@ int aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s);
 /* from with one knob changed to another legal value; 0 or -AOE_EDATA. */
 int aoe_space_mutate(const aoe_space *sp, uint64_t *seed,
     const aoe_sched *from, aoe_sched *to);
-/* Print the space as one JSON object (see aoe-space(1)). */
-int aoe_space_print_json(const aoe_space *sp, FILE *fp);
+/*
+ * Print the space as one JSON object (see aoe-space(1)); its "node" is
+ * name, or the node's own name when name is NULL.
+ */
+int aoe_space_print_json(const aoe_space *sp, const char *name, FILE *fp);
 /*
  * Whether s lies in the search space of the operator case a canonical
  * signature describes (aoe-bank(5)), on this CPU: its space is rebuilt

@@ -327,7 +327,7 @@ json_str(FILE *fp, const char *s)
 }
 
 int
-aoe_space_print_json(const aoe_space *sp, FILE *fp)
+aoe_space_print_json(const aoe_space *sp, const char *name, FILE *fp)
 {
 	const aoe_knob *k;
 	uint64_t size = aoe_space_size(sp);
@@ -336,7 +336,7 @@ aoe_space_print_json(const aoe_space *sp, FILE *fp)
 	fputs("{\"op_type\":", fp);
 	json_str(fp, sp->op_type);
 	fputs(",\"node\":", fp);
-	json_str(fp, sp->n ? sp->n->name : "");
+	json_str(fp, name ? name : sp->n ? sp->n->name : "");
 	fputs(",\"family\":", fp);
 	json_str(fp, sp->family);
 	fprintf(fp, ",\"size\":%llu", (unsigned long long)size);
