@@ -128,6 +128,15 @@ run_passes(aoe_graph *g, const aoe_run_opts *o)
  * prepared as a graph of its own: its passes, the bank, its memory plan.
  * The runtime bound their inputs' shapes when it inferred n.
  */
+/*
+ * Set while the bodies of a node are prepared with the graph that holds
+ * them: that graph's capture (tune mode) holds them nested, so they are
+ * not captured again as graphs of their own.  (A body whose shapes change
+ * at run time is prepared again by the runtime, without the bank, and is
+ * not captured: lib/runtime/ctl.c.)
+ */
+static _Thread_local int in_bodies;
+
 static int
 prepare_bodies(aoe_node *n, const aoe_run_opts *o)
 {
@@ -138,7 +147,10 @@ prepare_bodies(aoe_node *n, const aoe_run_opts *o)
 		aoe_graph *b = n->attrs[j].g;
 		if (n->attrs[j].type != AOE_A_GRAPH || b == NULL)
 			continue;
-		if ((rc = aoe_graph_prepare(b, o)) < 0) {
+		in_bodies++;
+		rc = aoe_graph_prepare(b, o);
+		in_bodies--;
+		if (rc < 0) {
 			snprintf(msg, sizeof(msg), "%s", aoe_errmsg());
 			return aoe_err(-rc, "%s '%s', subgraph '%s': %s",
 			    n->op_type, n->name, n->attrs[j].name, msg);
@@ -266,7 +278,8 @@ aoe_graph_prepare(aoe_graph *g, const aoe_run_opts *o)
 	}
 	if ((rc = aoe_graph_plan(g, o)) < 0 || o->plan_only)
 		return rc;
-	if (getenv("AOE_MODE") != NULL && (rc = aoe_capture_hook(g)) < 0)
+	if (in_bodies == 0 && getenv("AOE_MODE") != NULL &&
+	    (rc = aoe_capture_hook(g)) < 0)
 		return rc;
 	return 0;
 }
