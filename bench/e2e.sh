@@ -8,8 +8,10 @@
 # than ONNX Runtime, the operator types that take its time (PROFILING_MODE).
 # Everything is saved under bench/results/ with the machine's description.
 #
-#   bench/e2e.sh [-r RUNS] [-n REPEATS] [-T SECONDS] [model ...]
+#   bench/e2e.sh [-U] [-r RUNS] [-n REPEATS] [-T SECONDS] [model ...]
 #
+# -U measures untuned aoe against ONNX Runtime only (no tuning, the tuned
+# columns "-"): a quick check of the kernels' defaults.
 # -T is the operator-tuning budget per model and thread count
 # (aoe-opat --total-seconds).  Banks go to $AOE_CACHE/banks/<model>/opat
 # (operator bank) and .../full (the same plus the subgraph bank), so tuning
@@ -21,13 +23,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
 M=$CACHE/models
-runs=20 reps=3 budget=300
+runs=20 reps=3 budget=300 untuned=
 usage() {
-	echo "usage: $0 [-r runs] [-n repeats] [-T seconds] [model ...]" >&2
+	echo "usage: $0 [-U] [-r runs] [-n repeats] [-T seconds] [model ...]" >&2
 	exit 2
 }
-while getopts r:n:T: c; do
+while getopts Ur:n:T: c; do
 	case $c in
+	U) untuned=1 ;;
 	r) runs=$OPTARG ;;
 	n) reps=$OPTARG ;;
 	T) budget=$OPTARG ;;
@@ -35,6 +38,8 @@ while getopts r:n:T: c; do
 	esac
 done
 shift $((OPTIND - 1))
+banks="opat full" outs="o_opat o_full"
+[ -z "$untuned" ] || banks= outs=
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 \
     transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls
 PATH=$top/tools:$top/pipelines:$PATH
@@ -106,11 +111,14 @@ for d in sys.argv[1].split(","): n *= int(d)
 r = random.Random(42)
 sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in range(n)]))
 ' "${spec#*:}" >"$tmp/in.bin"
-	if ! tune "$f" "$spec" "$bank"; then
+	if [ -n "$untuned" ]; then
+		tune_s=-
+	elif ! tune "$f" "$spec" "$bank"; then
 		echo "$m: tuning failed; skipped" >&2
 		continue
+	else
+		tune_s=$(cat "$bank/tune_s")
 	fi
-	tune_s=$(cat "$bank/tune_s")
 	for t in 1 2; do
 		: >"$tmp/ort"; : >"$tmp/aoe"; : >"$tmp/opat"; : >"$tmp/full"
 		i=0
@@ -120,7 +128,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 			aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" \
 			    -s "$spec" -i "$name=$tmp/in.bin" -o "$tmp/o_aoe" "$f" |
 			    field median >>"$tmp/aoe"
-			for b in opat full; do
+			for b in $banks; do
 				TUNE_BANK_PATH=$bank/$b aoe-run --threads $t --warmup 3 \
 				    --runs "$runs" -s "$spec" -i "$name=$tmp/in.bin" \
 				    -o "$tmp/o_$b" "$f" | field median >>"$tmp/$b"
@@ -129,6 +137,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		done
 		o=$(median <"$tmp/ort") a=$(median <"$tmp/aoe")
 		p=$(median <"$tmp/opat") s=$(median <"$tmp/full")
+		[ -z "$untuned" ] || p=- s=-
 		# The tolerance: 1e-4 relative L2, or twice what ONNX Runtime's
 		# own graph optimisations change, for models that sensitive.
 		node "$here/ort-run.js" -O disabled -t 1 -w 0 -r 1 -o "$tmp/o_ort0" \
@@ -136,17 +145,23 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		tol=$("$here/relerr.py" "$tmp/o_ort0" "$tmp/o_ort" |
 		    awk '{ t = 2 * $1; printf "%.2e", (t > 1e-4 ? t : 1e-4) }')
 		ok=PASS bad=
-		for d in o_aoe o_opat o_full; do
+		for d in o_aoe $outs; do
 			e=$("$here/relerr.py" "$tmp/$d" "$tmp/o_ort")
 			awk "BEGIN { exit !($e <= $tol) }" 2>/dev/null ||
 			    bad="$bad ${d#o_}=$e"
 		done
 		[ -z "$bad" ] || ok="FAIL(tol $tol:$bad)"
 		[ "$tol" = 1.00e-04 ] || ok="$ok (tol $tol)"
+		if [ -n "$untuned" ]; then
+			rp=- rs=-
+		else
+			rp=$(ratio "$p" "$o") rs=$(ratio "$s" "$o")
+		fi
 		printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' "$m" $t \
-		    "$o" "$a" "$p" "$s" "$(ratio "$a" "$o")" "$(ratio "$p" "$o")" \
-		    "$(ratio "$s" "$o")" "$tune_s" "$ok" | tee -a "$out"
-		awk "BEGIN { exit !($s > $o) }" && echo "$m $t $s $o" >>"$tmp/slow"
+		    "$o" "$a" "$p" "$s" "$(ratio "$a" "$o")" "$rp" "$rs" \
+		    "$tune_s" "$ok" | tee -a "$out"
+		[ -n "$untuned" ] || ! awk "BEGIN { exit !($s > $o) }" ||
+		    echo "$m $t $s $o" >>"$tmp/slow"
 		rm -rf "$tmp"/o_*
 	done
 done
