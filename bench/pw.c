@@ -2,7 +2,8 @@
  * pw - pointwise (1x1) convolution: libaoe against OpenBLAS sgemm on the
  * same product, over mobilenet_v2's 1x1 Conv shapes.
  *
- *   bench/pw [-t threads] [-r rounds] [-a] [-c] [-m] [-k knob=v] [shape...]
+ *   bench/pw [-t threads] [-r rounds] [-a] [-c] [-e op] [-m] [-k knob=v]
+ *       [shape...]
  *
  * Each shape (Cin>Cout@HxW, stride 1, with a bias and a fused ReLU6 as in
  * the model) is a one-node libaoe graph.  The rows time libaoe's default
@@ -12,7 +13,9 @@
  * little less), interleaved: every round times every variant once (the
  * mean of enough calls to last about 2 ms), and the figures are the
  * medians of the rounds (-m: the minima, steadier on a loaded machine), with the ratio OpenBLAS time / aoe time (>1:
- * aoe faster).  -c times by the process's CPU time instead of the wall
+ * aoe faster).  -e op puts another one-input activation after the
+ * Conv instead of the ReLU6 (HardSwish, Relu, Sigmoid: libaoe fuses it).
+ * -c times by the process's CPU time instead of the wall
  * clock: at 1 thread, on a loaded machine, that leaves out the time the
  * other jobs hold the core (their cache pollution stays).  -k knob=v sets one more knob in the -a variants (e.g.
  * par=1).  Arguments select shapes whose name contains them.  The
@@ -42,6 +45,7 @@ static const struct { int c, m, h; } shapes[] = {
 };
 
 static clockid_t clk = CLOCK_MONOTONIC;
+static const char *act = "Clip";	/* -e: the activation after the Conv */
 
 static double
 now(void)
@@ -130,13 +134,14 @@ conv1_new(conv1 *b, int c, int m, int h, int nthreads)
 		a->ints = aoe_xcalloc(2, sizeof(int64_t));
 		a->ints[0] = a->ints[1] = 1;
 	}
-	{
+	if (strcmp(act, "Clip") == 0) {
 		int cin[3] = { y, add_in(g, "lo", 1, 0, NULL),
 		    add_in(g, "hi", 1, 0, NULL) };
 		((float *)g->tensors[cin[1]]->data)[0] = 0;
 		((float *)g->tensors[cin[2]]->data)[0] = 6;
 		aoe_graph_add_node(g, "clip", "Clip", 3, cin, 1, &z);
-	}
+	} else
+		aoe_graph_add_node(g, "act", act, 1, &y, 1, &z);
 	g->outputs[g->noutputs++] = z;
 	aoe_run_opts_init(&b->o);
 	b->o.nthreads = nthreads;
@@ -170,13 +175,14 @@ main(int argc, char **argv)
 	int64_t kval = 0;
 	variant v[8];
 
-	while ((ch = getopt(argc, argv, "t:r:acmk:")) != -1)
+	while ((ch = getopt(argc, argv, "t:r:ace:mk:")) != -1)
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'a': all = 1; break;
 		case 'm': usemin = 1; break;
 		case 'c': clk = CLOCK_PROCESS_CPUTIME_ID; break;
+		case 'e': act = optarg; break;
 		case 'k':
 			/* -k knob=value: the -a variants with it set too. */
 			knob = optarg;
@@ -188,7 +194,7 @@ main(int argc, char **argv)
 		default:
 		usage:
 			fprintf(stderr, "usage: pw [-t threads] [-r rounds] "
-			    "[-a] [-c] [-m] [-k knob=v] [shape...]\n");
+			    "[-a] [-c] [-e op] [-m] [-k knob=v] [shape...]\n");
 			return 2;
 		}
 	if (rounds < 1 || rounds > 64 || nthreads < 1) {
@@ -196,9 +202,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	openblas_set_num_threads(nthreads);
-	printf("# pw: 1x1 Conv+bias+ReLU6 (aoe) vs cblas_sgemm (OpenBLAS %s), "
+	printf("# pw: 1x1 Conv+bias+%s (aoe) vs cblas_sgemm (OpenBLAS %s), "
 	    "%d thread(s), %s of %d interleaved rounds, %s; ISA %s\n",
-	    openblas_get_corename(), nthreads, usemin ? "min" : "median", rounds,
+	    act, openblas_get_corename(), nthreads, usemin ? "min" : "median", rounds,
 	    clk == CLOCK_MONOTONIC ? "wall clock" : "process CPU time",
 	    aoe_cpu_avx512() ? "avx512" : "avx2");
 	printf("%-16s %8s", "shape", "gflop");

@@ -176,6 +176,7 @@ random_cases(void)
 			p.s = rep % 2 ? 2 : 1;
 			p.bias = rep != 1;
 			p.res = rep == 3;
+			p.act = act;
 			snprintf(what, sizeof(what), "1x1/%lld %lld>%lld @%lldx"
 			    "%lld n%lld, %s%s%s", (long long)p.s,
 			    (long long)p.c, (long long)p.m, (long long)p.h,
