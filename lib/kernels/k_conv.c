@@ -36,7 +36,9 @@
  * threads over images and groups, 0 threads inside each GEMM), "tile"
  * (columns per im2col or col2im tile, 0 auto), "planes" (algo 2: pack
  * from a padded, stride-phase-split copy of the input; -1 auto) and the
- * GEMM's own (mr, nr, mc, kc, nc, par, packb).
+ * GEMM's own (mr, nr, mc, kc, nc, par, packb).  A pointwise Conv's
+ * default mr x nr is the micro-kernel shape whose tiles waste the fewest
+ * lanes on its Cout x H*W output (pw_shape), not the GEMM's own default.
  */
 #include <immintrin.h>
 #include <stdlib.h>
