@@ -271,6 +271,11 @@ typedef struct opat_run {
 	 */
 	aoe_tprog prog;
 	double cur_est, eta_rest, est_done, act_done, case_t0, cur_scale;
+	/*
+	 * The records held back for the whole-model check (tune in the
+	 * model, not from a replay set): written and committed after it.
+	 */
+	cJSON *held;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);

@@ -783,33 +783,40 @@ find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub)
 
 /*
  * A subgraph finished by an interrupted run: print its record again and
- * keep its decisions when they were kept then.
+ * keep its decisions when they were kept then.  A journal is input too:
+ * a record whose decisions are illegal (or unreadable) is ignored with a
+ * warning and -1 returned, so that the subgraph is tuned again; its
+ * decisions are never applied, written or committed.
  */
-static void
+static int
 from_journal(const cJSON *old, const sub *s, aoe_dtable *decisions,
     FILE *out)
 {
-	char *txt = cJSON_PrintUnformatted(old);
 	const cJSON *oc = cJSON_GetObjectItemCaseSensitive(old, "outcome");
 	aoe_sched chosen;
-
-	fprintf(out, "%s\n", txt);
-	free(txt);
-	if (cJSON_IsString(oc) && (!strcmp(oc->valuestring, "add") ||
+	char *txt;
+	int keep = cJSON_IsString(oc) && (!strcmp(oc->valuestring, "add") ||
 	    !strcmp(oc->valuestring, "update") ||
-	    !strcmp(oc->valuestring, "reserved"))) {
+	    !strcmp(oc->valuestring, "reserved"));
+
+	if (keep) {
 		char why[512];
-		/* A journal is input too: its decisions must be legal. */
 		if (aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(old,
 		    "schedule"), &chosen, why, sizeof(why)) < 0 ||
 		    bank_check_decisions(s->sig, &chosen, why,
-		    sizeof(why)) < 0)
+		    sizeof(why)) < 0) {
 			aoe_warnx("journal: subgraph %llu: illegal decisions: "
-			    "%s; ignored", (unsigned long long)aoe_op_key(s->sig),
-			    why);
-		else
-			aoe_dtable_set(decisions, s->sig, &chosen);
+			    "%s; ignored, tuned again", (unsigned long long)
+			    aoe_op_key(s->sig), why);
+			return -1;
+		}
 	}
+	txt = cJSON_PrintUnformatted(old);
+	fprintf(out, "%s\n", txt);
+	free(txt);
+	if (keep)
+		aoe_dtable_set(decisions, s->sig, &chosen);
+	return 0;
 }
 
 /*
@@ -839,8 +846,8 @@ tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
 		snprintf(what, sizeof(what), "subgraph %s (%d nodes x%d)", kb,
 		    subs[i].n, subs[i].instances);
 		if (done && (old = cJSON_GetObjectItemCaseSensitive(done,
-		    kb)) != NULL) {
-			from_journal(old, &subs[i], ro->decisions, out);
+		    kb)) != NULL && from_journal(old, &subs[i], ro->decisions,
+		    out) == 0) {
 			sp.nodes_done += subs[i].n;
 			aoe_tprog_case(&sp.p, what, "from the journal", 0, 0, 0,
 			    0, sprog_eta(&sp, sp.nodes_done));
