@@ -32,6 +32,9 @@
 #define SIGMAX 65536
 #define CONFIRM 3		/* rounds measuring the baseline and winner again */
 #define TOPK 5			/* candidates confirmed beside the baseline */
+#define MCHECK 3		/* rounds of the whole-model check */
+#define MREP 11			/* timed runs a round, at least */
+#define MCHILD_S 0.15		/* a child's start and prepare, a guess */
 
 static const char *const strategy_names[] = { "auto", "exhaustive",
 	"random", "evolution" };
@@ -1080,6 +1083,22 @@ top_insert(aoe_sched *ts, double *tu, int *nt, const aoe_sched *s, double us)
 	tu[i] = us;
 }
 
+/* Seconds left of --total-seconds, less the whole-model check's reserve. */
+static double
+time_left(const opat_run *r)
+{
+	if (r->deadline == HUGE_VAL)
+		return HUGE_VAL;
+	return (r->deadline - aoe_now_us()) / 1e6 - r->reserve_s;
+}
+
+/* The wall seconds one measurement of case c takes (its baseline's). */
+static double
+per_meas(const opat_run *r, const opat_case *c)
+{
+	return c->base.cost_s / (r->replay ? 1 : 2);
+}
+
 /* The tuning of one case, as its steps share it. */
 typedef struct ctune {
 	opat_run *r;
@@ -1186,8 +1205,16 @@ search(ctune *ct, long long max_trials, double max_s)
 	while (ct->trials < max_trials && ct->spent < max_s &&
 	    proposed < 8 * max_trials + 64) {
 		long long want = max_trials - ct->trials;
+		double left = time_left(r), per = per_meas(r, c);
 		if (want > r->o.tuning_parallel)
 			want = r->o.tuning_parallel;
+		/* --total-seconds: no batch that would end past it. */
+		if (left < HUGE_VAL && per > 0 && want > (long long)(left /
+		    per * (r->o.te_parallel > 1 ? 1.5 : 1)))
+			want = (long long)(left / per * (r->o.te_parallel > 1 ?
+			    1.5 : 1));
+		if (want <= 0)
+			break;
 		if ((k = opat_search_next(&se, (int)want, batch)) == 0)
 			break;
 		proposed += k;
@@ -1234,6 +1261,16 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	for (j = 0; j < np; j++)
 		bu[j] = bs[j] = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !bad; round++) {
+		/* --total-seconds: a round that would end past it is not run. */
+		if (time_left(ct->r) < per_meas(ct->r, c) * np * (model ? 3 :
+		    1)) {
+			if (round <= 0) {
+				bad = 1;
+				cJSON_AddStringToObject(rec, "unconfirmed",
+				    "--total-seconds left no time to confirm");
+			}
+			break;
+		}
 		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
 		progress_confirm(ct->r, c, round, model, (c->base.us -
 		    ct->best.us) / c->base.us);
@@ -1336,6 +1373,26 @@ record_result(ctune *ct, cJSON *rec, double before, double after,
 		cJSON_AddStringToObject(rec, "reason", ct->first_reason);
 }
 
+/* A case --total-seconds left no time for: not reached, not failed. */
+static void
+record_late(cJSON *rec, const opat_case *c)
+{
+	int ok = c->base.status == OPAT_OK && c->base.us > 0;
+
+	cJSON_AddNumberToObject(rec, "before_us", ok ? round6(c->base.us) : 0);
+	cJSON_AddNumberToObject(rec, "after_us", ok ? round6(c->base.us) : 0);
+	cJSON_AddItemToObject(rec, "schedule", opat_sched_json(&c->base_s));
+	cJSON_AddNumberToObject(rec, "trials", 0);
+	cJSON_AddNumberToObject(rec, "tuning_time_s", 0);
+	cJSON_AddStringToObject(rec, "outcome", c->hit ? "reserved" :
+	    "unsatisfied");
+	if (c->hit)
+		cJSON_AddStringToObject(rec, "bank", c->hit_from);
+	cJSON_AddBoolToObject(rec, "not_reached", 1);
+	cJSON_AddStringToObject(rec, "reason", "--total-seconds ended the "
+	    "run before this case");
+}
+
 /* Tune one case within its budget; returns its record. */
 static int
 tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
@@ -1417,6 +1474,11 @@ baselines(opat_run *r)
 		if ((rc = case_space(r, c, &sp)) < 0)
 			return rc;
 		c->base_s = sp.def;
+		/* --total-seconds: no time for this case. */
+		if (time_left(r) <= 0) {
+			c->late = 1;
+			continue;
+		}
 		memset(&s, 0, sizeof(s));
 		if (r->o.use_bank && aoe_bank_find(r->graphs[c->gi].g,
 		    case_node(r, c), r->o.threads, &s, &from) == 1) {
@@ -1477,7 +1539,8 @@ plan(const opat_run *r, const opat_case *c, int nleft, double left_s,
 		mt = (long long)(left_trials * frac);
 	if (mt < r->o.min_trials && r->o.budget_trials >= r->o.min_trials)
 		mt = r->o.min_trials;
-	if (ms < 0.5)
+	/* Without --total-seconds, at least half a second a case. */
+	if (ms < 0.5 && left_s == HUGE_VAL)
 		ms = 0.5;
 	*mtp = mt;
 	*msp = ms;
@@ -1561,8 +1624,6 @@ progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
  * and backed_out_why, and is not committed.  A "model" record per graph
  * says what was found.
  */
-#define MCHECK 3
-#define MREP 11		/* timed runs a round, at least */
 
 typedef struct whole_arg {
 	opat_run *r;
@@ -1807,9 +1868,19 @@ opat_tune(opat_run *r)
 	char id[32];
 	double left_s, left_share;
 	long long left_trials;
-	int i, rc;
+	int i, rc, nlate = 0;
 
 	r->t0 = aoe_now_us();
+	/*
+	 * --total-seconds bounds the whole run from here: baselines,
+	 * searches, confirmations and the whole-model check, which gets a
+	 * reserve (a guess until the baselines say how long the model
+	 * runs).
+	 */
+	r->deadline = r->o.total_seconds > 0 ? r->t0 + r->o.total_seconds *
+	    1e6 : HUGE_VAL;
+	r->reserve_s = r->o.in_model && r->replay == NULL &&
+	    r->deadline < HUGE_VAL ? 2 * MCHECK * MCHILD_S : 0;
 	aoe_tprog_init(&r->prog, r->o.progress, r->ncases);
 	if (r->o.journal) {
 		if ((rc = journal_open(r, r->o.journal)) < 0)
@@ -1838,6 +1909,10 @@ opat_tune(opat_run *r)
 	/* In the model, the records wait for the whole-model check. */
 	if (r->o.in_model && r->replay == NULL && r->held == NULL)
 		r->held = cJSON_CreateArray();
+	/* Its reserve: each side's runs of the model, and their children. */
+	if (r->reserve_s > 0)
+		r->reserve_s = 2 * MCHECK * (MCHILD_S + (r->o.run_loop > MREP ?
+		    r->o.run_loop : MREP) * 1.5 * r->total_share / 1e6);
 	if (r->ncases > 1)
 		qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
 	left_s = r->o.total_seconds > 0 ? r->o.total_seconds : HUGE_VAL;
@@ -1849,6 +1924,9 @@ opat_tune(opat_run *r)
 		long long mt;
 		double ms;
 
+		/* The wall time left, not the seconds charged. */
+		if (r->deadline < HUGE_VAL)
+			left_s = time_left(r) > 0 ? time_left(r) : 0;
 		plan(r, c, r->ncases - i, left_s, left_trials, left_share,
 		    &mt, &ms);
 		r->case_t0 = aoe_now_us();
@@ -1863,6 +1941,17 @@ opat_tune(opat_run *r)
 			rec = cJSON_Duplicate(jr, 1);
 			rc = finish_case(r, c, rec, 1);
 			c->spent = jnum(rec, "tuning_time_s", 0);
+		} else if (c->late || time_left(r) <= 0) {
+			/* Not journaled: a later run may reach it. */
+			rec = new_record(r, c);
+			record_late(rec, c);
+			c->spent = 0;
+			if (r->held)
+				cJSON_AddItemToArray(r->held,
+				    cJSON_Duplicate(rec, 1));
+			else
+				rc = release(r, c, rec);
+			nlate++;
 		} else {
 			if ((rc = tune_case(r, c, mt, ms, &rec)) == 0)
 				rc = finish_case(r, c, rec, 0);
@@ -1891,6 +1980,10 @@ opat_tune(opat_run *r)
 	}
 	if (r->held && (rc = model_check(r)) < 0)
 		return rc;
+	if (nlate)
+		aoe_warnx("--total-seconds %g ended the run before %d of %d "
+		    "cases: not reached (see their records)",
+		    r->o.total_seconds, nlate, r->ncases);
 	aoe_tprog_end(&r->prog, "cases");
 	return 0;
 }

@@ -242,6 +242,7 @@ typedef struct opat_case {
 	double share;		/* baseline time x names */
 	double spent;		/* seconds charged to the case */
 	opat_map *rmap;		/* replay timings by canonical schedule */
+	int late;		/* --total-seconds ended before its turn */
 } opat_case;
 
 struct selcase;
@@ -276,6 +277,12 @@ typedef struct opat_run {
 	 * model, not from a replay set): written and committed after it.
 	 */
 	cJSON *held;
+	/*
+	 * --total-seconds: when the run must end (aoe_now_us(); HUGE_VAL
+	 * for none), and the seconds before it kept for the whole-model
+	 * check.
+	 */
+	double deadline, reserve_s;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
