@@ -3,7 +3,7 @@
 # model slower; --total-seconds is a limit; decisions read back from a
 # journal, an archive or another soc_version's bank are checked.
 . "$(dirname "$0")/tap.sh"
-plan 9
+plan 17
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
 mkdir -p "$T/bank"
@@ -121,3 +121,104 @@ fails_with 3 "key $xkey (Conv): illegal schedule: .*algo.*; not exported" \
 ok $? "... and leaves no archive (nor a temporary file) behind"
 TUNE_BANK_PATH="$T/bank" aoe-bank export --output "$T/ok.tar.gz" 2>/dev/null && [ -s "$T/ok.tar.gz" ]
 ok $? "aoe-bank export of a legal bank still works"
+
+# b: --total-seconds is a limit on the whole run (baselines, searches,
+# confirmations, the whole-model check), not a search budget with a
+# floor a case: timed here with a generous margin (a limit, not a speed
+# measurement), on the example and on a generated graph of 40 cases.
+/usr/bin/python3 - > "$T/many.json" <<'PY'
+import json
+n = 40
+t = []; nodes = []
+for i in range(n):
+    t += [{"name": "x%d" % i, "dtype": "float32", "shape": [1, 8 * (i + 1), 16, 16]},
+          {"name": "y%d" % i, "dtype": "float32", "shape": [1, 8 * (i + 1), 16, 16]}]
+    nodes.append({"name": "sig%d" % i, "op_type": "Sigmoid", "inputs": ["x%d" % i],
+                  "outputs": ["y%d" % i], "attrs": {}})
+print(json.dumps({"format": "aoe-graph", "version": 1, "name": "many", "opset": 13,
+    "inputs": ["x%d" % i for i in range(n)], "outputs": ["y%d" % i for i in range(n)],
+    "tensors": t, "nodes": nodes}))
+PY
+margin=8
+# within TOOL LIMIT FILE...: the run ends within LIMIT + margin seconds,
+# exit 0, a record for every case and none failed for want of time.
+within() {
+	tool=$1 lim=$2
+	shift 2
+	t0=$(date +%s%N)
+	run env TUNE_BANK_PATH="$T/lim" $tool --no-check --no-progress --total-seconds "$lim" "$@"
+	el=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "# $tool --total-seconds $lim $(basename "$1"): $el ms"
+	[ "$status" -eq 0 ] && [ "$el" -le $(( (lim + margin) * 1000 )) ]
+}
+mkdir -p "$T/lim"
+ncases=$(aoe-opat --list "$T/many.json" | wc -l)
+within aoe-opat 3 "$ex" && /usr/bin/python3 - "$T/out" "$(aoe-opat --list "$ex" | wc -l)" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "opat"]
+sys.exit(0 if len(rs) == int(sys.argv[2]) and not any(r["outcome"] == "failed" for r in rs)
+    and all(r["outcome"] in ("unsatisfied", "reserved") and r["reason"].startswith("--total-seconds")
+            for r in rs if r.get("not_reached")) else 1)
+PY
+ok $? "aoe-opat --total-seconds 3 on the example ends within 3 + $margin s, every case recorded"
+within aoe-opat 4 "$T/many.json" && /usr/bin/python3 - "$T/out" "$ncases" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "opat"]
+sys.exit(0 if len(rs) == int(sys.argv[2]) >= 40 and not any(r["outcome"] == "failed" for r in rs) else 1)
+PY
+ok $? "aoe-opat --total-seconds 4 on $ncases cases ends within 4 + $margin s (it took 72 s on squeezenet's before)"
+within aoe-opat 1 "$T/many.json" && grep -q "total-seconds 1 ended the run before [0-9]* of $ncases cases: not reached" "$T/err" &&
+    /usr/bin/python3 - "$T/out" <<'PY'
+import json, sys
+rs = [r for r in map(json.loads, open(sys.argv[1])) if r["kind"] == "opat"]
+late = [r for r in rs if r.get("not_reached")]
+sys.exit(0 if late and all(r["outcome"] == "unsatisfied" and r["trials"] == 0 for r in late)
+    and not any(r["outcome"] == "failed" for r in rs) else 1)
+PY
+ok $? "... cases not reached are reported as such, not as failures"
+within aoe-sgat 2 "$ex" && ! grep -q '"outcome":"failed"' "$T/out"
+ok $? "aoe-sgat --total-seconds 2 on the example ends within 2 + $margin s"
+within aoe-sgat 1 "$T/many.json" && grep -q "total-seconds 1 ended the run before" "$T/err" &&
+    grep -q '"not_reached":true' "$T/out" && ! grep -q '"outcome":"failed"' "$T/out"
+ok $? "aoe-sgat --total-seconds 1 on the generated graph: in time, the rest not reached"
+
+# e: a bank is per soc_version, so verify, import and merge of another
+# soc's bank check its schedules against that soc's ISA (x86-64-v3:
+# AVX2, x86-64-v4: AVX-512), not this host's.  Hand-made banks hold
+# stem.conv with an AVX-512 tile (mr 14, nr 32) and with an AVX2 one
+# (mr 6, nr 16, and the cache blocks of each); which one the host runs
+# does not matter.
+mkbank() {	# mkbank DIR SOC MR NR MC KC: a one-entry bank of soc SOC
+	mkdir -p "$1/$2"
+	/usr/bin/python3 - "$T/j0" "$2" "$3" "$4" "$5" "$6" > "$1/$2/ops.jsonl" <<'PY'
+import json, sys
+r = next(l["record"] for l in map(json.loads, open(sys.argv[1]))
+         if l.get("j") == "record" and l["record"]["names"] == ["stem.conv"])
+s = {"algo": 2, "batch_par": -1, "mr": int(sys.argv[3]), "nr": int(sys.argv[4]),
+     "mc": int(sys.argv[5]), "kc": int(sys.argv[6]), "nc": 3072}
+print(json.dumps({"key": r["key"], "op_type": "Conv", "signature": r["signature"], "schedule": s,
+    "time_us": 1, "baseline_us": 2, "spread_us": 0.01, "trials": 2, "soc_version": sys.argv[2],
+    "tool_version": "0.1.0", "measured_at": "2026-12-04T12:00:00Z", "method": "opat"},
+    separators=(",", ":")))
+PY
+}
+v3=AuthenticAMD_f26_m2_x86-64-v3 v4=AuthenticAMD_f26_m2_x86-64-v4
+mkbank "$T/e3" $v3 14 32 168 256
+mkbank "$T/e4" $v4 14 32 168 256
+mkbank "$T/e3ok" $v3 6 16 144 384
+run env TUNE_BANK_PATH="$T/e3" aoe-bank --soc-version $v3 verify
+[ "$status" -eq 3 ] && grep -q "key [0-9]* (Conv): illegal schedule: mr=14" "$T/err"
+ok $? "aoe-bank verify of an x86-64-v3 bank refuses an AVX-512 tile (checked against AVX2)"
+run env TUNE_BANK_PATH="$T/e4" aoe-bank --soc-version $v4 verify
+r4=$status
+run env TUNE_BANK_PATH="$T/e3ok" aoe-bank --soc-version $v3 verify
+[ "$r4" -eq 0 ] && [ "$status" -eq 0 ]
+ok $? "... while an x86-64-v4 bank may hold it, and an x86-64-v3 bank an AVX2 tile"
+# import and merge into an empty bank of the v3 soc: refused, unchanged.
+mkdir -p "$T/e3in"
+(cd "$T/e3in" && find . -type f | sort | xargs -r sha256sum) > "$T/e0"
+run env TUNE_BANK_PATH="$T/e3in" aoe-bank --soc-version $v3 merge --output "$T/e3in/m.jsonl" "$T/e3/$v3/ops.jsonl" "$T/e3ok/$v3/ops.jsonl"
+mst=$status
+(cd "$T/e3in" && find . -type f | sort | xargs -r sha256sum) > "$T/e1"
+[ "$mst" -ne 0 ] && grep -q "illegal schedule: mr=14" "$T/err" && cmp -s "$T/e0" "$T/e1"
+ok $? "aoe-bank merge of x86-64-v3 banks refuses the AVX-512 tile, output not written"
