@@ -1096,7 +1096,7 @@ time_left(const opat_run *r)
 static double
 per_meas(const opat_run *r, const opat_case *c)
 {
-	return c->base.cost_s / (r->replay ? 1 : 2);
+	return c->base.cost_s / (c->nbase > 1 ? c->nbase : 1);
 }
 
 /* The tuning of one case, as its steps share it. */
@@ -1500,12 +1500,19 @@ baselines(opat_run *r)
 		if ((rc = obtain(r, c, &sp, c->hit ? "b" : "d", &c->base_s, 1,
 		    &c->base, &miss)) < 0)
 			return rc;
-		if (r->replay == NULL) {
+		c->nbase = 1;
+		/*
+		 * Not under --total-seconds once half of it is gone: the
+		 * baselines of a big model would take all of it.
+		 */
+		if (r->replay == NULL && (r->deadline == HUGE_VAL ||
+		    time_left(r) > r->o.total_seconds / 2)) {
 			opat_timing t2;
 			if ((rc = obtain(r, c, &sp, c->hit ? "b2" : "d2",
 			    &c->base_s, 1, &t2, &miss)) < 0)
 				return rc;
 			t2.cost_s += c->base.cost_s;
+			c->nbase = 2;
 			if (t2.status == OPAT_OK && (c->base.status != OPAT_OK ||
 			    t2.us < c->base.us))
 				c->base = t2;
@@ -1560,7 +1567,7 @@ expect(const opat_run *r, const opat_case *c, long long mt, double ms)
 
 	if ((c->hit && !r->o.repeat_tune) || c->base.status != OPAT_OK)
 		return 0;
-	per = c->base.cost_s / (r->replay ? 1 : 2);
+	per = per_meas(r, c);
 	par = r->o.te_parallel > 1 ? 1.5 : 1;	/* builds overlap timing */
 	search = per * (double)mt / par;
 	batch = per * (double)(mt < r->o.tuning_parallel ? mt :

@@ -243,6 +243,7 @@ typedef struct opat_case {
 	double spent;		/* seconds charged to the case */
 	opat_map *rmap;		/* replay timings by canonical schedule */
 	int late;		/* --total-seconds ended before its turn */
+	int nbase;		/* measurements of the baseline (1 or 2) */
 } opat_case;
 
 struct selcase;
