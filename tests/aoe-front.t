@@ -21,7 +21,7 @@ python3 - $f "$T/res/aoe_work/example_opat/records.jsonl" <<'PY'
 import json, sys
 o = list(json.load(open(sys.argv[1])).values())[0][1]["OPAT"]
 s = o["repo_summary"]
-recs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+recs = [r for r in (json.loads(l) for l in open(sys.argv[2]) if l.strip()) if r["kind"] != "model"]
 names = [n for r in recs for n in r["names"]]
 # Every tunable operator in exactly one case, every case counted once
 # (aoe-opat leaves out operators whose space has a single point, and

@@ -18,7 +18,7 @@ O="--no-check --no-progress --threads 2 --timeout 10"
 cat >"$T/check.py" <<'PY'
 import json, sys
 ok = {"add", "update", "reserved", "unsatisfied", "failed"}
-recs = [json.loads(l) for l in open(sys.argv[1])]
+recs = [r for r in map(json.loads, open(sys.argv[1])) if r["kind"] != "model"]
 n = int(sys.argv[2])
 assert len(recs) == n, (len(recs), n)
 for r in recs:
@@ -34,7 +34,7 @@ python3 "$T/check.py" "$T/r1.jsonl" "$ncases"
 ok $? "one valid tuning record per case ($ncases cases)"
 python3 - "$T/r1.jsonl" $(ls "$T"/bank/*/ops.jsonl 2>/dev/null) <<'PY'
 import json, sys
-wins = {r["key"] for r in map(json.loads, open(sys.argv[1])) if r["outcome"] in ("add", "update")}
+wins = {r["key"] for r in (r for r in map(json.loads, open(sys.argv[1])) if r["kind"] != "model") if r["outcome"] in ("add", "update")}
 bank = {json.loads(l)["key"] for l in open(sys.argv[2])} if len(sys.argv) > 2 else set()
 sys.exit(0 if wins == bank else 1)
 PY
@@ -47,7 +47,7 @@ python3 - "$T/r1.jsonl" <<'PY'
 import json, sys
 # (Which cases get as far as confirmation depends on the machine's load:
 # every confirmation there is must be of the right kind.)
-rs = list(map(json.loads, open(sys.argv[1])))
+rs = list((r for r in map(json.loads, open(sys.argv[1])) if r["kind"] != "model"))
 fused = ("Relu", "Sigmoid", "BatchNormalization")
 ok = all(r["op_type"] not in fused and r.get("confirmed", "model") == "model" for r in rs)
 sys.exit(0 if ok else 1)
@@ -56,14 +56,14 @@ ok $? "winners are confirmed in the model; fused-away ops are not tuned"
 run aoe-opat $O --no-bank --alone --budget-trials 4 "$ex"
 python3 -c "
 import json, sys
-sys.exit(0 if all(r.get('confirmed', 'alone') == 'alone' for r in map(json.loads, open('$T/out'))) else 1)"
+sys.exit(0 if all(r.get('confirmed', 'alone') == 'alone' for r in (r for r in map(json.loads, open('$T/out')) if r['kind'] != 'model')) else 1)"
 ok $? "--alone confirms winners alone"
 
 run aoe-opat $O --budget-trials 4 "$ex"
 python3 - "$T/r1.jsonl" "$T/out" <<'PY'
 import json, sys
-a = {r["key"]: r["outcome"] for r in map(json.loads, open(sys.argv[1]))}
-b = {r["key"]: r for r in map(json.loads, open(sys.argv[2]))}
+a = {r["key"]: r["outcome"] for r in (r for r in map(json.loads, open(sys.argv[1])) if r["kind"] != "model")}
+b = {r["key"]: r for r in (r for r in map(json.loads, open(sys.argv[2])) if r["kind"] != "model")}
 sys.exit(0 if all((b[k]["outcome"] == "reserved" and b[k]["trials"] == 0) ==
     (o in ("add", "update")) for k, o in a.items()) else 1)
 PY
@@ -71,7 +71,7 @@ ok $? "a second run keeps bank hits untouched (reserved, no trials)"
 REPEAT_TUNE=True run aoe-opat $O --budget-trials 4 "$ex"
 python3 -c "
 import json, sys
-sys.exit(0 if all(r['trials'] > 0 for r in map(json.loads, open('$T/out'))) else 1)"
+sys.exit(0 if all(r['trials'] > 0 for r in (r for r in map(json.loads, open('$T/out')) if r['kind'] != 'model')) else 1)"
 ok $? "REPEAT_TUNE=True tunes the hits again"
 
 AOE_FUSE=off run aoe-opat --list "$dup"
@@ -95,7 +95,7 @@ for f in crash hang wrong nan abort; do
 	case $f in hang) st=timeout ;; nan) st=wrong ;; *) st=$f ;; esac
 	[ $status -eq 0 ] && python3 - "$T/out" "$st" $(ls "$T"/fbank/*/ops.jsonl 2>/dev/null) <<'PY'
 import json, sys
-recs = {r["names"][0]: r for r in map(json.loads, open(sys.argv[1]))}
+recs = {r["names"][0]: r for r in (r for r in map(json.loads, open(sys.argv[1])) if r["kind"] != "model")}
 pw, relu = recs["b2.pw"], recs["stem.pool"]
 bank = [json.loads(l)["op_type"] for l in open(sys.argv[3])] if len(sys.argv) > 3 else []
 sys.exit(0 if pw["outcome"] == "failed" and sys.argv[2] in pw["failed"] and

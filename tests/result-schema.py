@@ -23,6 +23,9 @@ OP_ENTRY = ("op_name", "op_type", "performance_before_tune(us)",
 SG_ENTRY = ("repo_key", "performance_before_tune(ms)",
             "performance_after_tune(ms)", "performance_improvement")
 OPAT = ("opat_tune_result", "repo_modified_operators", "repo_summary")
+# aoe-opat's whole-model check, when its records have a "model" record.
+OPAT_MODEL = ("model_baseline_performance(ms)", "model_result_performance(ms)",
+              "model_performance_improvement", "backed_out_operators")
 SGAT = ("model_baseline_performance(ms)", "model_result_performance(ms)",
         "model_performance_improvement", "repo_modified_subgraphs",
         "repo_summary")
@@ -164,8 +167,19 @@ def check(path):
         o = task[1][job]
         w += ": " + job
         if kind == "opat":
-            if not fields(o, OPAT, ("tune_failed_operators",), errs, w):
+            if not fields(o, OPAT, ("tune_failed_operators",) + OPAT_MODEL, errs, w):
                 continue
+            if any(k in o for k in OPAT_MODEL):
+                if not all(k in o for k in OPAT_MODEL):
+                    errs.append(w + ": the model fields come together")
+                    continue
+                gain_ok(o["model_performance_improvement"],
+                        o["model_baseline_performance(ms)"],
+                        o["model_result_performance(ms)"], errs, w + ": model")
+                if not isinstance(o["backed_out_operators"], list) or \
+                        not all(isinstance(x, str)
+                                for x in o["backed_out_operators"]):
+                    errs.append(w + ": backed_out_operators must be a list of names")
             r = o["opat_tune_result"]
             if r not in ("tune success", "tune failed"):
                 errs.append(w + ": bad opat_tune_result %r" % (r,))

@@ -344,9 +344,36 @@ job_object(const recs *r, int sgat)
 		cJSON_AddNumberToObject(j, "model_result_performance(ms)",
 		    a / 1000.0);
 		cJSON_AddStringToObject(j, "model_performance_improvement", g);
-	} else
+	} else {
 		cJSON_AddStringToObject(j, "opat_tune_result", nfail ?
 		    "tune failed" : "tune success");
+		/*
+		 * aoe-opat's whole-model check (not in AOE's files): the
+		 * model without and with the run's decisions, and the
+		 * operators backed out because it was slower with them.
+		 */
+		if (r->model) {
+			double b = 0, a = 0;
+			cJSON *bo = NULL;
+			num(r->model, "baseline_us", &b);
+			num(r->model, "result_us", &a);
+			gain(b, a, g, sizeof(g));
+			cJSON_AddNumberToObject(j,
+			    "model_baseline_performance(ms)", b / 1000.0);
+			cJSON_AddNumberToObject(j,
+			    "model_result_performance(ms)", a / 1000.0);
+			cJSON_AddStringToObject(j,
+			    "model_performance_improvement", g);
+			bo = cJSON_AddArrayToObject(j,
+			    "backed_out_operators");
+			cJSON_ArrayForEach(o, arr)
+				if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+				    o, "backed_out")))
+					cJSON_AddItemToArray(bo,
+					    cJSON_CreateString(first_name(o, kb,
+					    sizeof(kb))));
+		}
+	}
 	mod = cJSON_AddObjectToObject(j, sgat ? "repo_modified_subgraphs" :
 	    "repo_modified_operators");
 	add = cJSON_AddArrayToObject(mod, sgat ? "add_repo_subgraphs" :

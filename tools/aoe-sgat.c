@@ -20,6 +20,7 @@ static const char usage_text[] =
     "                [--journal file]\n"
     "                [--no-bank] [--no-check] [--progress | --no-progress]\n"
     "                [--reload] [--seed n] [--threads n] [--timeout s]\n"
+    "                [--total-seconds s]\n"
     "                [--tune-ops-file file] [-o file] graph\n";
 
 static void
@@ -102,6 +103,7 @@ static const struct option longopts[] = {
 	{ "seed", required_argument, NULL, 'S' },
 	{ "threads", required_argument, NULL, 't' },
 	{ "timeout", required_argument, NULL, 'T' },
+	{ "total-seconds", required_argument, NULL, 'a' },
 	{ "tune-ops-file", required_argument, NULL, 'f' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 }
@@ -112,6 +114,10 @@ static void
 option(int c, sgat_opts *o, cli *a)
 {
 	switch (c) {
+	case 'a':
+		o->total_seconds = (double)aoe_optnum("total-seconds", optarg,
+		    0, 86400 * 365);
+		break;
 	case 'B':
 		o->use_bank = 0;
 		break;

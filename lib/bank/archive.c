@@ -84,11 +84,18 @@ export_check(xfile *x, char *soc, size_t soclen, int optional)
 	if ((rc = bank_rdr_open(&r, x->file, s2, sizeof(s2), 0)) < 0)
 		return rc;
 	while ((rc = bank_rdr_next(&r)) == 1) {
+		char why[768];
 		if (ent_kind(&r.e) != x->kind) {
 			rc = aoe_err(AOE_EDATA, "%s:%ld: a %s entry in a%s "
 			    "bank; refused", x->file, r.lineno,
 			    kind_name[ent_kind(&r.e)], x->kind ? " subgraph" :
 			    "n operator");
+			break;
+		}
+		/* An archive goes to other hosts: only legal schedules. */
+		if (bank_check_sched(&r.e, why, sizeof(why)) < 0) {
+			rc = aoe_err(AOE_EDATA, "%s:%ld: %s; not exported",
+			    x->file, r.lineno, why);
 			break;
 		}
 		x->n++;

@@ -304,12 +304,20 @@ bank_check_sched(const ent *e, char *why, size_t wl)
 {
 	char w[512];
 	aoe_sched s;
-	int isop = bank_jstr(e->j, "op_type") != NULL;
+	int isop = bank_jstr(e->j, "op_type") != NULL, rc, old;
 
-	if (aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(e->j,
+	/*
+	 * A bank is per soc_version: its schedules are checked against the
+	 * spaces of that soc's ISA (x86-64-v4: AVX-512; lower: AVX2), not
+	 * this host's.
+	 */
+	old = aoe_cpu_isa_override(aoe_soc_avx512(e->soc));
+	rc = aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(e->j,
 	    "schedule"), &s, w, sizeof(w)) < 0 || (isop ?
 	    aoe_space_check_sig(e->sig, &s, w, sizeof(w)) :
-	    bank_check_decisions(e->sig, &s, w, sizeof(w))) < 0) {
+	    bank_check_decisions(e->sig, &s, w, sizeof(w))) < 0;
+	aoe_cpu_isa_override(old);
+	if (rc) {
 		snprintf(why, wl, "key %llu (%s): illegal %s: %s",
 		    (unsigned long long)e->key, e->op_type, isop ? "schedule" :
 		    "decisions", w);

@@ -16,6 +16,18 @@ void aoe_iso_now(char *buf, size_t len);
  * AOE_MAX_ISA=avx2 does not cap libaoe (read once).
  */
 int aoe_cpu_avx512(void);
+/*
+ * Make aoe_cpu_avx512() say avx512 (0 or 1) in this thread, or the host's
+ * again (-1), for checking schedules against the search spaces of another
+ * soc_version's ISA; returns what was in force before (-1: the host's).
+ * Only for checks: no kernel may run while it is set.
+ */
+int aoe_cpu_isa_override(int avx512);
+/*
+ * The AVX-512 answer for soc_version soc: 1 for an x86-64-v4 soc, 0 for
+ * any lower level, -1 when soc names no level (the host's applies).
+ */
+int aoe_soc_avx512(const char *soc);
 /* 64-bit FNV-1a of n bytes, continuing from h (start: AOE_FNV_INIT). */
 #define AOE_FNV_INIT 0xcbf29ce484222325ULL
 uint64_t aoe_fnv1a(uint64_t h, const void *p, size_t n);

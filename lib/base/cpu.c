@@ -35,11 +35,34 @@ isa_init(void)
 		    "ignored", e);
 }
 
+static _Thread_local int isa_override = -1;
+
 int
 aoe_cpu_avx512(void)
 {
+	if (isa_override >= 0)
+		return isa_override;
 	pthread_once(&isa_once, isa_init);
 	return isa_avx512;
+}
+
+int
+aoe_cpu_isa_override(int avx512)
+{
+	int old = isa_override;
+
+	isa_override = avx512 < 0 ? -1 : avx512 != 0;
+	return old;
+}
+
+int
+aoe_soc_avx512(const char *soc)
+{
+	const char *p = soc ? strstr(soc, "x86-64-v") : NULL;
+
+	if (p == NULL || p[8] < '1' || p[8] > '9')
+		return -1;
+	return p[8] >= '4';
 }
 /*
  * soc_version: vendor, family, model and x86-64 ISA level, e.g.

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <signal.h>
@@ -31,6 +32,9 @@
 #define SIGMAX 65536
 #define CONFIRM 3		/* rounds measuring the baseline and winner again */
 #define TOPK 5			/* candidates confirmed beside the baseline */
+#define MCHECK 3		/* rounds of the whole-model check */
+#define MREP 11			/* timed runs a round, at least */
+#define MCHILD_S 0.15		/* a child's start and prepare, a guess */
 
 static const char *const strategy_names[] = { "auto", "exhaustive",
 	"random", "evolution" };
@@ -961,23 +965,14 @@ commit_record(opat_run *r, const cJSON *rec)
 	return aoe_bank_commit_records(&bo, &rec, 1, c);
 }
 
-/* Emit a finished record: journal, output, bank. */
+/* Write a finished record out, committing an add or update. */
 static int
-finish_case(opat_run *r, opat_case *c, cJSON *rec, int from_journal)
+release(opat_run *r, const opat_case *c, cJSON *rec)
 {
 	const char *out = jstr(rec, "outcome");
 	char mk[64];
 	int rc;
 
-	if (!from_journal && r->jfp) {
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "j", "record");
-		cJSON_AddStringToObject(j, "key", c->keystr);
-		cJSON_AddItemToObject(j, "record", cJSON_Duplicate(rec, 1));
-		journal_line(r, j);
-		cJSON_Delete(j);
-		journal_sync(r);
-	}
 	snprintf(mk, sizeof(mk), "c|%s", c->keystr);
 	if (r->o.commit && out && (strcmp(out, "add") == 0 ||
 	    strcmp(out, "update") == 0) && map_get(r->jrec, mk) == NULL) {
@@ -996,6 +991,29 @@ finish_case(opat_run *r, opat_case *c, cJSON *rec, int from_journal)
 		r->nfailed++;
 	put_line(r->out, rec);
 	return 0;
+}
+
+/*
+ * A finished record: into the journal; then out (and into the bank), or
+ * held for the whole-model check (r->held).
+ */
+static int
+finish_case(opat_run *r, opat_case *c, cJSON *rec, int from_journal)
+{
+	if (!from_journal && r->jfp) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "j", "record");
+		cJSON_AddStringToObject(j, "key", c->keystr);
+		cJSON_AddItemToObject(j, "record", cJSON_Duplicate(rec, 1));
+		journal_line(r, j);
+		cJSON_Delete(j);
+		journal_sync(r);
+	}
+	if (r->held) {
+		cJSON_AddItemToArray(r->held, cJSON_Duplicate(rec, 1));
+		return 0;
+	}
+	return release(r, c, rec);
 }
 
 static void
@@ -1063,6 +1081,22 @@ top_insert(aoe_sched *ts, double *tu, int *nt, const aoe_sched *s, double us)
 	}
 	ts[i] = *s;
 	tu[i] = us;
+}
+
+/* Seconds left of --total-seconds, less the whole-model check's reserve. */
+static double
+time_left(const opat_run *r)
+{
+	if (r->deadline == HUGE_VAL)
+		return HUGE_VAL;
+	return (r->deadline - aoe_now_us()) / 1e6 - r->reserve_s;
+}
+
+/* The wall seconds one measurement of case c takes (its baseline's). */
+static double
+per_meas(const opat_run *r, const opat_case *c)
+{
+	return c->base.cost_s / (c->nbase > 1 ? c->nbase : 1);
 }
 
 /* The tuning of one case, as its steps share it. */
@@ -1171,8 +1205,16 @@ search(ctune *ct, long long max_trials, double max_s)
 	while (ct->trials < max_trials && ct->spent < max_s &&
 	    proposed < 8 * max_trials + 64) {
 		long long want = max_trials - ct->trials;
+		double left = time_left(r), per = per_meas(r, c);
 		if (want > r->o.tuning_parallel)
 			want = r->o.tuning_parallel;
+		/* --total-seconds: no batch that would end past it. */
+		if (left < HUGE_VAL && per > 0 && want > (long long)(left /
+		    per * (r->o.te_parallel > 1 ? 1.5 : 1)))
+			want = (long long)(left / per * (r->o.te_parallel > 1 ?
+			    1.5 : 1));
+		if (want <= 0)
+			break;
 		if ((k = opat_search_next(&se, (int)want, batch)) == 0)
 			break;
 		proposed += k;
@@ -1219,6 +1261,16 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	for (j = 0; j < np; j++)
 		bu[j] = bs[j] = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !bad; round++) {
+		/* --total-seconds: a round that would end past it is not run. */
+		if (time_left(ct->r) < per_meas(ct->r, c) * np * (model ? 3 :
+		    1)) {
+			if (round <= 0) {
+				bad = 1;
+				cJSON_AddStringToObject(rec, "unconfirmed",
+				    "--total-seconds left no time to confirm");
+			}
+			break;
+		}
 		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
 		progress_confirm(ct->r, c, round, model, (c->base.us -
 		    ct->best.us) / c->base.us);
@@ -1321,6 +1373,26 @@ record_result(ctune *ct, cJSON *rec, double before, double after,
 		cJSON_AddStringToObject(rec, "reason", ct->first_reason);
 }
 
+/* A case --total-seconds left no time for: not reached, not failed. */
+static void
+record_late(cJSON *rec, const opat_case *c)
+{
+	int ok = c->base.status == OPAT_OK && c->base.us > 0;
+
+	cJSON_AddNumberToObject(rec, "before_us", ok ? round6(c->base.us) : 0);
+	cJSON_AddNumberToObject(rec, "after_us", ok ? round6(c->base.us) : 0);
+	cJSON_AddItemToObject(rec, "schedule", opat_sched_json(&c->base_s));
+	cJSON_AddNumberToObject(rec, "trials", 0);
+	cJSON_AddNumberToObject(rec, "tuning_time_s", 0);
+	cJSON_AddStringToObject(rec, "outcome", c->hit ? "reserved" :
+	    "unsatisfied");
+	if (c->hit)
+		cJSON_AddStringToObject(rec, "bank", c->hit_from);
+	cJSON_AddBoolToObject(rec, "not_reached", 1);
+	cJSON_AddStringToObject(rec, "reason", "--total-seconds ended the "
+	    "run before this case");
+}
+
 /* Tune one case within its budget; returns its record. */
 static int
 tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
@@ -1402,6 +1474,11 @@ baselines(opat_run *r)
 		if ((rc = case_space(r, c, &sp)) < 0)
 			return rc;
 		c->base_s = sp.def;
+		/* --total-seconds: no time for this case. */
+		if (time_left(r) <= 0) {
+			c->late = 1;
+			continue;
+		}
 		memset(&s, 0, sizeof(s));
 		if (r->o.use_bank && aoe_bank_find(r->graphs[c->gi].g,
 		    case_node(r, c), r->o.threads, &s, &from) == 1) {
@@ -1423,12 +1500,19 @@ baselines(opat_run *r)
 		if ((rc = obtain(r, c, &sp, c->hit ? "b" : "d", &c->base_s, 1,
 		    &c->base, &miss)) < 0)
 			return rc;
-		if (r->replay == NULL) {
+		c->nbase = 1;
+		/*
+		 * Not under --total-seconds once half of it is gone: the
+		 * baselines of a big model would take all of it.
+		 */
+		if (r->replay == NULL && (r->deadline == HUGE_VAL ||
+		    time_left(r) > r->o.total_seconds / 2)) {
 			opat_timing t2;
 			if ((rc = obtain(r, c, &sp, c->hit ? "b2" : "d2",
 			    &c->base_s, 1, &t2, &miss)) < 0)
 				return rc;
 			t2.cost_s += c->base.cost_s;
+			c->nbase = 2;
 			if (t2.status == OPAT_OK && (c->base.status != OPAT_OK ||
 			    t2.us < c->base.us))
 				c->base = t2;
@@ -1462,7 +1546,8 @@ plan(const opat_run *r, const opat_case *c, int nleft, double left_s,
 		mt = (long long)(left_trials * frac);
 	if (mt < r->o.min_trials && r->o.budget_trials >= r->o.min_trials)
 		mt = r->o.min_trials;
-	if (ms < 0.5)
+	/* Without --total-seconds, at least half a second a case. */
+	if (ms < 0.5 && left_s == HUGE_VAL)
 		ms = 0.5;
 	*mtp = mt;
 	*msp = ms;
@@ -1482,7 +1567,7 @@ expect(const opat_run *r, const opat_case *c, long long mt, double ms)
 
 	if ((c->hit && !r->o.repeat_tune) || c->base.status != OPAT_OK)
 		return 0;
-	per = c->base.cost_s / (r->replay ? 1 : 2);
+	per = per_meas(r, c);
 	par = r->o.te_parallel > 1 ? 1.5 : 1;	/* builds overlap timing */
 	search = per * (double)mt / par;
 	batch = per * (double)(mt < r->o.tuning_parallel ? mt :
@@ -1531,15 +1616,278 @@ progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
 	    (int)jnum(rec, "trials", 0), c->spent, eta(r, 1, 1));
 }
 
+/*
+ * The whole-model check.  OPAT's winners are each faster alone or at
+ * their nodes in the model, which does not make the model faster: caches
+ * and the ops around them change.  So the records of a run tuning in the
+ * model are held back; at the end each graph is timed whole, without
+ * the run's decisions (every case at its baseline: the default, or the
+ * bank's entry) and with them, MCHECK rounds of at least MREP runs alternating which goes
+ * first (ABBA); each side's time is the median of its rounds, its
+ * spread the median of the rounds' interquartile ranges (a burst of
+ * another process on a shared host moves one round, not the median).  When the model with the decisions is slower by more than the
+ * two spreads (and the noise floor), every add and update of the graph
+ * is backed out: it becomes unsatisfied (or reserved), with backed_out
+ * and backed_out_why, and is not committed.  A "model" record per graph
+ * says what was found.
+ */
+
+typedef struct whole_arg {
+	opat_run *r;
+	int gi;
+	const aoe_sched **with;		/* per case: the winner, or NULL */
+	int first;			/* the side the round runs first */
+} whole_arg;
+
+/* The graph of case c that owns it (a subgraph's owner). */
+static int
+owner(const opat_run *r, int gi)
+{
+	while (gi > 0 && r->graphs[gi].sub)
+		gi--;
+	return gi;
+}
+
+/* A whole-model child: side 0 the baselines, 1 the decisions. */
+static void
+whole_child(int i, int fd, void *arg)
+{
+	whole_arg *a = arg;
+	opat_run *r = a->r;
+	aoe_graph *g = r->graphs[a->gi].g;
+	aoe_run_opts ro;
+	char line[768];
+	double *rep;
+	int side = i ^ a->first, lk, gate, k, j, ci;
+	/* Enough repeats for quartiles that mean something. */
+	int nrep = r->o.run_loop > MREP ? r->o.run_loop : MREP;
+
+	signal(SIGPIPE, SIG_DFL);
+	lk = opat_child_lock(opat_lock_path(), &gate, fd);
+	aoe_run_opts_init(&ro);
+	ro.nthreads = r->o.threads;
+	ro.use_bank = 0;
+	ro.static_memory = 0;
+	ro.profile = 0;
+	ro.fuse_mode = AOE_FUSE_ALL;
+	if (aoe_graph_prepare(g, &ro) < 0)
+		goto invalid;
+	for (k = 0; k < g->norder; k++) {
+		aoe_node *n = &g->nodes[g->order[k]];
+		for (ci = 0; ci < r->ncases; ci++) {
+			const opat_case *c = &r->cases[ci];
+			const aoe_sched *s = side && a->with[ci] ? a->with[ci] :
+			    c->hit ? &c->base_s : NULL;
+			if (s == NULL || owner(r, c->gi) != a->gi ||
+			    strcmp(n->op_type, c->op_type) != 0)
+				continue;
+			for (j = 0; j < c->nnames; j++)
+				if (strcmp(n->name, c->names[j]) == 0)
+					break;
+			if (j < c->nnames && aoe_space_apply(g, n, s) < 0)
+				goto invalid;
+		}
+	}
+	aoe_graph_fill_inputs(g, r->o.seed);
+	if (aoe_graph_run(g, &ro) < 0)
+		goto invalid;
+	opat_child_exclusive(lk, gate, fd);
+	rep = aoe_xcalloc((size_t)nrep, sizeof(double));
+	for (k = 0; k < nrep; k++) {
+		double t0 = aoe_now_us();
+		aoe_graph_run(g, &ro);
+		rep[k] = aoe_now_us() - t0;
+	}
+	flock(lk, LOCK_UN);
+	flock(gate, LOCK_UN);
+	opat_child_report(rep, nrep, 1, fd);
+invalid:
+	snprintf(line, sizeof(line), "invalid %s\n", aoe_errmsg());
+	opat_say(fd, line);
+	_exit(0);
+}
+
+static int
+cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Time graph gi without and with the decisions: us[2], spread[2] in us. */
+static int
+whole_times(opat_run *r, int gi, const aoe_sched **with, double *us,
+    double *spread)
+{
+	whole_arg a;
+	opat_timing t[2];
+	double m[2][MCHECK], iqr[2][MCHECK];
+	int round, side, rc;
+
+	a.r = r;
+	a.gi = gi;
+	a.with = with;
+	for (round = 0; round < MCHECK; round++) {
+		a.first = round & 1;
+		if ((rc = opat_children_run(2, 1, r->o.timeout_s, whole_child,
+		    &a, t)) < 0)
+			return rc;
+		for (side = 0; side < 2; side++) {
+			const opat_timing *ts = &t[side ^ a.first];
+			if (ts->status != OPAT_OK)
+				return aoe_err(AOE_EDATA, "%s: the whole model "
+				    "%s the decisions: %s", r->graphs[gi].path,
+				    side ? "with" : "without", ts->reason);
+			m[side][round] = ts->us;
+			iqr[side][round] = ts->us * ts->spread;
+		}
+	}
+	for (side = 0; side < 2; side++) {
+		qsort(m[side], MCHECK, sizeof(double), cmp_dbl);
+		qsort(iqr[side], MCHECK, sizeof(double), cmp_dbl);
+		us[side] = m[side][MCHECK / 2];
+		spread[side] = iqr[side][MCHECK / 2];
+	}
+	/* AOE_OPAT_SLOWER_MODEL=f (tests): with them, f times the time without */
+	if (getenv("AOE_OPAT_SLOWER_MODEL"))
+		us[1] = us[0] * atof(getenv("AOE_OPAT_SLOWER_MODEL"));
+	return 0;
+}
+
+static int
+is_win(const cJSON *rec)
+{
+	const char *o = jstr(rec, "outcome");
+
+	return o && (strcmp(o, "add") == 0 || strcmp(o, "update") == 0);
+}
+
+static opat_case *
+case_of(opat_run *r, const cJSON *rec)
+{
+	const char *k = jstr(rec, "key");
+	int i;
+
+	for (i = 0; k && i < r->ncases; i++)
+		if (strcmp(r->cases[i].keystr, k) == 0)
+			return &r->cases[i];
+	return NULL;
+}
+
+/* Check each graph whole, back out what makes it slower, write out. */
+static int
+model_check(opat_run *r)
+{
+	int n = cJSON_GetArraySize(r->held), i, gi, rc = 0;
+	const aoe_sched **with = aoe_xcalloc((size_t)r->ncases + 1,
+	    sizeof(*with));
+	aoe_sched *ws = aoe_xcalloc((size_t)r->ncases + 1, sizeof(*ws));
+	char *back = aoe_xcalloc((size_t)r->ngraphs + 1, 1);
+	cJSON *rec;
+
+	for (gi = 0; gi < r->ngraphs && rc == 0; gi++) {
+		double us[2], sp[2], t0 = aoe_now_us();
+		int nwin = 0, nb = 0;
+		cJSON *m;
+
+		if (r->graphs[gi].sub)
+			continue;
+		memset(with, 0, (size_t)r->ncases * sizeof(*with));
+		for (i = 0; i < n; i++) {
+			opat_case *c;
+			rec = cJSON_GetArrayItem(r->held, i);
+			if (!is_win(rec) || (c = case_of(r, rec)) == NULL ||
+			    owner(r, c->gi) != gi ||
+			    aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(
+			    rec, "schedule"), &ws[c - r->cases], NULL, 0) < 0)
+				continue;
+			with[c - r->cases] = &ws[c - r->cases];
+			nwin++;
+		}
+		if (nwin == 0)
+			continue;
+		if (r->o.progress)
+			aoe_tprog_note(&r->prog, "%s: the whole model without "
+			    "and with the %d decisions", r->graphs[gi].path,
+			    nwin);
+		if ((rc = whole_times(r, gi, with, us, sp)) < 0)
+			break;
+		back[gi] = us[1] - us[0] > sp[0] + sp[1] &&
+		    us[1] - us[0] > r->o.noise_floor * us[0];
+		if (back[gi])
+			nb = nwin;
+		m = cJSON_CreateObject();
+		cJSON_AddStringToObject(m, "kind", "model");
+		cJSON_AddStringToObject(m, "graph", r->graphs[gi].path);
+		cJSON_AddNumberToObject(m, "threads", r->o.threads);
+		cJSON_AddNumberToObject(m, "baseline_us", round6(us[0]));
+		cJSON_AddNumberToObject(m, "result_us", round6(us[1]));
+		cJSON_AddNumberToObject(m, "baseline_spread", round6(sp[0]));
+		cJSON_AddNumberToObject(m, "result_spread", round6(sp[1]));
+		cJSON_AddNumberToObject(m, "decisions", nwin);
+		cJSON_AddNumberToObject(m, "backed_out", nb);
+		cJSON_AddNumberToObject(m, "tuning_time_s",
+		    round6((aoe_now_us() - t0) / 1e6));
+		cJSON_AddItemToArray(r->held, m);
+		if (nb)
+			aoe_warnx("%s: the whole model was %.2f%% slower with "
+			    "the decisions (%.3f -> %.3f ms, spread %.3f ms): "
+			    "%d backed out, none committed", r->graphs[gi].path,
+			    (us[1] - us[0]) / us[0] * 100, us[0] / 1e3,
+			    us[1] / 1e3, (sp[0] + sp[1]) / 1e3, nb);
+		else if (r->o.progress)
+			aoe_warnx("%s: model %.3f -> %.3f ms with the decisions",
+			    r->graphs[gi].path, us[0] / 1e3, us[1] / 1e3);
+	}
+	/* Write out (and commit) in order, the model records last. */
+	n = cJSON_GetArraySize(r->held);
+	for (i = 0; i < n && rc == 0; i++) {
+		opat_case *c;
+		rec = cJSON_GetArrayItem(r->held, i);
+		if ((c = case_of(r, rec)) == NULL) {
+			put_line(r->out, rec);
+			continue;
+		}
+		if (is_win(rec) && back[owner(r, c->gi)]) {
+			int upd = strcmp(jstr(rec, "outcome"), "update") == 0;
+			cJSON_ReplaceItemInObjectCaseSensitive(rec, "outcome",
+			    cJSON_CreateString(upd ? "reserved" :
+			    "unsatisfied"));
+			cJSON_ReplaceItemInObjectCaseSensitive(rec, "schedule",
+			    opat_sched_json(&c->base_s));
+			cJSON_AddBoolToObject(rec, "backed_out", 1);
+			cJSON_AddStringToObject(rec, "backed_out_why", "the "
+			    "whole model was slower with the run's decisions, "
+			    "beyond its spread");
+		}
+		rc = release(r, c, rec);
+	}
+	free(with);
+	free(ws);
+	free(back);
+	return rc;
+}
+
 int
 opat_tune(opat_run *r)
 {
 	char id[32];
 	double left_s, left_share;
 	long long left_trials;
-	int i, rc;
+	int i, rc, nlate = 0;
 
 	r->t0 = aoe_now_us();
+	/*
+	 * --total-seconds bounds the whole run from here: baselines,
+	 * searches, confirmations and the whole-model check, which gets a
+	 * reserve (a guess until the baselines say how long the model
+	 * runs).
+	 */
+	r->deadline = r->o.total_seconds > 0 ? r->t0 + r->o.total_seconds *
+	    1e6 : HUGE_VAL;
+	r->reserve_s = r->o.in_model && r->replay == NULL &&
+	    r->deadline < HUGE_VAL ? 2 * MCHECK * MCHILD_S : 0;
 	aoe_tprog_init(&r->prog, r->o.progress, r->ncases);
 	if (r->o.journal) {
 		if ((rc = journal_open(r, r->o.journal)) < 0)
@@ -1565,6 +1913,13 @@ opat_tune(opat_run *r)
 		return rc;
 	if ((rc = baselines(r)) < 0)
 		return rc;
+	/* In the model, the records wait for the whole-model check. */
+	if (r->o.in_model && r->replay == NULL && r->held == NULL)
+		r->held = cJSON_CreateArray();
+	/* Its reserve: each side's runs of the model, and their children. */
+	if (r->reserve_s > 0)
+		r->reserve_s = 2 * MCHECK * (MCHILD_S + (r->o.run_loop > MREP ?
+		    r->o.run_loop : MREP) * 1.5 * r->total_share / 1e6);
 	if (r->ncases > 1)
 		qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
 	left_s = r->o.total_seconds > 0 ? r->o.total_seconds : HUGE_VAL;
@@ -1576,6 +1931,9 @@ opat_tune(opat_run *r)
 		long long mt;
 		double ms;
 
+		/* The wall time left, not the seconds charged. */
+		if (r->deadline < HUGE_VAL)
+			left_s = time_left(r) > 0 ? time_left(r) : 0;
 		plan(r, c, r->ncases - i, left_s, left_trials, left_share,
 		    &mt, &ms);
 		r->case_t0 = aoe_now_us();
@@ -1590,6 +1948,17 @@ opat_tune(opat_run *r)
 			rec = cJSON_Duplicate(jr, 1);
 			rc = finish_case(r, c, rec, 1);
 			c->spent = jnum(rec, "tuning_time_s", 0);
+		} else if (c->late || time_left(r) <= 0) {
+			/* Not journaled: a later run may reach it. */
+			rec = new_record(r, c);
+			record_late(rec, c);
+			c->spent = 0;
+			if (r->held)
+				cJSON_AddItemToArray(r->held,
+				    cJSON_Duplicate(rec, 1));
+			else
+				rc = release(r, c, rec);
+			nlate++;
 		} else {
 			if ((rc = tune_case(r, c, mt, ms, &rec)) == 0)
 				rc = finish_case(r, c, rec, 0);
@@ -1616,6 +1985,12 @@ opat_tune(opat_run *r)
 		if (rc < 0)
 			return rc;
 	}
+	if (r->held && (rc = model_check(r)) < 0)
+		return rc;
+	if (nlate)
+		aoe_warnx("--total-seconds %g ended the run before %d of %d "
+		    "cases: not reached (see their records)",
+		    r->o.total_seconds, nlate, r->ncases);
 	aoe_tprog_end(&r->prog, "cases");
 	return 0;
 }
@@ -2033,6 +2408,7 @@ opat_run_free(opat_run *r)
 		map_free(r->cases[i].rmap, NULL);
 	}
 	free(r->cases);
+	cJSON_Delete(r->held);
 	for (i = 0; i < r->ngraphs; i++) {
 		/* A subgraph is freed with the graph that holds it. */
 		if (!r->graphs[i].sub)

@@ -242,6 +242,8 @@ typedef struct opat_case {
 	double share;		/* baseline time x names */
 	double spent;		/* seconds charged to the case */
 	opat_map *rmap;		/* replay timings by canonical schedule */
+	int late;		/* --total-seconds ended before its turn */
+	int nbase;		/* measurements of the baseline (1 or 2) */
 } opat_case;
 
 struct selcase;
@@ -271,6 +273,17 @@ typedef struct opat_run {
 	 */
 	aoe_tprog prog;
 	double cur_est, eta_rest, est_done, act_done, case_t0, cur_scale;
+	/*
+	 * The records held back for the whole-model check (tune in the
+	 * model, not from a replay set): written and committed after it.
+	 */
+	cJSON *held;
+	/*
+	 * --total-seconds: when the run must end (aoe_now_us(); HUGE_VAL
+	 * for none), and the seconds before it kept for the whole-model
+	 * check.
+	 */
+	double deadline, reserve_s;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);

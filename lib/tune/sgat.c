@@ -30,6 +30,7 @@
 
 #define MIN_REP_US 200.0	/* a timed repeat runs this long */
 #define MAXOUT 64
+#define RESERVE_S 0.25		/* a whole-model measurement, a guess */
 
 void
 sgat_opts_init(sgat_opts *o)
@@ -40,6 +41,21 @@ sgat_opts_init(sgat_opts *o)
 	o->timeout_s = 300;
 	o->noise_floor = 0.02;
 	o->seed = 1;
+}
+
+/*
+ * --total-seconds: when the run must end (aoe_now_us(); HUGE_VAL for
+ * none), and the seconds before it kept for the whole-model record.
+ */
+static double deadline = HUGE_VAL, reserve_s;
+
+/* Seconds left of --total-seconds, less the model record's reserve. */
+static double
+time_left(void)
+{
+	if (deadline == HUGE_VAL)
+		return HUGE_VAL;
+	return (deadline - aoe_now_us()) / 1e6 - reserve_s;
 }
 
 /* Compare the graph's outputs with the reference (opat_verify). */
@@ -400,8 +416,8 @@ sprog_update(tuning *tu, int k, int nc)
 
 /*
  * Measure candidate d of the subgraph, list it in the candidates, and
- * make it the best when it is faster; 0, or negative when nothing can be
- * measured.
+ * make it the best when it is faster; 0, 1 when --total-seconds leaves
+ * no time for it, or negative when nothing can be measured.
  */
 static int
 try_cand(tuning *tu, const aoe_sched *d)
@@ -410,6 +426,9 @@ try_cand(tuning *tu, const aoe_sched *d)
 	opat_timing t;
 	int rc;
 
+	/* --total-seconds: no measurement that would end past it. */
+	if (time_left() < tu->base.cost_s)
+		return 1;
 	if ((rc = measure(tu->sg, tu->ro, AOE_FUSE_FORCE, d, 1, tu->seed,
 	    tu->o, &t)) < 0)
 		return rc;
@@ -587,8 +606,8 @@ per_op(tuning *tu)
 			}
 			if (same_d(&d, &tu->base_d))
 				continue;
-			/* A harness error ends this node's variants. */
-			if (try_cand(tu, &d) < 0)
+			/* A harness error (or the time limit) ends them. */
+			if (try_cand(tu, &d) != 0)
 				break;
 		}
 }
@@ -609,6 +628,11 @@ confirm(tuning *tu, double *before, double *after, double *sb, double *sa)
 
 	*before = *after = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !bad; round++) {
+		/* --total-seconds: no round that would end past it. */
+		if (time_left() < 2 * tu->base.cost_s) {
+			bad = round == 0;
+			break;
+		}
 		measure_in(tu->g, tu->ro, 0, &tu->base_d, 0, tu->seed + 1 +
 		    round, tu->o, tu->s->sig, tu->s->names, &b2);
 		measure_in(tu->g, tu->ro, 0, &tu->best_d, 1, tu->seed + 1 +
@@ -705,7 +729,7 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 	rc = 0;
 	tu.prog = o->progress ? sp : NULL;
 	for (i = 0; i < nc; i++) {
-		if ((rc = try_cand(&tu, &cand[i])) < 0)
+		if ((rc = try_cand(&tu, &cand[i])) != 0)
 			break;
 		sprog_update(&tu, i + 1, nc);
 	}
@@ -783,33 +807,40 @@ find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub)
 
 /*
  * A subgraph finished by an interrupted run: print its record again and
- * keep its decisions when they were kept then.
+ * keep its decisions when they were kept then.  A journal is input too:
+ * a record whose decisions are illegal (or unreadable) is ignored with a
+ * warning and -1 returned, so that the subgraph is tuned again; its
+ * decisions are never applied, written or committed.
  */
-static void
+static int
 from_journal(const cJSON *old, const sub *s, aoe_dtable *decisions,
     FILE *out)
 {
-	char *txt = cJSON_PrintUnformatted(old);
 	const cJSON *oc = cJSON_GetObjectItemCaseSensitive(old, "outcome");
 	aoe_sched chosen;
-
-	fprintf(out, "%s\n", txt);
-	free(txt);
-	if (cJSON_IsString(oc) && (!strcmp(oc->valuestring, "add") ||
+	char *txt;
+	int keep = cJSON_IsString(oc) && (!strcmp(oc->valuestring, "add") ||
 	    !strcmp(oc->valuestring, "update") ||
-	    !strcmp(oc->valuestring, "reserved"))) {
+	    !strcmp(oc->valuestring, "reserved"));
+
+	if (keep) {
 		char why[512];
-		/* A journal is input too: its decisions must be legal. */
 		if (aoe_sched_from_json(cJSON_GetObjectItemCaseSensitive(old,
 		    "schedule"), &chosen, why, sizeof(why)) < 0 ||
 		    bank_check_decisions(s->sig, &chosen, why,
-		    sizeof(why)) < 0)
+		    sizeof(why)) < 0) {
 			aoe_warnx("journal: subgraph %llu: illegal decisions: "
-			    "%s; ignored", (unsigned long long)aoe_op_key(s->sig),
-			    why);
-		else
-			aoe_dtable_set(decisions, s->sig, &chosen);
+			    "%s; ignored, tuned again", (unsigned long long)
+			    aoe_op_key(s->sig), why);
+			return -1;
+		}
 	}
+	txt = cJSON_PrintUnformatted(old);
+	fprintf(out, "%s\n", txt);
+	free(txt);
+	if (keep)
+		aoe_dtable_set(decisions, s->sig, &chosen);
+	return 0;
 }
 
 /*
@@ -820,7 +851,7 @@ from_journal(const cJSON *old, const sub *s, aoe_dtable *decisions,
 static int
 tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
     const sgat_opts *o, const cJSON *done, FILE *jfp, FILE *out,
-    int *nfailed)
+    int *nfailed, int *nlate)
 {
 	const cJSON *old, *oc, *b, *a, *t, *ts;
 	aoe_sched chosen;
@@ -839,11 +870,27 @@ tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
 		snprintf(what, sizeof(what), "subgraph %s (%d nodes x%d)", kb,
 		    subs[i].n, subs[i].instances);
 		if (done && (old = cJSON_GetObjectItemCaseSensitive(done,
-		    kb)) != NULL) {
-			from_journal(old, &subs[i], ro->decisions, out);
+		    kb)) != NULL && from_journal(old, &subs[i], ro->decisions,
+		    out) == 0) {
 			sp.nodes_done += subs[i].n;
 			aoe_tprog_case(&sp.p, what, "from the journal", 0, 0, 0,
 			    0, sprog_eta(&sp, sp.nodes_done));
+			continue;
+		}
+		if (time_left() <= 0) {
+			/* --total-seconds: not reached, not failed. */
+			rec = record_new(g, &subs[i], ro->nthreads);
+			cJSON_AddNumberToObject(rec, "tuning_time_s", 0);
+			cJSON_AddStringToObject(rec, "outcome", "unsatisfied");
+			cJSON_AddBoolToObject(rec, "not_reached", 1);
+			cJSON_AddStringToObject(rec, "reason", "--total-seconds "
+			    "ended the run before this subgraph");
+			sp.nodes_done += subs[i].n;
+			(*nlate)++;
+			rc = emit(rec, out, NULL);
+			cJSON_Delete(rec);
+			if (rc < 0)
+				return rc;
 			continue;
 		}
 		keep = 0;
@@ -964,10 +1011,17 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	char *mbuf = NULL;
 	size_t mlen = 0;
 	FILE *mem = NULL;
-	int slower, nbacked = 0;
+	int slower, nbacked = 0, nlate = 0;
 
 	if ((rc = opat_fault_check()) < 0)
 		return rc;
+	/*
+	 * --total-seconds bounds the whole run from here, the model
+	 * record's four whole-model measurements (a reserve) included.
+	 */
+	deadline = o->total_seconds > 0 ? t0 + o->total_seconds * 1e6 :
+	    HUGE_VAL;
+	reserve_s = o->total_seconds > 0 ? 4 * RESERVE_S : 0;
 	aoe_run_opts_init(&ro);
 	if (o->threads > 0)
 		ro.nthreads = o->threads;
@@ -1004,7 +1058,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	}
 	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub)) < 0 ||
 	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, mem,
-	    &nfailed)) < 0 ||
+	    &nfailed, &nlate)) < 0 ||
 	    (rc = model_times(g, &ro, o, path, &mb, &mr)) < 0)
 		goto out;
 	fclose(mem);
@@ -1042,6 +1096,10 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	if (rc == 0 && nfailed)
 		aoe_warnx("%s: %d of %d subgraphs failed (see their records)",
 		    path, nfailed, nsub);
+	if (rc == 0 && nlate)
+		aoe_warnx("%s: --total-seconds %g ended the run before %d of "
+		    "%d subgraphs: not reached (see their records)", path,
+		    o->total_seconds, nlate, nsub);
 out:
 	if (mem)
 		fclose(mem);

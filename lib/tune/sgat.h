@@ -18,6 +18,7 @@ typedef struct sgat_opts {
 	int progress;
 	int reload;		/* --reload: the journal must exist */
 	double timeout_s;
+	double total_seconds;	/* --total-seconds: the whole run; 0: none */
 	double noise_floor;
 	const char *journal;
 	const char *shape;	/* --input-shape */
