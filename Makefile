@@ -155,8 +155,13 @@ FUZZ_XCFLAGS = $(filter-out $(SAN),$(XCFLAGS)) -Ifuzz \
 FUZZ_OBJ = $(patsubst %,build/fuzz/%,$(LIBOBJ))
 FUZZ_BIN = $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_TARGETS))
 FUZZ_COV = -fsanitize=fuzzer-no-link
-FUZZ_OPTS = -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3 \
-	-max_len=65536
+FUZZ_OPTS = -timeout=20 -rss_limit_mb=2048 -close_fd_mask=3
+# Longest input per target: a model; a bank of the models' nodes (12 KB);
+# records and reports a few dozen lines (each line costs a schedule check).
+FUZZ_MAXLEN = onnx:65536 graph:65536 bank:16384 records:4096 \
+	archive:65536 report:4096 sched:256
+# The harnesses' scratch banks (fsync and rename per commit) on a tmpfs.
+FUZZ_TMPDIR ?= $(if $(wildcard /dev/shm/.),/dev/shm,$(or $(TMPDIR),/tmp))
 
 build/fuzz/lib/%.o: lib/%.c $(LIBHDR)
 	@mkdir -p $(dir $@)
@@ -217,9 +222,12 @@ fuzz-build: $(FUZZ_BIN) build/fuzz/seeds/stamp
 # Each target in turn, FUZZ_SECONDS each; a crash stops the run (its
 # input is left in build/fuzz/crash-TARGET-*).
 fuzz: fuzz-build
-	@for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus/$$t; \
+	@for t in $(FUZZ_TARGETS); do mkdir -p build/fuzz/corpus/$$t \
+	    build/fuzz/seeds/$$t; \
 	    echo "fuzz: $$t, $(FUZZ_SECONDS) s"; \
-	    $(FUZZ_NICE) build/fuzz/fuzz_$$t $(FUZZ_OPTS) \
+	    ml=$$(echo "$(FUZZ_MAXLEN)" | tr ' ' '\n' | sed -n "s/^$$t://p"); \
+	    TMPDIR="$(FUZZ_TMPDIR)" $(FUZZ_NICE) build/fuzz/fuzz_$$t \
+	    $(FUZZ_OPTS) -max_len=$${ml:-65536} \
 	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -artifact_prefix=build/fuzz/crash-$$t- \
 	    build/fuzz/corpus/$$t fuzz/corpus/$$t build/fuzz/seeds/$$t \

@@ -108,6 +108,50 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/*
+ * The hits of a model already prepared and run: the schedules a bank
+ * gives a model decide what preparing it from the bank does, so a set of
+ * hits seen before (most mutations leave a model's hits as they were) is
+ * not prepared and run again.  A table of their hashes, cleared when full.
+ */
+#define SEEN_SIZE (1 << 16)
+static uint64_t seen[SEEN_SIZE];
+static int nseen;
+
+static uint64_t
+sched_hash(uint64_t h, int node, const aoe_sched *s)
+{
+	int j;
+
+	h = aoe_fnv1a(h, &node, sizeof(node));
+	for (j = 0; j < s->n && j < AOE_SCHED_MAX; j++) {
+		h = aoe_fnv1a(h, s->k[j].name, strnlen(s->k[j].name,
+		    sizeof(s->k[j].name)));
+		h = aoe_fnv1a(h, &s->k[j].v, sizeof(s->k[j].v));
+	}
+	return h;
+}
+
+/* 1: h was seen before; else remembered. */
+static int
+seen_before(uint64_t h)
+{
+	size_t i;
+
+	h |= 1;		/* 0 is a free slot */
+	for (i = h % SEEN_SIZE; seen[i]; i = (i + 1) % SEEN_SIZE)
+		if (seen[i] == h)
+			return 1;
+	if (nseen >= SEEN_SIZE / 2) {
+		memset(seen, 0, sizeof(seen));
+		nseen = 0;
+		i = h % SEEN_SIZE;
+	}
+	seen[i] = h;
+	nseen++;
+	return 0;
+}
+
 static void
 bank_bad(void *arg, const char *msg)
 {
@@ -130,6 +174,7 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	aoe_bank_counts c;
 	aoe_bank_stats st;
 	int gi, i, hits;
+	uint64_t h;
 
 	if (n > 256 * 1024)
 		return 0;
@@ -138,6 +183,7 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	for (gi = 0; gi < fz_ng; gi++) {
 		aoe_graph *g = fz_g[gi];
 		hits = 0;
+		h = aoe_fnv1a(14695981039346656037ULL, &gi, sizeof(gi));
 		for (i = 0; i < g->norder; i++) {
 			aoe_node *nd = &g->nodes[g->order[i]];
 			aoe_space sp;
@@ -146,6 +192,7 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			if (aoe_bank_find(g, nd, 1, &s, &from) != 1)
 				continue;
 			hits++;
+			h = sched_hash(h, g->order[i], &s);
 			/* A hit is a legal point of the node's space. */
 			if (aoe_space_for(g, nd, &sp) == 0 &&
 			    aoe_space_validate(&sp, &s, why, sizeof(why)) < 0) {
@@ -155,7 +202,7 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 				abort();
 			}
 		}
-		if (hits) {
+		if (hits && !seen_before(h)) {
 			/*
 			 * The same model prepared from the bank runs as it
 			 * does without it.

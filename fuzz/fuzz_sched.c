@@ -4,8 +4,8 @@
  * by knob, keeps the default, takes a legal value, takes any 64-bit value
  * or drops the knob, and may add a knob no space has.  Properties: a
  * schedule that validation refuses is never applied; one it accepts
- * prepares and runs; the space's own points, samples and mutations
- * validate.
+ * prepares and runs; the space's own points, samples (for one seed in
+ * eight) and mutations validate.
  */
 #include "models.h"
 
@@ -102,9 +102,14 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	if (aoe_space_apply(g, node, &t) < 0 && aoe_space_apply(g, node,
 	    &sp.def) < 0)
 		abort();
-	/* The space's own points validate. */
+	/*
+	 * The space's own points validate.  A sample costs hundreds of
+	 * validations (rejection, then the walk), a hundred times the rest
+	 * of an input: one seed in eight draws one (not the zeros a short
+	 * input reads).
+	 */
 	seed = sched_take(&r, 8);
-	if (aoe_space_sample(&sp, &seed, &s) == 0 &&
+	if ((seed & 7) == 7 && aoe_space_sample(&sp, &seed, &s) == 0 &&
 	    aoe_space_validate(&sp, &s, why, sizeof(why)) < 0) {
 		fprintf(stderr, "sample not legal: %s\n", why);
 		abort();

@@ -29,13 +29,19 @@ fz_planned_small(const aoe_graph *g)
 static void
 fz_model(const uint8_t *d, size_t n, const char *name)
 {
+	static aoe_run_opts o0;
+	static int o0_set;
 	aoe_graph *g = NULL;
 	aoe_run_opts o;
 	int i, small;
 
 	if (n > FZ_MAX_INPUT)
 		return;
-	aoe_run_opts_init(&o);
+	if (!o0_set) {		/* once: it asks sysconf for the CPUs */
+		aoe_run_opts_init(&o0);
+		o0_set = 1;
+	}
+	o = o0;
 	o.nthreads = 1;
 	o.use_bank = 0;
 	o.profile = 0;

@@ -173,8 +173,12 @@ einsum_parse(const aoe_graph *g, const aoe_node *n, eplan *pl)
 		pl->nlab[i] = l;
 		for (j = 0; j < l; j++) {
 			int64_t d = t->dims[j], *s = &pl->size[pl->lab[i][j]];
-			count[pl->lab[i][j]]++;
-			if (*s > 1 && d > 1 && *s != d) {
+			/*
+			 * Sizes of a label agree but for 1 (a broadcast); an
+			 * empty one (0) is a size like another, not unset.
+			 */
+			int seen = count[pl->lab[i][j]]++ > 0;
+			if (seen && *s != 1 && d != 1 && *s != d) {
 				char buf[96];
 				snprintf(buf, sizeof(buf), "label sizes %lld "
 				    "and %lld differ", (long long)*s,
@@ -182,7 +186,7 @@ einsum_parse(const aoe_graph *g, const aoe_node *n, eplan *pl)
 				return aoe_err(AOE_EDATA, "%s '%s': equation "
 				    "'%s': %s", n->op_type, n->name, eq, buf);
 			}
-			if (d != 1 || *s == 0)
+			if (d != 1 || !seen)
 				*s = d;
 		}
 	}

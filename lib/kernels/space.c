@@ -246,16 +246,23 @@ aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 			return 0;
 	}
 	if (size <= ENUM_MAX) {
+		/* One pass: the legal points' indices, then the pick-th. */
+		uint32_t *legal = aoe_xmalloc((size_t)(size ? size : 1) *
+		    sizeof(*legal));
 		for (nlegal = 0, idx = 0; idx < size; idx++)
-			nlegal += aoe_space_point(sp, idx, &t) == 1;
-		if (nlegal == 0)
+			if (aoe_space_point(sp, idx, &t) == 1)
+				legal[nlegal++] = (uint32_t)idx;
+		if (nlegal == 0) {
+			free(legal);
 			return aoe_err(AOE_EDATA, "%s '%s': the space has no "
 			    "legal point", sp->op_type, sp->n ?
 			    sp->n->name : "");
+		}
 		pick = aoe_splitmix64(seed) % nlegal;
-		for (idx = 0; idx < size; idx++)
-			if (aoe_space_point(sp, idx, s) == 1 && pick-- == 0)
-				return 0;
+		idx = legal[pick];
+		free(legal);
+		if (aoe_space_point(sp, idx, s) == 1)
+			return 0;
 	}
 	/* The walk, from the default (every knob set). */
 	memset(s, 0, sizeof(*s));
