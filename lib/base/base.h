@@ -23,6 +23,8 @@ int aoe_cpu_avx512(void);
  * Only for checks: no kernel may run while it is set.
  */
 int aoe_cpu_isa_override(int avx512);
+/* What aoe_cpu_isa_override() set in this thread: 0, 1, or -1 for none. */
+int aoe_cpu_isa_forced(void);
 /*
  * The AVX-512 answer for soc_version soc: 1 for an x86-64-v4 soc, 0 for
  * any lower level, -1 when soc names no level (the host's applies).

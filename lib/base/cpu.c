@@ -56,6 +56,12 @@ aoe_cpu_isa_override(int avx512)
 }
 
 int
+aoe_cpu_isa_forced(void)
+{
+	return isa_override;
+}
+
+int
 aoe_soc_avx512(const char *soc)
 {
 	const char *p = soc ? strstr(soc, "x86-64-v") : NULL;

@@ -1779,6 +1779,10 @@ no512_why(void)
 {
 	const char *e = getenv("AOE_MAX_ISA");
 
+	/* A bank of another soc_version checked against its ISA. */
+	if (aoe_cpu_isa_forced() == 0)
+		return "the bank's soc_version has no AVX-512 (x86-64-v3 or "
+		    "lower)";
 	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") && e != NULL &&
 	    strcasecmp(e, "avx2") == 0)
