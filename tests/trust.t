@@ -19,7 +19,8 @@ snap() { (cd "$T/bank" && find . -type f | sort | xargs -r sha256sum) > "$1"; }
 cat >"$T/mkj.py" <<'PY'
 import json, sys
 ls = [json.loads(l) for l in open(sys.argv[1])]
-conv = next(l["key"] for l in ls if l.get("j") == "record" and l["record"]["op_type"] == "Conv")
+# stem.conv by name: the journal's records come in the order the cases end.
+conv = next(l["key"] for l in ls if l.get("j") == "record" and l["record"]["names"] == ["stem.conv"])
 base = next(l for l in ls if l.get("j") == "timing" and l["key"] == conv and l["tag"] == "d")
 cand = next(l for l in ls if l.get("j") == "timing" and l["key"] == conv and l["tag"] == "t"
     and l["status"] == "ok" and l["canon"] != base["canon"])
