@@ -219,10 +219,17 @@ cp "$T/mix/g1" "$T/mix/ops.jsonl"
 run aoe-bank verify "$T/mix/ops.jsonl"
 [ "$status" -ne 0 ] && grep -q "a subgraph entry in an operator bank" "$T/err"
 ok $? "verify notices a subgraph entry in an operator bank"
-cp "$T/bank/$soc/ops.jsonl" "$T/mix/graphs.jsonl"
-run aoe-bank verify "$T/mix/graphs.jsonl"
-[ "$status" -ne 0 ] && grep -q "an operator entry in a subgraph bank" "$T/err"
-ok $? "... and an operator entry in a subgraph bank"
+if [ -s "$T/bank/$soc/ops.jsonl" ]; then
+	cp "$T/bank/$soc/ops.jsonl" "$T/mix/graphs.jsonl"
+	run aoe-bank verify "$T/mix/graphs.jsonl"
+	[ "$status" -ne 0 ] && grep -q "an operator entry in a subgraph bank" "$T/err"
+	ok $? "... and an operator entry in a subgraph bank"
+else
+	# (The tuning above commits only what won, which a busy machine,
+	# or the whole-model check, may leave empty.)
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - ... and an operator entry in a subgraph bank # SKIP no operator entry was committed above"
+fi
 
 # 11: a killed import or merge -o removes its temporary file.
 mkdir -p "$T/kimp"
