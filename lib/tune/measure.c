@@ -257,6 +257,21 @@ opat_child_report(double *rep, int n, int inner, int fd)
 }
 
 /*
+ * The run options of a measuring child: no bank (the schedules are the
+ * candidates'), every fusion, no profiling.
+ */
+void
+opat_child_opts(aoe_run_opts *ro, int nthreads)
+{
+	aoe_run_opts_init(ro);
+	ro->nthreads = nthreads;
+	ro->use_bank = 0;
+	ro->static_memory = 0;
+	ro->profile = 0;
+	ro->fuse_mode = AOE_FUSE_ALL;
+}
+
+/*
  * Take the measure lock: shared while preparing and checking, exclusive
  * for timed runs (the gate gives a waiting timer priority over new
  * shared holders).  Returns the lock's descriptor; the gate's in *gate.
@@ -399,12 +414,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 
 	signal(SIGPIPE, SIG_DFL);
 	lk = opat_child_lock(o->lock_path, &gate, fd);
-	aoe_run_opts_init(&ro);
-	ro.nthreads = o->nthreads;
-	ro.use_bank = 0;
-	ro.static_memory = 0;
-	ro.profile = 0;
-	ro.fuse_mode = AOE_FUSE_ALL;
+	opat_child_opts(&ro, o->nthreads);
 	if (aoe_graph_prepare(g, &ro) < 0)
 		goto invalid;
 	aoe_graph_fill_inputs(g, seed);

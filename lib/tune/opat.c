@@ -1664,12 +1664,7 @@ whole_child(int i, int fd, void *arg)
 
 	signal(SIGPIPE, SIG_DFL);
 	lk = opat_child_lock(opat_lock_path(), &gate, fd);
-	aoe_run_opts_init(&ro);
-	ro.nthreads = r->o.threads;
-	ro.use_bank = 0;
-	ro.static_memory = 0;
-	ro.profile = 0;
-	ro.fuse_mode = AOE_FUSE_ALL;
+	opat_child_opts(&ro, r->o.threads);
 	if (aoe_graph_prepare(g, &ro) < 0)
 		goto invalid;
 	for (k = 0; k < g->norder; k++) {
