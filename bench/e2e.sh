@@ -40,8 +40,9 @@ done
 shift $((OPTIND - 1))
 banks="opat full" outs="o_opat o_full"
 [ -z "$untuned" ] || banks= outs=
-[ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 squeezenet1_1 \
-    transformer_encoder ppocrv4_det ppocrv4_rec ppocr_cls
+[ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 mobilenet_v3_large \
+    efficientnet_b1 regnet_x_400mf squeezenet1_1 transformer_encoder \
+    ppocrv4_det ppocrv4_rec ppocr_cls
 PATH=$top/tools:$top/pipelines:$PATH
 # GNU parallel and aoe's own children want a shell.
 SHELL=${SHELL:-/bin/sh}

@@ -3,8 +3,8 @@
 
 Usage: /usr/bin/python3 bench/export_torchvision.py OUTDIR [--opset N] [NAME...]
 
-Names: resnet18 resnet50 mobilenet_v2 squeezenet1_1 transformer_encoder
-(default: all).  Output: OUTDIR/<name>.onnx.  Weights come from
+Names: resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b1
+regnet_x_400mf squeezenet1_1 transformer_encoder (default: all).  Output: OUTDIR/<name>.onnx.  Weights come from
 torch.manual_seed(0) before each model is built, so repeated runs give the
 same models.  Input shapes are static: 1x3x224x224 for the CNNs (input name
 "input"), 1x128x256 for the 2-layer transformer encoder (d_model 256,
@@ -71,7 +71,8 @@ def perturb(m):
                 p.copy_(torch.randn(p.shape, generator=g) * 0.02)
 
 
-NAMES = ["resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1",
+NAMES = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large",
+         "efficientnet_b1", "regnet_x_400mf", "squeezenet1_1",
          "transformer_encoder"]
 
 

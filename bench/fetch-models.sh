@@ -4,7 +4,8 @@
 #   bench/fetch-models.sh [-f]
 #
 # Cache: ${AOE_CACHE:-$HOME/.cache/aoe}
-#   models/resnet18.onnx resnet50.onnx mobilenet_v2.onnx squeezenet1_1.onnx
+#   models/resnet18.onnx resnet50.onnx mobilenet_v2.onnx mobilenet_v3_large.onnx
+#          efficientnet_b1.onnx regnet_x_400mf.onnx squeezenet1_1.onnx
 #          1x3x224x224 float input "input"; torchvision architectures with
 #          seeded random weights, exported by bench/export_torchvision.py
 #   models/transformer_encoder.onnx
@@ -50,7 +51,8 @@ need() { [ "$force" = 1 ] || [ ! -s "$1" ]; }
 
 # 1. torchvision / torch.nn exports
 todo=
-for n in resnet18 resnet50 mobilenet_v2 squeezenet1_1 transformer_encoder; do
+for n in resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b1 \
+    regnet_x_400mf squeezenet1_1 transformer_encoder; do
 	if need "$M/$n.onnx"; then todo="$todo $n"; fi
 done
 if [ -n "$todo" ]; then
