@@ -3,7 +3,7 @@
 # model slower; --total-seconds is a limit; decisions read back from a
 # journal, an archive or another soc_version's bank are checked.
 . "$(dirname "$0")/tap.sh"
-plan 17
+plan 18
 ex=$top/share/aoe/models/example.onnx
 export TUNE_BANK_PATH="$T/bank" AOE_MEASURE_LOCK="$T/measure.lock" RUN_LOOP=3
 mkdir -p "$T/bank"
@@ -36,7 +36,7 @@ for seed in 1 2 3 4; do
 	rm -f "$T/j0"
 done
 [ -s "$T/j1" ] || sed 's/^/# /' "$T/j0.err" "$T/mkj.err"
-cp "$T/j1" "$T/j2"
+cp "$T/j1" "$T/j2"; cp "$T/j1" "$T/j3"
 snap "$T/b0"
 run env AOE_OPAT_SLOWER_MODEL=50 aoe-opat $O --commit --journal "$T/j1" "$ex"
 snap "$T/b1"
@@ -63,6 +63,15 @@ sys.exit(0 if o["model_performance_improvement"].startswith("-")
     and "stem.conv" in o["backed_out_operators"] and o["repo_summary"]["repo_add_num"] == 0 else 1)
 PY
 ok $? "... says so; aoe-report shows the model slower and what was backed out (schema ok)"
+# The progress summary counts what was committed, not what the
+# whole-model check then backed out.
+run env AOE_OPAT_SLOWER_MODEL=50 aoe-opat --no-check --progress \
+    --budget-trials 2 --seed "$seed" --journal "$T/j3" "$ex"
+nback=$(grep -c '"backed_out":true' "$T/out")
+[ "$status" -eq 0 ] && [ "$nback" -gt 0 ] &&
+    grep -q "^aoe-opat: [0-9]* cases in .*: 0 add, 0 update, .* ($nback backed out by the whole-model check)" "$T/err"
+ok $? "... and its progress summary counts no add, and the $nback backed out" ||
+    tail -3 "$T/err" | sed 's/^/#   /'
 run env AOE_OPAT_SLOWER_MODEL=0.2 aoe-opat $O --commit --journal "$T/j2" "$ex"
 [ "$status" -eq 0 ] && /usr/bin/python3 - "$T/out" "$(aoe-bank list --jsonl 2>/dev/null | wc -l)" <<'PY'
 import json, sys

@@ -1846,6 +1846,9 @@ model_check(opat_run *r)
 		}
 		if (is_win(rec) && back[owner(r, c->gi)]) {
 			int upd = strcmp(jstr(rec, "outcome"), "update") == 0;
+			aoe_tprog_backout(&r->prog, upd ? "update" : "add",
+			    upd ? "reserved" : "unsatisfied",
+			    jnum(rec, "before_us", 0), jnum(rec, "after_us", 0));
 			cJSON_ReplaceItemInObjectCaseSensitive(rec, "outcome",
 			    cJSON_CreateString(upd ? "reserved" :
 			    "unsatisfied"));

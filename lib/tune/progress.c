@@ -71,6 +71,18 @@ aoe_tprog_update(aoe_tprog *p, const char *what, const char *step,
 	fflush(stderr);
 }
 
+/* The index of outcome o in outcomes[], or -1. */
+static int
+outcome_index(const char *o)
+{
+	int i;
+
+	for (i = 0; o && i < TPROG_NOUT; i++)
+		if (strcmp(o, outcomes[i]) == 0)
+			return i;
+	return -1;
+}
+
 void
 aoe_tprog_case(aoe_tprog *p, const char *what, const char *outcome,
     double before_us, double after_us, int trials, double spent_s,
@@ -80,9 +92,8 @@ aoe_tprog_case(aoe_tprog *p, const char *what, const char *outcome,
 	int i, won;
 
 	p->ndone++;
-	for (i = 0; i < TPROG_NOUT; i++)
-		if (outcome && strcmp(outcome, outcomes[i]) == 0)
-			p->nout[i]++;
+	if ((i = outcome_index(outcome)) >= 0)
+		p->nout[i]++;
 	won = outcome && (strcmp(outcome, "add") == 0 ||
 	    strcmp(outcome, "update") == 0);
 	if (before_us > 0 && after_us > 0) {
@@ -112,6 +123,21 @@ aoe_tprog_case(aoe_tprog *p, const char *what, const char *outcome,
 }
 
 void
+aoe_tprog_backout(aoe_tprog *p, const char *was, const char *now,
+    double before_us, double after_us)
+{
+	int i = outcome_index(was), j = outcome_index(now);
+
+	if (i >= 0 && p->nout[i] > 0)
+		p->nout[i]--;
+	if (j >= 0)
+		p->nout[j]++;
+	if (before_us > 0 && after_us > 0)
+		p->saved_us -= before_us - after_us;
+	p->nbacked++;
+}
+
+void
 aoe_tprog_end(aoe_tprog *p, const char *what)
 {
 	char took[32];
@@ -125,6 +151,9 @@ aoe_tprog_end(aoe_tprog *p, const char *what)
 	for (i = 0; i < TPROG_NOUT; i++)
 		fprintf(stderr, "%s %d %s", i ? "," : "", p->nout[i],
 		    outcomes[i]);
+	if (p->nbacked)
+		fprintf(stderr, " (%d backed out by the whole-model check)",
+		    p->nbacked);
 	if (p->before_us > 0)
 		fprintf(stderr, "; %.1f of %.1f us saved (%.1f%%)",
 		    p->saved_us, p->before_us, 100 * p->saved_us /

@@ -846,12 +846,13 @@ from_journal(const cJSON *old, const sub *s, aoe_dtable *decisions,
 /*
  * Tune the subgraphs in turn, each with the decisions chosen before it,
  * writing their records (and the journal's); those of the journal done
- * are taken from it.  Failed subgraphs are counted in *nfailed.
+ * are taken from it.  Failed subgraphs are counted in *nfailed.  The
+ * progress is left in *prog, for its summary after the model check.
  */
 static int
 tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
     const sgat_opts *o, const cJSON *done, FILE *jfp, FILE *out,
-    int *nfailed, int *nlate)
+    int *nfailed, int *nlate, aoe_tprog *prog)
 {
 	const cJSON *old, *oc, *b, *a, *t, *ts;
 	aoe_sched chosen;
@@ -919,7 +920,7 @@ tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
 		if (rc < 0)
 			return rc;
 	}
-	aoe_tprog_end(&sp.p, "subgraphs");
+	*prog = sp.p;
 	return 0;
 }
 
@@ -958,11 +959,12 @@ model_times(aoe_graph *g, aoe_run_opts *ro, const sgat_opts *o,
  * Write the held records to out; with slower (the whole model slower
  * with the decisions than without, beyond the spread), each add or
  * update is backed out: it becomes unsatisfied or reserved, with
- * backed_out and why, and is not committed.  *n counts them.
+ * backed_out and why, and is not committed.  *n counts them, and so
+ * does the progress's summary, prog.
  */
 static int
 flush_records(char *buf, int slower, double base_us, double res_us,
-    FILE *out, int *n)
+    FILE *out, int *n, aoe_tprog *prog)
 {
 	char *line, *save = NULL, why[160];
 	int rc = 0;
@@ -979,6 +981,13 @@ flush_records(char *buf, int slower, double base_us, double res_us,
 		if (r && cJSON_IsString(oc) && (strcmp(oc->valuestring,
 		    "add") == 0 || strcmp(oc->valuestring, "update") == 0)) {
 			int upd = strcmp(oc->valuestring, "update") == 0;
+			const cJSON *b = cJSON_GetObjectItemCaseSensitive(r,
+			    "before_us"), *a = cJSON_GetObjectItemCaseSensitive(
+			    r, "after_us");
+			aoe_tprog_backout(prog, oc->valuestring, upd ?
+			    "reserved" : "unsatisfied", cJSON_IsNumber(b) ?
+			    b->valuedouble : 0, cJSON_IsNumber(a) ?
+			    a->valuedouble : 0);
 			cJSON_ReplaceItemInObjectCaseSensitive(r, "outcome",
 			    cJSON_CreateString(upd ? "reserved" :
 			    "unsatisfied"));
@@ -1012,6 +1021,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	size_t mlen = 0;
 	FILE *mem = NULL;
 	int slower, nbacked = 0, nlate = 0;
+	aoe_tprog prog;
 
 	if ((rc = opat_fault_check()) < 0)
 		return rc;
@@ -1058,7 +1068,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	}
 	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub)) < 0 ||
 	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, mem,
-	    &nfailed, &nlate)) < 0 ||
+	    &nfailed, &nlate, &prog)) < 0 ||
 	    (rc = model_times(g, &ro, o, path, &mb, &mr)) < 0)
 		goto out;
 	fclose(mem);
@@ -1068,8 +1078,9 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 		mr.us *= atof(getenv("AOE_SGAT_SLOWER_MODEL"));
 	slower = mr.us - mb.us > mb.spread + mr.spread + 1e-9;
 	if ((rc = flush_records(mbuf, slower, mb.us, mr.us, out,
-	    &nbacked)) < 0)
+	    &nbacked, &prog)) < 0)
 		goto out;
+	aoe_tprog_end(&prog, "subgraphs");
 	if (nbacked)
 		aoe_warnx("%s: the whole model was %.2f%% slower with the "
 		    "decisions (%.3f -> %.3f ms, spread %.3f ms): %d backed "

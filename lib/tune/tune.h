@@ -28,6 +28,7 @@ typedef struct aoe_tprog {
 	int on, tty;
 	int ncases, ndone;
 	int nout[TPROG_NOUT];
+	int nbacked;
 	double t0, before_us, saved_us;
 } aoe_tprog;
 
@@ -38,6 +39,13 @@ void aoe_tprog_update(aoe_tprog *p, const char *what, const char *step,
 void aoe_tprog_case(aoe_tprog *p, const char *what, const char *outcome,
     double before_us, double after_us, int trials, double spent_s,
     double eta_s);
+/*
+ * A case that aoe_tprog_case counted as an add or update and a later
+ * check backed out: the summary counts it as its new outcome, without
+ * the time it would have saved.
+ */
+void aoe_tprog_backout(aoe_tprog *p, const char *was, const char *now,
+    double before_us, double after_us);
 void aoe_tprog_end(aoe_tprog *p, const char *what);
 void aoe_tprog_note(aoe_tprog *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
