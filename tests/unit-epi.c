@@ -315,6 +315,125 @@ canon_checks(void)
 	aoe_graph_free(g);
 }
 
+/*
+ * GELU's tanh form written out, 0.5 * x * (1 + Tanh(sqrt(2 / pi) * (x +
+ * 0.044715 * x^3))), as exporters write it from input x into tensor y:
+ * form 0 with Pow(x, 3) and the 0.5 last, form 1 with Mul(Mul(x, x), x),
+ * the 0.5 first and each operand pair the other way round; form 2 is
+ * form 0 with 0.05 for 0.044715, which is not GELU.
+ */
+static void
+gelu_tanh_out(aoe_graph *g, int form, int x, int y)
+{
+	char nm[32];
+	int c3, k, s, q, e, a, m, in2[2];
+
+#define T(v) (snprintf(nm, sizeof(nm), "%s%d", #v, form), vt(g, nm))
+#define C(v, f) (snprintf(nm, sizeof(nm), "%s%d", #v, form), cst(g, nm, f))
+#define N(v, op, n, a0, a1, out) (in2[0] = (a0), in2[1] = (a1),	\
+	snprintf(nm, sizeof(nm), "%s%d", #v, form),			\
+	aoe_graph_add_node(g, nm, op, n, in2, 1, &(out)))
+	c3 = T(c3);
+	if (form == 1) {
+		int sq = T(sq);
+		N(sq, "Mul", 2, x, x, sq);
+		N(cube, "Mul", 2, x, sq, c3);
+	} else
+		N(pow, "Pow", 2, x, C(three, 3), c3);
+	k = T(k);
+	s = T(s);
+	q = T(q);
+	e = T(e);
+	a = T(a);
+	m = T(m);
+	if (form == 1) {
+		N(k, "Mul", 2, c3, C(c, 0.044715f), k);
+		N(s, "Add", 2, k, x, s);
+		N(q, "Mul", 2, C(r, 0.7978845608f), s, q);
+		N(tanh, "Tanh", 1, q, q, e);
+		N(a, "Add", 2, C(one, 1), e, a);
+		N(h, "Mul", 2, C(half, 0.5f), x, m);
+		N(y, "Mul", 2, a, m, y);
+	} else {
+		N(k, "Mul", 2, C(c, form == 2 ? 0.05f : 0.044715f), c3, k);
+		N(s, "Add", 2, x, k, s);
+		N(q, "Mul", 2, s, C(r, 0.7978845608f), q);
+		N(tanh, "Tanh", 1, q, q, e);
+		N(a, "Add", 2, e, C(one, 1), a);
+		N(m, "Mul", 2, x, a, m);
+		N(y, "Mul", 2, m, C(half, 0.5f), y);
+	}
+#undef T
+#undef C
+#undef N
+}
+
+/*
+ * The tanh form, in both forms, becomes one Gelu with approximate
+ * "tanh" and computes what the written-out graph does; the near miss is
+ * left alone.
+ */
+static void
+canon_tanh_checks(void)
+{
+	static const int64_t xd[] = { 1, 8, 5, 5 };
+	aoe_graph *g = aoe_graph_new("canon_tanh");
+	const float *xv;
+	int x, y[3], i, f, ngelu = 0, nlive = 0, good = 1;
+
+	g->opset = 17;
+	g->inputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs = aoe_xcalloc(3, sizeof(int));
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 4, xd);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs[g->ninputs++] = x;
+	for (f = 0; f < 3; f++) {
+		char nm[8];
+		snprintf(nm, sizeof(nm), "y%d", f);
+		y[f] = vt(g, nm);
+		gelu_tanh_out(g, f, x, y[f]);
+		g->outputs[g->noutputs++] = y[f];
+	}
+	opts.nthreads = 1;
+	if (aoe_graph_prepare(g, &opts) < 0) {
+		ok(0, "the written-out tanh GELU graph prepares: %s",
+		    aoe_errmsg());
+		aoe_graph_free(g);
+		return;
+	}
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		if (n->dead)
+			continue;
+		nlive++;
+		ngelu += strcmp(n->op_type, "Gelu") == 0 && strcmp(
+		    aoe_attr_str(n, "approximate", "none"), "tanh") == 0;
+	}
+	ok(ngelu == 2, "GELU's tanh form written out (Pow or "
+	    "x*x*x, the 0.5 first or last, operands either way) became a "
+	    "Gelu with approximate=tanh; the near miss did not (%d Gelu, "
+	    "%d nodes)", ngelu, nlive);
+	xv = g->tensors[x]->data;
+	for (i = 0; i < 200; i++)
+		((float *)g->tensors[x]->data)[i] = frand() * 8;
+	if (aoe_graph_run(g, &opts) < 0)
+		good = 0;
+	for (f = 0; f < 3 && good; f++)
+		for (i = 0; i < 200; i++) {
+			double v = xv[i], r = .5 * v * (1 + tanh(
+			    0.7978845608 * (v + (f == 2 ? 0.05 : 0.044715) *
+			    v * v * v)));
+			if (!close_enough(((float *)g->tensors[y[f]]->data)[i],
+			    (float)r)) {
+				good = 0;
+				break;
+			}
+		}
+	ok(good, "... and computes what the written-out graph does");
+	aoe_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -361,6 +480,7 @@ main(void)
 	ok(act_alone("Gelu", "tanh", AOE_EPI_GELU_TANH, 77), "a Gelu node "
 	    "with approximate=tanh matches the tanh form");
 	canon_checks();
+	canon_tanh_checks();
 	(void)data;
 	(void)numel_y;
 	(void)attr_f;

@@ -1187,9 +1187,78 @@ canon_silu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
 }
 
 /*
+ * The cube of x as an exported model writes it, Pow(x, 3) or
+ * Mul(Mul(x, x), x) in either order, made as tensor t for its one
+ * reader: the nodes that make it go to kill[], their count is returned
+ * (0 when t is not that).
+ */
+static int
+cube_of(aoe_graph *g, int t, int x, const int *ncons, const char *isout,
+    char *kill)
+{
+	aoe_node *p, *sq;
+	int j;
+
+	if ((p = sole_producer(g, t, ncons, isout, "Pow")) != NULL) {
+		if (p->nin != 2 || p->in[0] != x ||
+		    !scalar_near(aoe_in(g, p, 1), 3))
+			return 0;
+		kill[p - g->nodes] = 1;
+		return 1;
+	}
+	if ((p = sole_producer(g, t, ncons, isout, "Mul")) == NULL ||
+	    p->nin != 2)
+		return 0;
+	for (j = 0; j < 2; j++)
+		if (p->in[1 - j] == x && (sq = sole_producer(g, p->in[j],
+		    ncons, isout, "Mul")) != NULL && sq->nin == 2 &&
+		    sq->in[0] == x && sq->in[1] == x) {
+			kill[p - g->nodes] = kill[sq - g->nodes] = 1;
+			return 2;
+		}
+	return 0;
+}
+
+/*
+ * The inside of GELU's tanh form, Tanh(c * (x + 0.044715 * x^3)) with c
+ * sqrt(2 / pi), each Mul's and Add's operands in either order, where e
+ * is the Tanh: its nodes but e go to kill[], their count is returned (0
+ * when it is not that).
+ */
+static int
+gelu_tanh_inner(aoe_graph *g, const aoe_node *e, int x, const int *ncons,
+    const char *isout, char *kill)
+{
+	aoe_node *q, *s, *k;
+	int j, u = -1, nc = 0;
+
+	if ((q = sole_producer(g, e->in[0], ncons, isout, "Mul")) == NULL ||
+	    q->nin != 2)
+		return 0;
+	for (j = 0; j < 2; j++)
+		if (scalar_near(aoe_in(g, q, 1 - j), 0.79788456f) &&
+		    (s = sole_producer(g, q->in[j], ncons, isout, "Add")) !=
+		    NULL && s->nin == 2 && (u = other_in(s, x)) >= 0)
+			break;
+	if (j == 2 || (k = sole_producer(g, u, ncons, isout, "Mul")) ==
+	    NULL || k->nin != 2)
+		return 0;
+	for (j = 0; j < 2; j++)
+		if (scalar_near(aoe_in(g, k, 1 - j), 0.044715f) &&
+		    (nc = cube_of(g, k->in[j], x, ncons, isout, kill)) > 0)
+			break;
+	if (j == 2)
+		return 0;
+	kill[q - g->nodes] = kill[s - g->nodes] = kill[k - g->nodes] = 1;
+	return 3 + nc;
+}
+
+/*
  * GELU written out, x * 0.5 * (1 + Erf(x / sqrt(2))) (the Div may be a
  * Mul by 1 / sqrt(2), the 0.5 may come first or last), becomes one Gelu
- * node (the last Mul's).  Returns the nodes killed.
+ * node (the last Mul's); so does its tanh form, x * 0.5 * (1 + Tanh(
+ * sqrt(2 / pi) * (x + 0.044715 * x^3))), as a Gelu with approximate
+ * "tanh".  Returns the nodes killed.
  */
 static int
 canon_gelu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
@@ -1199,7 +1268,8 @@ canon_gelu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *d = &g->nodes[g->order[i]], *m = NULL, *a = NULL;
 		aoe_node *e, *q, *h = NULL;
-		int x = -1, t, one;
+		aoe_attr *ap;
+		int x = -1, t, one, nin;
 		if (d->dead || kill[d - g->nodes] || d->domain ||
 		    strcmp(d->op_type, "Mul") != 0 || d->nin != 2 ||
 		    d->nout != 1)
@@ -1238,6 +1308,17 @@ canon_gelu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
 			continue;
 		one = scalar_near(aoe_in(g, a, 1), 1) ? 0 :
 		    scalar_near(aoe_in(g, a, 0), 1) ? 1 : -1;
+		if (one >= 0 && (e = sole_producer(g, a->in[one], ncons, isout,
+		    "Tanh")) != NULL && e->nin == 1 &&
+		    (nin = gelu_tanh_inner(g, e, x, ncons, isout, kill)) > 0) {
+			become(d, "Gelu", x);
+			ap = aoe_node_add_attr(d, "approximate", AOE_A_STRING);
+			ap->s = aoe_xstrdup("tanh");
+			kill[m - g->nodes] = kill[a - g->nodes] = 1;
+			kill[e - g->nodes] = 1;
+			nk += 3 + nin;
+			continue;
+		}
 		if (one < 0 || (e = sole_producer(g, a->in[one], ncons, isout,
 		    "Erf")) == NULL || e->nin != 1)
 			continue;
