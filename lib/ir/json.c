@@ -43,6 +43,19 @@ b64_encode(const uint8_t *p, size_t n)
 }
 
 /* Decode exactly n bytes; -1 if the text is not base64 of that length. */
+/*
+ * Whether base64 text s can hold n bytes, by its length alone: checked
+ * before the n bytes are allocated, so that a shape that claims gigabytes
+ * beside a few bytes of data is refused, not allocated.
+ */
+static int
+b64_fits(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+
+	return len % 4 == 0 && len / 4 * 3 >= n && len / 4 * 3 <= n + 2;
+}
+
 static int
 b64_decode(const char *s, uint8_t *out, size_t n)
 {
@@ -50,7 +63,7 @@ b64_decode(const char *s, uint8_t *out, size_t n)
 	uint32_t v = 0;
 	int bits = 0;
 
-	if (len % 4 != 0 || len / 4 * 3 < n || len / 4 * 3 > n + 2)
+	if (!b64_fits(s, n))
 		return -1;
 	for (i = 0; i < len; i++) {
 		const char *c;
@@ -425,13 +438,15 @@ tensor_from_json(const cJSON *o, aoe_tensor *t, const char *where)
 		if (aoe_tensor_numel(t) < 0)
 			return aoe_err(AOE_EDATA, "%s: constant '%s' has an "
 			    "unknown shape", where, t->name);
-		if ((rc = aoe_tensor_alloc_const(t)) < 0)
-			return rc;
-		if (b64_decode(d->valuestring, t->data,
-		    aoe_tensor_nbytes(t)) < 0)
-			return aoe_err(AOE_EDATA, "%s: constant '%s' has bad "
-			    "or wrongly sized base64 data", where, t->name);
-		return 0;
+		if (b64_fits(d->valuestring, aoe_tensor_nbytes(t))) {
+			if ((rc = aoe_tensor_alloc_const(t)) < 0)
+				return rc;
+			if (b64_decode(d->valuestring, t->data,
+			    aoe_tensor_nbytes(t)) == 0)
+				return 0;
+		}
+		return aoe_err(AOE_EDATA, "%s: constant '%s' has bad or "
+		    "wrongly sized base64 data", where, t->name);
 	}
 	{
 		const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "file");
