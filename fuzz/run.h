@@ -1,7 +1,8 @@
 /*
  * run.h - load a model from memory, prepare it and run it once, within
  * small limits: the memory plan is made first without allocating, and a
- * graph that would need more than FZ_MAX_BYTES is not run.
+ * graph that would need more than FZ_MAX_BYTES, or about FZ_MAX_WORK
+ * multiply-adds or compares, is not run.
  */
 #ifndef AOE_FUZZ_RUN_H
 #define AOE_FUZZ_RUN_H
@@ -10,11 +11,49 @@
 
 #define FZ_MAX_INPUT (64 * 1024)
 #define FZ_MAX_BYTES (4 * 1024 * 1024)
+/*
+ * A few hundred milliseconds under ASan: a 18x52 int8 MaxPool over 100
+ * images (190 M compares, 4 MB) took 70 s, and libFuzzer's -timeout
+ * ends the whole run on it.
+ */
+#define FZ_MAX_WORK 3e7
+
+/*
+ * A rough count of node n's work: its outputs' elements times its window
+ * (kernel_shape), times a Conv's input channels per group or a MatMul's
+ * or Gemm's inner dimension over 8, since those run on vector kernels
+ * eight lanes wide where the rest may be scalar.
+ */
+static double
+fz_work(const aoe_graph *g, const aoe_node *n)
+{
+	const aoe_attr *ks = aoe_attr_find(n, "kernel_shape");
+	const aoe_tensor *a;
+	double w = 0;
+	int i;
+
+	for (i = 0; i < n->nout; i++)
+		if (n->out[i] >= 0 && aoe_tensor_numel(g->tensors[n->out[i]]) >
+		    0)
+			w += (double)aoe_tensor_numel(g->tensors[n->out[i]]);
+	for (i = 0; ks && i < ks->n; i++)
+		w *= ks->ints[i] > 1 ? (double)ks->ints[i] : 1;
+	if ((strcmp(n->op_type, "Conv") == 0 ||
+	    strcmp(n->op_type, "ConvTranspose") == 0) && n->nin > 1 &&
+	    (a = aoe_in(g, n, 1)) != NULL && a->ndim >= 2)
+		w *= (double)(a->dims[1] > 1 ? a->dims[1] : 1) / 8;
+	if ((strcmp(n->op_type, "MatMul") == 0 ||
+	    strcmp(n->op_type, "Gemm") == 0) && n->nin > 0 &&
+	    (a = aoe_in(g, n, 0)) != NULL && a->ndim >= 1)
+		w *= (double)(a->dims[a->ndim - 1] > 1 ? a->dims[a->ndim - 1] :
+		    1) / 8;
+	return w;
+}
 
 static int
 fz_planned_small(const aoe_graph *g)
 {
-	double b = (double)g->arena_size + (double)g->scratch_size;
+	double b = (double)g->arena_size + (double)g->scratch_size, w = 0;
 	int i;
 
 	for (i = 0; i < g->ntensors; i++) {
@@ -22,7 +61,12 @@ fz_planned_small(const aoe_graph *g)
 			return 0;	/* sized at run time: not bounded */
 		b += (double)aoe_tensor_nbytes(g->tensors[i]);
 	}
-	return b <= FZ_MAX_BYTES;
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		if (!n->dead)
+			w += fz_work(g, n);
+	}
+	return b <= FZ_MAX_BYTES && w <= FZ_MAX_WORK;
 }
 
 /* 0: loaded, prepared and run (or refused with an error); never crash. */
