@@ -912,13 +912,23 @@ is_wino(const conv_geom *g)
  * The default F(m,3) of Winograd: 4 where its 4x4 tiles cover the output
  * with little waste and the GEMMs are not too thin, else 2 (measured on
  * a Zen 5 at 1 thread: F(4,3) is up to 1.4x faster from 14x14 up, F(2,3)
- * up to 2x faster on 10x10 and 7x7 planes).
+ * up to 2x faster on 10x10 and 7x7 planes).  Waste: the 4x4 tiles must
+ * cover at most 1.4 times the output positions.  A 13x13 plane takes 16
+ * tiles covering 16x16 (1.51 times), and the weights, 36/16 of F(2,3)'s,
+ * are used by 16 tiles only: squeezenet1_1's 3x3 64>256 @13 ran in 505
+ * us at F(4,3) and 285 at F(2,3) with its weights out of cache as in the
+ * model (230 and 243 with them in cache); 48>192 @13 246 and 188.  At
+ * 14x14 (1.31 times) the two tie, at 27x27 F(4,3) stays 8% ahead (AMD
+ * EPYC Zen 5, 1 thread, median of 11 minima).
  */
 static int
 wino_default_m(const conv_geom *g)
 {
+	int64_t cover = ceildiv(g->out[1], 4) * 4 * ceildiv(g->out[2], 4) * 4;
+
 	return g->out[1] >= 12 && g->out[2] >= 12 && (g->mg >= 32 ||
-	    g->mg >= g->cg) ? 4 : 2;
+	    g->mg >= g->cg) && 10 * cover <= 14 * g->out[1] * g->out[2] ?
+	    4 : 2;
 }
 
 /*
