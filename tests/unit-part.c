@@ -8,6 +8,10 @@
  * channel blocks), at 1, 2 and 3 threads, on shapes whose output channels
  * and output positions are not multiples of the split nor of the vector
  * width; then schedules sampled from each node's space at 3 threads.
+ * Also MaxPool and AveragePool (lib/kernels/k_pool.c, split over planes,
+ * the last few outputs of a row as a whole vector) against a reference
+ * over random kernels, strides, dilations, pads and ceil mode, output
+ * rows 1 to 30 wide, at 1, 2 and 3 threads.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -301,6 +305,165 @@ gemm_grids(int64_t m, int64_t n, int64_t k)
 	free(ref);
 }
 
+/* A 2-D MaxPool or AveragePool case. */
+typedef struct pcase {
+	int64_t n, c, h, w, k[2], s[2], d[2], pb[2], pe[2];
+	int avg, ceil, cip;
+} pcase;
+
+static int64_t
+pool_out(const pcase *q, int a)
+{
+	int64_t in = a ? q->w : q->h;
+	int64_t span = in + q->pb[a] + q->pe[a] - ((q->k[a] - 1) * q->d[a] +
+	    1);
+	int64_t o = (q->ceil ? (span + q->s[a] - 1) / q->s[a] : span /
+	    q->s[a]) + 1;
+
+	/* ceil mode: the last window must start inside the input or left pad */
+	if (q->ceil && (o - 1) * q->s[a] >= in + q->pb[a])
+		o--;
+	return o;
+}
+
+static void
+pool_case(const pcase *q, const char *what)
+{
+	const int64_t xd[] = { q->n, q->c, q->h, q->w };
+	const int64_t pads[] = { q->pb[0], q->pb[1], q->pe[0], q->pe[1] };
+	int64_t oh = pool_out(q, 0), ow = pool_out(q, 1), i, u, v, a, b;
+	const float *x, *y;
+	tg t;
+	int th, good = 1;
+
+	tg_new(&t, "pool");
+	tg_input(&t, 0, 4, xd);
+	tg_node(&t, q->avg ? "AveragePool" : "MaxPool");
+	attr_is(&t, "kernel_shape", 2, q->k);
+	attr_is(&t, "strides", 2, q->s);
+	attr_is(&t, "pads", 4, pads);
+	if (!q->avg)
+		attr_is(&t, "dilations", 2, q->d);
+	attr_i(&t, "ceil_mode", q->ceil);
+	if (q->avg)
+		attr_i(&t, "count_include_pad", q->cip);
+	if (tg_prepare(&t) < 0 || numel_y(&t) != q->n * q->c * oh * ow) {
+		ok(0, "%s: prepares, %lldx%lld out", what, (long long)oh,
+		    (long long)ow);
+		aoe_graph_free(t.g);
+		return;
+	}
+	x = data(&t, 0);
+	y = t.g->tensors[t.y]->data;
+	for (th = 1; th <= 3 && good; th++) {
+		opts.nthreads = th;
+		memset(t.g->tensors[t.y]->data, 0xff, sizeof(float) *
+		    (size_t)numel_y(&t));
+		if (aoe_graph_run(t.g, &opts) < 0) {
+			good = 0;
+			break;
+		}
+		for (i = 0; i < q->n * q->c && good; i++)
+			for (u = 0; u < oh && good; u++)
+				for (v = 0; v < ow && good; v++) {
+					double m = -INFINITY, s = 0, want;
+					int64_t cnt = 0, cntp = 0;
+					for (a = 0; a < q->k[0]; a++)
+						for (b = 0; b < q->k[1]; b++) {
+							int64_t yy = u * q->s[0] -
+							    q->pb[0] + a * q->d[0];
+							int64_t xx = v * q->s[1] -
+							    q->pb[1] + b * q->d[1];
+							if (yy < q->h + q->pe[0] &&
+							    xx < q->w + q->pe[1])
+								cntp++;
+							if (yy < 0 || yy >= q->h ||
+							    xx < 0 || xx >= q->w)
+								continue;
+							float e = x[(i * q->h +
+							    yy) * q->w + xx];
+							if (e > m)
+								m = e;
+							s += e;
+							cnt++;
+						}
+					want = q->avg ? s / (q->cip ? cntp : cnt) :
+					    m;
+					if (!(fabs(y[(i * oh + u) * ow + v] - want) <=
+					    1e-5 * (1 + fabs(want)))) {
+						printf("# %s, %d threads: at plane "
+						    "%lld (%lld,%lld): %g, want "
+						    "%g\n", what, th, (long long)i,
+						    (long long)u, (long long)v,
+						    y[(i * oh + u) * ow + v], want);
+						good = 0;
+					}
+				}
+	}
+	ok(good, "%s: %lldx%lld out at 1, 2, 3 threads", what, (long long)oh,
+	    (long long)ow);
+	aoe_graph_free(t.g);
+}
+
+static int64_t
+irand(int64_t lo, int64_t hi)
+{
+	int64_t v = lo + (int64_t)((frand() + 1) / 2 * (double)(hi - lo + 1));
+
+	return v > hi ? hi : v;
+}
+
+/* Random pools, and squeezenet1_1's 3x3/2 ceil-mode ones. */
+static void
+pool_cases(void)
+{
+	static const int64_t sq[][2] = { { 64, 111 }, { 128, 55 },
+	    { 256, 27 } };
+	char what[400];
+	int r;
+
+	for (r = 0; r < 3; r++) {
+		pcase q = { 1, sq[r][0], sq[r][1], sq[r][1], { 3, 3 },
+		    { 2, 2 }, { 1, 1 }, { 0, 0 }, { 0, 0 }, 0, 1, 0 };
+		snprintf(what, sizeof(what), "MaxPool 3x3/2 ceil %lld @%lld",
+		    (long long)q.c, (long long)q.h);
+		pool_case(&q, what);
+	}
+	for (r = 0; r < 24; r++) {
+		pcase q;
+		int a;
+
+		memset(&q, 0, sizeof(q));
+		q.n = irand(1, 2);
+		q.c = irand(1, 9);
+		q.h = irand(1, 40);
+		q.w = irand(1, 64);
+		q.avg = r % 3 == 2;
+		q.ceil = r % 2;
+		q.cip = r % 4 == 2;
+		for (a = 0; a < 2; a++) {
+			int64_t in = a ? q.w : q.h;
+			q.k[a] = irand(1, in < 5 ? in : 5);
+			q.s[a] = irand(1, 3);
+			q.d[a] = q.avg ? 1 : irand(1, 2);
+			if ((q.k[a] - 1) * q.d[a] + 1 > in)
+				q.d[a] = 1;
+			q.pb[a] = irand(0, q.k[a] / 2);
+			q.pe[a] = irand(0, q.k[a] / 2);
+		}
+		snprintf(what, sizeof(what), "%s %lldx%lld/%lld,%lld d%lld,%lld "
+		    "p%lld,%lld,%lld,%lld%s%s %lldx%lld n%lld c%lld",
+		    q.avg ? "AveragePool" : "MaxPool", (long long)q.k[0],
+		    (long long)q.k[1], (long long)q.s[0], (long long)q.s[1],
+		    (long long)q.d[0], (long long)q.d[1], (long long)q.pb[0],
+		    (long long)q.pb[1], (long long)q.pe[0], (long long)q.pe[1],
+		    q.ceil ? " ceil" : "", q.cip ? " cip" : "",
+		    (long long)q.h, (long long)q.w, (long long)q.n,
+		    (long long)q.c);
+		pool_case(&q, what);
+	}
+}
+
 int
 main(void)
 {
@@ -356,5 +519,6 @@ main(void)
 	gemm_grids(13, 301, 129);
 	gemm_grids(301, 13, 64);
 	gemm_grids(100, 100, 300);
+	pool_cases();
 	return done_testing();
 }

@@ -359,9 +359,16 @@ hpass(float *restrict h, const float *restrict line, int64_t ow, int64_t kw,
 	int64_t j = 0, t;
 
 #ifdef HAVE_AVX2
-	/* Eight outputs at a time, the kernel width in registers. */
+	/*
+	 * Eight outputs at a time, the kernel width in registers; the last
+	 * few too, as a whole vector: line has 16 floats of slack after the
+	 * last one any output needs, and h at least 8 after its row (the
+	 * next row's, written later, or the buffer's slack).  That tail ran
+	 * scalar once: squeezenet1_1's 3x3/2 pools (55, 27 and 13 wide
+	 * out) spent most of their time in it.
+	 */
 	if (sw == 1 || sw == 2) {
-		for (; j + 8 <= ow; j += 8) {
+		for (; j < ow; j += 8) {
 			const float *b = line + j * sw;
 			__m256 acc = sw == 1 ? _mm256_loadu_ps(b) : even8(b);
 
@@ -411,6 +418,24 @@ vpass(float *y, const float *const *rows, int nr, int64_t ow,
 			acc = _mm256_mul_ps(_mm256_mul_ps(acc,
 			    _mm256_set1_ps(invh)), _mm256_loadu_ps(invw + j));
 		_mm256_storeu_ps(y + j, acc);
+	}
+	/* The last few under a mask (y's row may end its tensor). */
+	if (j < ow) {
+		__m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(ow - j)),
+		    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		__m256 acc = _mm256_maskload_ps(rows[0] + j, m);
+
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm256_add_ps(acc,
+			    _mm256_maskload_ps(rows[r] + j, m)) :
+			    _mm256_max_ps(acc, _mm256_maskload_ps(rows[r] + j,
+			    m));
+		if (avg)
+			acc = _mm256_mul_ps(_mm256_mul_ps(acc,
+			    _mm256_set1_ps(invh)), _mm256_maskload_ps(invw + j,
+			    m));
+		_mm256_maskstore_ps(y + j, m, acc);
+		j = ow;
 	}
 #endif
 	for (; j < ow; j++) {
