@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """node_compare.py: where aoe loses to ONNX Runtime, node by node.
 
-usage: node_compare.py [-n TOP] MODEL.onnx ORT-PROFILE.json AOE-PROFILE.txt
+usage: node_compare.py [-n TOP] [-m] MODEL.onnx ORT-PROFILE.json AOE-PROFILE.txt
 
 ORT-PROFILE is the JSON trace of bench/ort-run.js -p (one kernel_time event
 per node and run; the first run of each node is taken as warm-up and left
 out when there are others, the rest give a mean).  AOE-PROFILE is the
 per-node table `aoe-run --profile` prints on stderr (node, op_type, output,
 time_us, ...: a mean per run too, so that both carry a loaded machine's
-preemptions alike).
+preemptions alike).  With -m ORT's figure is each node's minimum over
+the runs instead, to set beside an aoe table of per-node minima (on a
+loaded machine the minimum is the figure that preemptions spoil least).
 
 Both runtimes rename and fuse nodes.  Every entry is charged to a group
 named after an aoe node: an ORT node keeps its name when aoe has a node of
@@ -47,7 +49,7 @@ def die(msg, code=1):
     sys.exit(code)
 
 
-def read_ort(path):
+def read_ort(path, stat=statistics.fmean):
     try:
         ev = json.load(open(path))
     except (OSError, ValueError) as e:
@@ -65,7 +67,7 @@ def read_ort(path):
     for n, d in runs.items():
         if len(d) > 1:
             d = d[1:]
-        out[n] = (op[n], statistics.fmean(d))
+        out[n] = (op[n], stat(d))
     return out
 
 
@@ -100,13 +102,20 @@ def read_aoe(path):
 
 def main(argv):
     top = 25
-    if len(argv) > 1 and argv[0] == '-n':
+    stat = statistics.fmean
+    while argv and argv[0] in ('-n', '-m'):
+        if argv[0] == '-m':
+            stat = min
+            argv = argv[1:]
+            continue
+        if len(argv) < 2:
+            die(__doc__.splitlines()[2], 2)
         top = int(argv[1])
         argv = argv[2:]
     if len(argv) != 3:
         die(__doc__.splitlines()[2], 2)
     model = onnx.load(argv[0], load_external_data=False)
-    ort = read_ort(argv[1])
+    ort = read_ort(argv[1], stat)
     aoe = read_aoe(argv[2])
     nodes = {n.name: n for n in model.graph.node if n.name}
     producer = {}

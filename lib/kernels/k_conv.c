@@ -52,6 +52,12 @@ enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE,
 
 /* Workspace bound for an im2col or col2im tile, in floats. */
 #define TILE_FLOATS ((int64_t)1 << 21)
+/*
+ * Values of the transpose back from Y^T (conv_job_trans) per thread: an
+ * 8192-value pass takes about 3 us on one Zen 5 core, a 2-thread
+ * fork/join about 1 us (AMD EPYC, both measured with a spinning worker).
+ */
+#define UNTRANS_GRAIN 8192
 
 /* The geometry of a convolution (kernel.h). */
 typedef aoe_conv_geom conv_geom;
@@ -906,13 +912,23 @@ is_wino(const conv_geom *g)
  * The default F(m,3) of Winograd: 4 where its 4x4 tiles cover the output
  * with little waste and the GEMMs are not too thin, else 2 (measured on
  * a Zen 5 at 1 thread: F(4,3) is up to 1.4x faster from 14x14 up, F(2,3)
- * up to 2x faster on 10x10 and 7x7 planes).
+ * up to 2x faster on 10x10 and 7x7 planes).  Waste: the 4x4 tiles must
+ * cover at most 1.4 times the output positions.  A 13x13 plane takes 16
+ * tiles covering 16x16 (1.51 times), and the weights, 36/16 of F(2,3)'s,
+ * are used by 16 tiles only: squeezenet1_1's 3x3 64>256 @13 ran in 505
+ * us at F(4,3) and 285 at F(2,3) with its weights out of cache as in the
+ * model (230 and 243 with them in cache); 48>192 @13 246 and 188.  At
+ * 14x14 (1.31 times) the two tie, at 27x27 F(4,3) stays 8% ahead (AMD
+ * EPYC Zen 5, 1 thread, median of 11 minima).
  */
 static int
 wino_default_m(const conv_geom *g)
 {
+	int64_t cover = ceildiv(g->out[1], 4) * 4 * ceildiv(g->out[2], 4) * 4;
+
 	return g->out[1] >= 12 && g->out[2] >= 12 && (g->mg >= 32 ||
-	    g->mg >= g->cg) ? 4 : 2;
+	    g->mg >= g->cg) && 10 * cover <= 14 * g->out[1] * g->out[2] ?
+	    4 : 2;
 }
 
 /*
@@ -1856,14 +1872,64 @@ conv_job_chunk(void *arg, int64_t t, int tid)
 }
 
 /*
+ * The way back from Y^T (conv_job_trans): output channels [i0, i1) of Y
+ * from ct (len x mg), plus the bias, then the epilogue on each row piece
+ * (while it is still in cache).
+ */
+struct untr_ctx {
+	const float *ct, *bias, *addg;
+	const aoe_epi *e;	/* NULL: no epilogue */
+	float *yg;
+	int64_t mg, len, j0, outsz, nch;
+};
+
+static void
+untrans_rows(const struct untr_ctx *u, int64_t i0, int64_t i1)
+{
+	int64_t i, j, j1, ib;
+
+	for (ib = i0; ib < i1; ib += 8) {
+		int64_t ie = min64(ib + 8, i1);
+		/* 8 x 8 blocks of the transpose. */
+		for (j1 = 0; j1 < u->len; j1 += 8)
+			for (i = ib; i < ie; i++) {
+				float b = u->bias ? u->bias[i] : 0;
+				float *yr = u->yg + i * u->outsz + u->j0;
+				for (j = j1; j < min64(j1 + 8, u->len); j++)
+					yr[j] = u->ct[j * u->mg + i] + b;
+			}
+		for (i = ib; u->e && i < ie; i++)
+			aoe_epi_row(u->e, i, u->yg + i * u->outsz + u->j0,
+			    u->addg ? u->addg + i * u->outsz + u->j0 : NULL,
+			    u->len);
+	}
+}
+
+static void
+untrans_chunk(void *arg, int64_t c, int tid)
+{
+	const struct untr_ctx *u = arg;
+	int64_t nb = ceildiv(u->mg, 8);
+
+	untrans_rows(u, min64(u->mg, aoe_chunk_lo(nb, u->nch, c) * 8),
+	    min64(u->mg, aoe_chunk_lo(nb, u->nch, c + 1) * 8));
+}
+
+/*
  * Explicit im2col the other way round: Y^T = col^T W^T, a GEMM whose
  * vectors run along the output channels instead of the output positions
  * (which, few and not a multiple of 8, would waste lanes), into a buffer;
- * then Y (tile at j0, len positions) is its transpose, plus the bias.
+ * then Y (tile at j0, len positions) is its transpose, plus the bias and
+ * the epilogue e (NULL: none) with the residual addg, on nth threads over
+ * blocks of 8 output channels.  That pass was serial once: on ResNet-18's
+ * 1x1 stride-2 downsample (256 to 512 channels, 7x7 out) it was 46 of
+ * 133 us at one thread (AMD EPYC Zen 5, measured with each chunk of a
+ * 2-thread split timed on one core).
  */
 static int
 conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
-    const float *col, int64_t j0, int64_t len, float *yg, int nth)
+    const float *col, int64_t j0, int64_t len, float *yg,
+    const aoe_epi *e, const float *addg, int nth)
 {
 	const aoe_graph *g = k->g;
 	const aoe_node *n = k->n;
@@ -1871,9 +1937,11 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	const float *w = aoe_in(g, n, 1)->data;
 	const float *bias = bt ? (const float *)bt->data + gi * cg->mg : NULL;
 	const conv_priv *q = n->priv;
-	int64_t K = cg->cg * cg->ksz, mg = cg->mg, i, j, i0, j1;
+	int64_t K = cg->cg * cg->ksz, mg = cg->mg;
 	float *ct = aoe_sgemm_tlbuf(2, (size_t)(len * mg));
 	aoe_gemm_ex xt;
+	struct untr_ctx u;
+	int nt;
 
 	if (ct == NULL)
 		return -1;
@@ -1895,15 +1963,25 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	xt.ldc = mg;
 	if (aoe_sgemm_ex(&xt, nth, k->sched) < 0)
 		return -1;
-	/* 8 x 8 blocks of the transpose (len x mg into Y's rows). */
-	for (i0 = 0; i0 < mg; i0 += 8)
-		for (j1 = 0; j1 < len; j1 += 8)
-			for (i = i0; i < min64(i0 + 8, mg); i++) {
-				float b = bias ? bias[i] : 0;
-				float *yr = yg + i * cg->outsz + j0;
-				for (j = j1; j < min64(j1 + 8, len); j++)
-					yr[j] = ct[j * mg + i] + b;
-			}
+	u.ct = ct;
+	u.bias = bias;
+	u.addg = addg;
+	u.e = e;
+	u.yg = yg;
+	u.mg = mg;
+	u.len = len;
+	u.j0 = j0;
+	u.outsz = cg->outsz;
+	/*
+	 * A thread for every UNTRANS_GRAIN values: below it the pass is a
+	 * few microseconds, about what waking a thread costs.
+	 */
+	nt = nthreads_for(mg * len, UNTRANS_GRAIN, nth);
+	u.nch = aoe_nchunks(ceildiv(mg, 8), nt);
+	if (nt > 1)
+		aoe_parallel(nt, u.nch, untrans_chunk, &u);
+	else
+		untrans_rows(&u, 0, mg);
 	return 0;
 }
 
@@ -1919,7 +1997,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	const float *bias = bt ? bt->data : NULL, *addg;
 	float *y = aoe_out(g, n, 0)->data;
 	const conv_priv *q = n->priv;
-	int64_t b = t / cg->group, gi = t % cg->group, j0, tile, i;
+	int64_t b = t / cg->group, gi = t % cg->group, j0, tile;
 	int64_t K = cg->cg * cg->ksz;
 	const float *xg = x + (b * cg->c + gi * cg->cg) * cg->insz;
 	float *yg = y + (b * cg->m + gi * cg->mg) * cg->outsz;
@@ -2012,13 +2090,9 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		ic.nch = aoe_nchunks(K, nt);
 		aoe_parallel(nt, ic.nch, i2c_chunk, &ic);
 		if (trans) {
-			if (conv_job_trans(k, cg, gi, col, j0, len, yg, nth) < 0)
+			if (conv_job_trans(k, cg, gi, col, j0, len, yg,
+			    xe.epi ? &xe.e : NULL, addg, nth) < 0)
 				return -1;
-			/* The epilogue on the rows' pieces just written. */
-			for (i = 0; xe.epi && i < cg->mg; i++)
-				aoe_epi_row(&xe.e, i, yg + i * cg->outsz + j0,
-				    addg ? addg + i * cg->outsz + j0 : NULL,
-				    len);
 			continue;
 		}
 		xe.n = len;

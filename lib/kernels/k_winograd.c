@@ -734,9 +734,18 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 		jobs = p->n * p->group * nb;
 		/*
 		 * Threads over the blocks read U once each: split a plane
-		 * further only where blocks keep 32 tiles.
+		 * further only where blocks keep 32 tiles, and only when
+		 * asked (batch_par=1).  By default a plane that fits one
+		 * block is one job, and the threads split its output
+		 * channels (and so U) inside it: with U out of cache, as in
+		 * a model, that ran squeezenet1_1's 3x3 16>64 @55 in 148
+		 * us instead of 184 on 2 threads, 32>128 @27 in 135 instead
+		 * of 166, 64>256 @13 in 148 instead of 182, 128>128 @28 even
+		 * (AMD EPYC Zen 5; each chunk timed on one core, where the
+		 * second thread's reads of U hit the cache the first one
+		 * warmed, so two real cores favour the split more).
 		 */
-		if (nthreads > 1 && par != 0 && jobs % nthreads != 0 &&
+		if (nthreads > 1 && par == 1 && jobs % nthreads != 0 &&
 		    ceildiv(nb, nthreads) * nthreads <= ceildiv(w->nt, 32))
 			nb = ceildiv(nb, nthreads) * nthreads;
 		tb = ceildiv(ceildiv(w->nt, nb), 8) * 8;
