@@ -85,6 +85,102 @@ aoe_fused_bias(const aoe_graph *g, const aoe_node *n)
 	return fused_input(g, n, "_aoe_bias", 2);
 }
 
+/*
+ * aoe_epi_row on sixteen floats a step (kernel.h), compiled for AVX-512F
+ * whatever the build's -march; the last few under a mask.
+ */
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+void
+aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len)
+{
+	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
+	const __m512 vs = _mm512_set1_ps(s), vt = _mm512_set1_ps(t);
+	const int aff = e->ps || e->pt;
+	const float *pc = e->pc;
+	int64_t i;
+	__mmask16 m;
+	__m512 v;
+
+#define EPI16_BODY(LOAD, STORE) do {					\
+		v = LOAD(y + i);					\
+		if (pc)							\
+			v = _mm512_add_ps(v, LOAD(pc + i));		\
+		if (d)							\
+			v = _mm512_add_ps(v, LOAD(d + i));		\
+		v = aoe_epi_f16(e, v);					\
+		if (aff)						\
+			v = _mm512_fmadd_ps(v, vs, vt);			\
+		STORE;							\
+	} while (0)
+#define EPI16_MLOAD(p) _mm512_maskz_loadu_ps(m, (p))
+	for (i = 0; i + 16 <= len; i += 16)
+		EPI16_BODY(_mm512_loadu_ps, _mm512_storeu_ps(y + i, v));
+	if (i < len) {
+		m = (__mmask16)((1u << (len - i)) - 1);
+		EPI16_BODY(EPI16_MLOAD, _mm512_mask_storeu_ps(y + i, m, v));
+	}
+#undef EPI16_BODY
+#undef EPI16_MLOAD
+}
+
+/* One function over sixteen floats (the element-wise operators'). */
+static inline __attribute__((always_inline)) __m512
+vm16(int f, __m512 v)
+{
+	switch (f) {
+	case AOE_VM_SIGMOID:
+		return aoe_z16_sigmoid(v);
+	case AOE_VM_TANH:
+		return aoe_z16_tanh(v);
+	case AOE_VM_ERF:
+		return aoe_z16_erf(v);
+	default:
+		return aoe_z16_exp(v);
+	}
+}
+
+/* Each function its own loop, so that the switch is not in it. */
+#define VM16_LOOP(F) do {						\
+	for (i = 0; i + 16 <= n; i += 16)				\
+		_mm512_storeu_ps(o + i, vm16(F, _mm512_loadu_ps(x + i))); \
+	if (i < n) {							\
+		__mmask16 m = (__mmask16)((1u << (n - i)) - 1);		\
+		_mm512_mask_storeu_ps(o + i, m, vm16(F,			\
+		    _mm512_maskz_loadu_ps(m, x + i)));			\
+	}								\
+} while (0)
+
+void
+aoe_vmath16(int f, float *o, const float *x, int64_t n)
+{
+	int64_t i;
+
+	switch (f) {
+	case AOE_VM_SIGMOID:
+		VM16_LOOP(AOE_VM_SIGMOID);
+		break;
+	case AOE_VM_TANH:
+		VM16_LOOP(AOE_VM_TANH);
+		break;
+	case AOE_VM_ERF:
+		VM16_LOOP(AOE_VM_ERF);
+		break;
+	default:
+		VM16_LOOP(AOE_VM_EXP);
+		break;
+	}
+}
+#undef VM16_LOOP
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
 struct act_ctx {
 	aoe_epi e;
 	float *y;
