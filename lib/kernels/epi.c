@@ -86,17 +86,99 @@ aoe_fused_bias(const aoe_graph *g, const aoe_node *n)
 }
 
 /*
- * aoe_epi_row on sixteen floats a step (kernel.h), compiled for AVX-512F
- * whatever the build's -march; the last few under a mask.
+ * The rows of the epilogue (kernel.h), one loop for each kind: called
+ * with kind constant, so that the activation's switch leaves the loop.
+ */
+static inline __attribute__((always_inline)) void
+row8(const int kind, const aoe_epi *e, int64_t row, float *y,
+    const float *d, int64_t len)
+{
+	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
+	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
+	const int aff = e->ps || e->pt;
+	float ty[8], tc[8], td[8];
+	int64_t i = 0, r = 0;
+
+	for (;; i += 8) {
+		float *yp = y + i;
+		const float *cp = e->pc ? e->pc + i : NULL, *dp = d ? d + i : NULL;
+		__m256 v;
+		if (i + 8 > len) {
+			/*
+			 * The last few through a copy: a masked load from a
+			 * NULL d or pc (as a compiler would if-convert the
+			 * scalar loop into) costs a microcode assist on AMD.
+			 */
+			if ((r = len - i) <= 0)
+				break;
+			memset(ty, 0, sizeof(ty));
+			memcpy(ty, yp, sizeof(float) * r);
+			if (cp) {
+				memset(tc, 0, sizeof(tc));
+				memcpy(tc, cp, sizeof(float) * r);
+				cp = tc;
+			}
+			if (dp) {
+				memset(td, 0, sizeof(td));
+				memcpy(td, dp, sizeof(float) * r);
+				dp = td;
+			}
+			yp = ty;
+		}
+		v = _mm256_loadu_ps(yp);
+		if (cp)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(cp));
+		if (dp)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(dp));
+		v = aoe_epi_k8(kind, e, v);
+		if (aff)
+			v = _mm256_fmadd_ps(v, vs, vt);
+		_mm256_storeu_ps(yp, v);
+		if (yp == ty) {
+			memcpy(y + i, ty, sizeof(float) * r);
+			break;
+		}
+	}
+}
+
+void
+aoe_epi_row8(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len)
+{
+	switch (e->kind) {
+	case AOE_EPI_HARDSWISH:
+		row8(AOE_EPI_HARDSWISH, e, row, y, d, len);
+		break;
+	case AOE_EPI_SIGMOID:
+		row8(AOE_EPI_SIGMOID, e, row, y, d, len);
+		break;
+	case AOE_EPI_SILU:
+		row8(AOE_EPI_SILU, e, row, y, d, len);
+		break;
+	case AOE_EPI_GELU:
+		row8(AOE_EPI_GELU, e, row, y, d, len);
+		break;
+	case AOE_EPI_GELU_TANH:
+		row8(AOE_EPI_GELU_TANH, e, row, y, d, len);
+		break;
+	default:
+		row8(AOE_EPI_CLAMP, e, row, y, d, len);
+		break;
+	}
+}
+
+/*
+ * The same on sixteen floats a step, compiled for AVX-512F whatever the
+ * build's -march; the last few under a mask.
  */
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 #ifdef __clang__	/* clang ignores GCC target pragmas */
 #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
 #endif
-void
-aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
-    int64_t len)
+static inline __attribute__((always_inline)) void
+row16(const int kind, const aoe_epi *e, int64_t row, float *y,
+    const float *d, int64_t len)
 {
 	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
 	const __m512 vs = _mm512_set1_ps(s), vt = _mm512_set1_ps(t);
@@ -112,7 +194,7 @@ aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
 			v = _mm512_add_ps(v, LOAD(pc + i));		\
 		if (d)							\
 			v = _mm512_add_ps(v, LOAD(d + i));		\
-		v = aoe_epi_f16(e, v);					\
+		v = aoe_epi_k16(kind, e, v);				\
 		if (aff)						\
 			v = _mm512_fmadd_ps(v, vs, vt);			\
 		STORE;							\
@@ -126,6 +208,32 @@ aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
 	}
 #undef EPI16_BODY
 #undef EPI16_MLOAD
+}
+
+void
+aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len)
+{
+	switch (e->kind) {
+	case AOE_EPI_HARDSWISH:
+		row16(AOE_EPI_HARDSWISH, e, row, y, d, len);
+		break;
+	case AOE_EPI_SIGMOID:
+		row16(AOE_EPI_SIGMOID, e, row, y, d, len);
+		break;
+	case AOE_EPI_SILU:
+		row16(AOE_EPI_SILU, e, row, y, d, len);
+		break;
+	case AOE_EPI_GELU:
+		row16(AOE_EPI_GELU, e, row, y, d, len);
+		break;
+	case AOE_EPI_GELU_TANH:
+		row16(AOE_EPI_GELU_TANH, e, row, y, d, len);
+		break;
+	default:
+		row16(AOE_EPI_CLAMP, e, row, y, d, len);
+		break;
+	}
 }
 
 /* One function over sixteen floats (the element-wise operators'). */

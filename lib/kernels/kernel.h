@@ -786,12 +786,13 @@ epi_tanh(__m256 x)
 
 /*
  * The activation of epilogue e on eight floats (no bias, residual or
- * affine): the one definition the kernels share.
+ * affine): the one definition the kernels share.  aoe_epi_k8 takes the
+ * kind apart, so that a loop with it constant holds no switch.
  */
 AOE_AI __m256
-aoe_epi_f(const aoe_epi *e, __m256 v)
+aoe_epi_k8(int kind, const aoe_epi *e, __m256 v)
 {
-	switch (e->kind) {
+	switch (kind) {
 	case AOE_EPI_HARDSWISH:
 		return _mm256_mul_ps(v, _mm256_min_ps(AOE_V8(1), _mm256_max_ps(
 		    _mm256_setzero_ps(), _mm256_fmadd_ps(v,
@@ -809,6 +810,12 @@ aoe_epi_f(const aoe_epi *e, __m256 v)
 		return _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(
 		    _mm256_set1_ps(e->lo), v));
 	}
+}
+
+AOE_AI __m256
+aoe_epi_f(const aoe_epi *e, __m256 v)
+{
+	return aoe_epi_k8(e->kind, e, v);
 }
 
 /*
@@ -944,11 +951,11 @@ aoe_z16_exp(__m512 x)
 	return _mm512_scalef_ps(p, nf);
 }
 
-/* aoe_epi_f on sixteen floats. */
+/* aoe_epi_k8 and aoe_epi_f on sixteen floats. */
 AOE_Z16 __m512
-aoe_epi_f16(const aoe_epi *e, __m512 v)
+aoe_epi_k16(int kind, const aoe_epi *e, __m512 v)
 {
-	switch (e->kind) {
+	switch (kind) {
 	case AOE_EPI_HARDSWISH:
 		return _mm512_mul_ps(v, _mm512_min_ps(AOE_Z(1), _mm512_max_ps(
 		    _mm512_setzero_ps(), _mm512_fmadd_ps(v,
@@ -967,11 +974,19 @@ aoe_epi_f16(const aoe_epi *e, __m512 v)
 	}
 }
 
+AOE_Z16 __m512
+aoe_epi_f16(const aoe_epi *e, __m512 v)
+{
+	return aoe_epi_k16(e->kind, e, v);
+}
+
 /*
  * The epilogue e over row row of a result, y[0..len) (see aoe_epi), on
- * sixteen floats at a time (epi.c, compiled for AVX-512F; only where
- * aoe_cpu_avx512() says so).
+ * eight floats a step (aoe_epi_row8) and on sixteen (aoe_epi_row16,
+ * compiled for AVX-512F; only where aoe_cpu_avx512() says so); epi.c.
  */
+void aoe_epi_row8(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len);
 void aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
     int64_t len);
 
@@ -990,56 +1005,10 @@ static inline void
 aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
     int64_t len)
 {
-	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
-	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
-	const int aff = e->ps || e->pt;
-	float ty[8], tc[8], td[8];
-	int64_t i = 0, r = 0;
-
-	if (len >= 16 && aoe_cpu_avx512()) {
+	if (len >= 16 && aoe_cpu_avx512())
 		aoe_epi_row16(e, row, y, d, len);
-		return;
-	}
-	for (;; i += 8) {
-		float *yp = y + i;
-		const float *cp = e->pc ? e->pc + i : NULL, *dp = d ? d + i : NULL;
-		__m256 v;
-		if (i + 8 > len) {
-			/*
-			 * The last few through a copy: a masked load from a
-			 * NULL d or pc (as a compiler would if-convert the
-			 * scalar loop into) costs a microcode assist on AMD.
-			 */
-			if ((r = len - i) <= 0)
-				break;
-			memset(ty, 0, sizeof(ty));
-			memcpy(ty, yp, sizeof(float) * r);
-			if (cp) {
-				memset(tc, 0, sizeof(tc));
-				memcpy(tc, cp, sizeof(float) * r);
-				cp = tc;
-			}
-			if (dp) {
-				memset(td, 0, sizeof(td));
-				memcpy(td, dp, sizeof(float) * r);
-				dp = td;
-			}
-			yp = ty;
-		}
-		v = _mm256_loadu_ps(yp);
-		if (cp)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(cp));
-		if (dp)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(dp));
-		v = aoe_epi_f(e, v);
-		if (aff)
-			v = _mm256_fmadd_ps(v, vs, vt);
-		_mm256_storeu_ps(yp, v);
-		if (yp == ty) {
-			memcpy(y + i, ty, sizeof(float) * r);
-			break;
-		}
-	}
+	else
+		aoe_epi_row8(e, row, y, d, len);
 }
 
 #endif
