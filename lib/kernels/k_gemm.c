@@ -83,7 +83,8 @@ shape_index(int64_t mr, int64_t nr)
 /*
  * The epilogue (see aoe_gemm_ex) over a tile of C just made final, where
  * the micro-kernels do not apply it (see epi_inreg): the AVX2 edge tiles,
- * epilogues other than a residual and clamp, the matrix-vector paths.
+ * epilogues with a per-row affine or a per-column bias, the
+ * matrix-vector paths.
  */
 static void
 epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
