@@ -7,8 +7,9 @@
  * kernel.h states, and the sixteen-lane forms give the eight-lane
  * forms' bits (all but exp); the epilogue rows (aoe_epi_row, sixteen
  * lanes where AVX-512 may run) and the Sigmoid, Tanh, Erf and Exp
- * operators hold them too.  tests/unit-act-avx2.t runs it under AOE_MAX_ISA=avx2, where
- * the sixteen-lane checks skip and the rows and operators run on eight.
+ * operators hold them too.  tests/unit-act-avx2.t runs it under
+ * AOE_MAX_ISA=avx2, where the sixteen-lane checks skip and the rows and
+ * operators run on eight.
  */
 #include <float.h>
 #include <math.h>
