@@ -29,10 +29,12 @@
  *         min(nthreads, n / par) threads, so small nodes stay on one
  *         thread.  Default 32768; searched over 4096..1048576 (powers of
  *         two).  0 forces one thread.
- *   vec   unary float ops: 1 the AVX2+FMA kernels (polynomial exp, log,
- *         tanh, sigmoid and erf, about 1-2 ulp, erf within 4e-7
- *         absolute; min/max/blend for the clamps), 0 plain C loops with
- *         the C library's functions.  Default 1; {0, 1}.
+ *   vec   unary float ops: 1 the AVX2+FMA kernels (polynomial exp and
+ *         log, rational tanh and erf, sigmoid by exp and a reciprocal:
+ *         the epilogues' math of kernel.h, its accuracy stated there,
+ *         within about 1e-6 relative; on sixteen lanes where AVX-512 may
+ *         run; min/max/blend for the clamps), 0 plain C loops with the
+ *         C library's functions.  Default 1; {0, 1}.
  *   tile  unary ops: elements handed to one call of the inner loop (the
  *         unit of the thread split).  Default 16384; searched over
  *         1024..65536 (powers of two).
@@ -155,67 +157,10 @@ v_log(__m256 x)
 	return y;
 }
 
-static inline __m256
-v_sigmoid(__m256 x)
-{
-	__m256 e = v_exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
-
-	return _mm256_div_ps(V1(1.0f), _mm256_add_ps(V1(1.0f), e));
-}
-
-static inline __m256
-v_tanh(__m256 x)
-{
-	__m256 sign, ax, z, p, small, big, e;
-
-	sign = _mm256_and_ps(x, V1(-0.0f));
-	ax = _mm256_andnot_ps(V1(-0.0f), x);
-	/* |x| < 0.625: odd polynomial (Cephes tanhf). */
-	z = _mm256_mul_ps(x, x);
-	p = V1(-5.70498872745E-3f);
-	p = _mm256_fmadd_ps(p, z, V1(2.06390887954E-2f));
-	p = _mm256_fmadd_ps(p, z, V1(-5.37397155531E-2f));
-	p = _mm256_fmadd_ps(p, z, V1(1.33314422036E-1f));
-	p = _mm256_fmadd_ps(p, z, V1(-3.33332819422E-1f));
-	small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
-	/* Otherwise 1 - 2 / (exp(2|x|) + 1), with the sign of x. */
-	e = v_exp(_mm256_add_ps(ax, ax));
-	big = _mm256_sub_ps(V1(1.0f), _mm256_div_ps(V1(2.0f),
-	    _mm256_add_ps(e, V1(1.0f))));
-	big = _mm256_or_ps(big, sign);
-	return _mm256_blendv_ps(big, small,
-	    _mm256_cmp_ps(ax, V1(0.625f), _CMP_LT_OQ));
-}
-
-/*
- * erf as a rational function of x on [-4, 4] (odd numerator of degree 13,
- * even denominator of degree 8), the form Eigen and XLA use; beyond it
- * erf is 1 in float.
- */
-static inline __m256
-v_erf(__m256 x)
-{
-	__m256 z, p, q, nan;
-
-	nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-	x = _mm256_min_ps(V1(4.0f), _mm256_max_ps(V1(-4.0f), x));
-	z = _mm256_mul_ps(x, x);
-	p = V1(-2.72614225801306e-10f);
-	p = _mm256_fmadd_ps(p, z, V1(2.77068142495902e-08f));
-	p = _mm256_fmadd_ps(p, z, V1(-2.10102402082508e-06f));
-	p = _mm256_fmadd_ps(p, z, V1(-5.69250639462346e-05f));
-	p = _mm256_fmadd_ps(p, z, V1(-7.34990630326855e-04f));
-	p = _mm256_fmadd_ps(p, z, V1(-2.95459980854025e-03f));
-	p = _mm256_fmadd_ps(p, z, V1(-1.60960333262415e-02f));
-	p = _mm256_mul_ps(p, x);
-	q = V1(-1.45660718464996e-05f);
-	q = _mm256_fmadd_ps(q, z, V1(-2.13374055278905e-04f));
-	q = _mm256_fmadd_ps(q, z, V1(-1.68282697438203e-03f));
-	q = _mm256_fmadd_ps(q, z, V1(-7.37332916720468e-03f));
-	q = _mm256_fmadd_ps(q, z, V1(-1.42647390514189e-02f));
-	p = _mm256_div_ps(p, q);
-	return _mm256_blendv_ps(p, V1(NAN), nan);
-}
+/* Sigmoid, Tanh and Erf: the epilogues' math (kernel.h). */
+#define v_sigmoid aoe_v8_sigmoid
+#define v_tanh aoe_v8_tanh
+#define v_erf aoe_v8_erf
 #endif
 
 /*
@@ -342,10 +287,23 @@ DEF_SIMPLE(u_abs, fabsf(v))
 DEF_SIMPLE(u_reciprocal, 1.0f / v)
 DEF_SIMPLE(u_copy, v)
 #ifdef HAVE_AVX2
-DEF_UNARY(u_sigmoid, v_sigmoid(v), s_sigmoid(v))
-DEF_UNARY(u_tanh, v_tanh(v), tanhf(v))
-DEF_UNARY(u_erf, v_erf(v), erff(v))
-DEF_UNARY(u_exp, v_exp(v), expf(v))
+/* As DEF_UNARY, on sixteen lanes where AVX-512 may run (aoe_vmath16). */
+#define DEF_UNARY16(name, vm, VEXPR, SEXPR)				\
+static void								\
+name(float *o, const float *x, int64_t n,				\
+    const struct uprm *p)						\
+{									\
+	if (p->vec && n >= 16 && aoe_cpu_avx512())			\
+		aoe_vmath16(vm, o, x, n);				\
+	else if (p->vec)						\
+		VLOOP(VEXPR);						\
+	else								\
+		SLOOP(SEXPR);						\
+}
+DEF_UNARY16(u_sigmoid, AOE_VM_SIGMOID, v_sigmoid(v), s_sigmoid(v))
+DEF_UNARY16(u_tanh, AOE_VM_TANH, v_tanh(v), tanhf(v))
+DEF_UNARY16(u_erf, AOE_VM_ERF, v_erf(v), erff(v))
+DEF_UNARY16(u_exp, AOE_VM_EXP, v_exp(v), expf(v))
 DEF_UNARY(u_log, v_log(v), logf(v))
 DEF_UNARY(u_sqrt, _mm256_sqrt_ps(v), sqrtf(v))
 DEF_UNARY(u_floor, _mm256_round_ps(v, _MM_FROUND_TO_NEG_INF |

@@ -83,7 +83,8 @@ shape_index(int64_t mr, int64_t nr)
 /*
  * The epilogue (see aoe_gemm_ex) over a tile of C just made final, where
  * the micro-kernels do not apply it (see epi_inreg): the AVX2 edge tiles,
- * epilogues other than a residual and clamp, the matrix-vector paths.
+ * epilogues with a per-row affine or a per-column bias, the
+ * matrix-vector paths.
  */
 static void
 epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
@@ -101,28 +102,52 @@ epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 
 /*
  * Whether the micro-kernels apply x's epilogue as they store: a residual
- * and a clamp (Relu, Clip or none) or a HardSwish; other epilogues run by
+ * and a clamp (Relu, Clip or none), then any of the activations (a
+ * HardSwish, Sigmoid, SiLU or either GELU: kernel.h's math), when there
+ * is no per-row affine or per-column bias; other epilogues run by
  * epi_tile.  (By epi_tile, a HardSwish after a pointwise Conv with many
- * output channels took 1.3x to 2x the Conv's time, Zen 5, bench/pw -e.)
+ * output channels took 1.3x to 2x the Conv's time, Zen 5, bench/pw -e;
+ * a Sigmoid or SiLU with the fast math, 16>96@112, 1.45x the in-register
+ * form's, and no faster on any shape: bench/results/act-20261204.txt.)
  */
 static int
 epi_inreg(const aoe_gemm_ex *x)
 {
-	return x->epi && (x->e.kind == AOE_EPI_CLAMP ||
-	    x->e.kind == AOE_EPI_HARDSWISH) && x->e.ps == NULL &&
-	    x->e.pt == NULL && x->e.pc == NULL;
+	return x->epi && x->e.ps == NULL && x->e.pt == NULL &&
+	    x->e.pc == NULL;
 }
 
 /*
- * The micro-kernels' view of x's epilogue: the clamp's bounds, and 1 in
- * cl[2] for a HardSwish after it.
+ * The micro-kernels' view of x's epilogue: the clamp's bounds, and in
+ * cl[2] the activation's kind after it (AOE_EPI_CLAMP, 0: none).
  */
 static void
 epi_cl(const aoe_gemm_ex *x, float cl[3])
 {
 	cl[0] = x->e.lo;
 	cl[1] = x->e.hi;
-	cl[2] = x->e.kind == AOE_EPI_HARDSWISH;
+	cl[2] = (float)x->e.kind;
+}
+
+/* Activation k (an AOE_EPI_ kind other than the clamp) on eight floats. */
+static inline __attribute__((always_inline)) __m256
+act8(int k, __m256 t)
+{
+	switch (k) {
+	case AOE_EPI_HARDSWISH:
+		/* x min(1, max(0, x/6 + 1/2)), as aoe_epi_f. */
+		return _mm256_mul_ps(t, _mm256_min_ps(_mm256_set1_ps(1),
+		    _mm256_max_ps(_mm256_setzero_ps(), _mm256_fmadd_ps(t,
+		    _mm256_set1_ps(1.0f / 6), _mm256_set1_ps(.5f)))));
+	case AOE_EPI_SIGMOID:
+		return aoe_v8_sigmoid(t);
+	case AOE_EPI_SILU:
+		return aoe_v8_silu(t);
+	case AOE_EPI_GELU:
+		return aoe_v8_gelu(t);
+	default:
+		return aoe_v8_gelu_tanh(t);
+	}
 }
 
 /*
@@ -147,9 +172,9 @@ epi_cl(const aoe_gemm_ex *x, float cl[3])
 /*
  * Write one accumulator vector v to c + o: alpha v + bias + beta c, then,
  * when cl is set (the epilogue's clamp, see aoe_gemm_ex), plus the
- * residual d + o if any, clamped to [cl[0], cl[1]], and through a
- * HardSwish when hs (cl[2]) is set: x min(1, max(0, x/6 + 1/2)), in
- * aoe_epi_f's operand order, so that a NaN stays a NaN.
+ * residual d + o if any, clamped to [cl[0], cl[1]], and through the
+ * activation hs (cl[2]: a HardSwish, Sigmoid, SiLU or GELU) when it is
+ * not 0, as aoe_epi_f computes it, so that a NaN stays a NaN.
  */
 #define STORE(v, o, bi) do {						\
 	__m256 t_ = _mm256_fmadd_ps(va, v, bi);				\
@@ -160,9 +185,7 @@ epi_cl(const aoe_gemm_ex *x, float cl[3])
 			t_ = _mm256_add_ps(t_, _mm256_loadu_ps(d + (o))); \
 		t_ = _mm256_min_ps(vh, _mm256_max_ps(vl, t_));		\
 		if (hs)							\
-			t_ = _mm256_mul_ps(t_, _mm256_min_ps(v1,	\
-			    _mm256_max_ps(_mm256_setzero_ps(),		\
-			    _mm256_fmadd_ps(t_, v6, vhalf))));		\
+			t_ = act8(hs, t_);				\
 	}								\
 	_mm256_storeu_ps(c + (o), t_);					\
 } while (0)
@@ -187,7 +210,7 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22;
 	__m256 c30, c31, c32, c40, c41, c42, c50, c51, c52;
 	__m256 b0, b1 = _mm256_setzero_ps(), b2 = b1, av, va, vb, bi;
-	__m256 vl = b1, vh = b1, v1 = b1, v6 = b1, vhalf = b1;
+	__m256 vl = b1, vh = b1;
 	int64_t p;
 	int r, hs = 0;
 
@@ -217,10 +240,7 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	if (cl) {
 		vl = _mm256_set1_ps(cl[0]);
 		vh = _mm256_set1_ps(cl[1]);
-		hs = cl[2] != 0;
-		v1 = _mm256_set1_ps(1);
-		v6 = _mm256_set1_ps(1.0f / 6);
-		vhalf = _mm256_set1_ps(.5f);
+		hs = (int)cl[2];
 	}
 	OUT(0) OUT(1) OUT(2) OUT(3) OUT(4) OUT(5)
 }
@@ -287,13 +307,32 @@ static ukr_fn *const ukr_tab[MR_MAX + 1][4] = {
 			ZFMA(c##r##_3, av, b3);				\
 	}
 
+/* Activation k (an AOE_EPI_ kind other than the clamp) on sixteen. */
+static inline __attribute__((always_inline)) __m512
+act16(int k, __m512 t)
+{
+	switch (k) {
+	case AOE_EPI_HARDSWISH:
+		return _mm512_mul_ps(t, _mm512_min_ps(_mm512_set1_ps(1),
+		    _mm512_max_ps(_mm512_setzero_ps(), _mm512_fmadd_ps(t,
+		    _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(.5f)))));
+	case AOE_EPI_SIGMOID:
+		return aoe_z16_sigmoid(t);
+	case AOE_EPI_SILU:
+		return aoe_z16_silu(t);
+	case AOE_EPI_GELU:
+		return aoe_z16_gelu(t);
+	default:
+		return aoe_z16_gelu_tanh(t);
+	}
+}
+
 /*
  * Write vector v of a row to c + o: alpha v + bias + beta c, and the
- * epilogue's residual, clamp and HardSwish when cl is set (as STORE),
+ * epilogue's residual, clamp and activation when cl is set (as STORE),
  * under mask m.
  */
-#define ZHSWISH(t) _mm512_mul_ps(t, _mm512_min_ps(z1, _mm512_max_ps(z,	\
-	_mm512_fmadd_ps(t, z6, zhalf))))
+#define ZHSWISH(t) act16(hs, t)
 #define ZSTORE(v, o, bi, m) do {					\
 	__m512 t_ = _mm512_fmadd_ps(va, v, bi);				\
 	if ((m) == 0xffff) {						\
@@ -350,7 +389,6 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 {
 	const __m512 z = _mm512_setzero_ps();
 	__m512 b0, b1 = z, b2 = z, b3 = z, av, va, vb, bi, vl = z, vh = z;
-	__m512 z1 = z, z6 = z, zhalf = z;
 	int hs = 0;
 	ZDECL(0); ZDECL(1); ZDECL(2); ZDECL(3); ZDECL(4); ZDECL(5);
 	ZDECL(6); ZDECL(7); ZDECL(8); ZDECL(9); ZDECL(10); ZDECL(11);
@@ -387,10 +425,7 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	if (cl) {
 		vl = _mm512_set1_ps(cl[0]);
 		vh = _mm512_set1_ps(cl[1]);
-		hs = cl[2] != 0;
-		z1 = _mm512_set1_ps(1);
-		z6 = _mm512_set1_ps(1.0f / 6);
-		zhalf = _mm512_set1_ps(.5f);
+		hs = (int)cl[2];
 	}
 	ZOUT(0) ZOUT(1) ZOUT(2) ZOUT(3) ZOUT(4) ZOUT(5) ZOUT(6)
 	ZOUT(7) ZOUT(8) ZOUT(9) ZOUT(10) ZOUT(11) ZOUT(12) ZOUT(13)

@@ -534,39 +534,275 @@ aoe_lane_mask(int n)
 #endif
 
 #if defined(__AVX2__) && defined(__FMA__)
-static inline __m256 v_exp(__m256 x);
-static inline __m256 epi_erf(__m256 x);
-static inline __m256 epi_tanh(__m256 x);
+/*
+ * The activations' math, on eight floats (AVX2+FMA) and, compiled for
+ * AVX-512F alone and called only where aoe_cpu_avx512() says so, on
+ * sixteen (the aoe_z16_ forms below): the same operations in the same
+ * order in both, so that the two ISAs give the same bits (all but exp,
+ * which takes 2^n by scalef on sixteen lanes and to within an ulp).  Measured against double precision over a dense sweep of
+ * [-100, 100] and the extremes (tests/unit-act.c, which holds the
+ * bounds below):
+ *
+ *   sigmoid  1 / (1 + exp(-x))       relative 4e-7
+ *   silu     x / (1 + exp(-x))       relative 4e-7
+ *   tanh     x P(x^2) / Q(x^2)       relative 1e-6
+ *   erf      x P(x^2) / Q(x^2)       relative 1e-6, absolute 4e-7
+ *   gelu     x/2 (1 + erf(x/sqrt 2)) relative 1e-6 for x >= 0,
+ *            absolute 1.5e-6 below (where 1 + erf cancels, as in any
+ *            float GELU)
+ *   gelu_tanh x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), the same as
+ *            x/2 (1 + tanh(...)): relative 4e-7 for x >= 0, absolute
+ *            2e-7 below
+ *   exp      relative 3e-7; below FLT_MIN 0, above FLT_MAX infinity
+ *
+ * except that a result smaller than 1e-35 (sigmoid, silu far below 0)
+ * is only within 1e-35 of it, and may be 0.  (exp: 2^n times a
+ * degree-5 polynomial on [-ln2/2, ln2/2], 2^n by adding n to the
+ * exponent field.)  NaN propagates through every one;
+ * sigmoid(+-inf) is 1 and 0, silu and both GELUs give x at +inf and 0
+ * at -inf, tanh and erf +-1.
+ */
+/* exp(r) = 1 + r + ... on |r| <= ln2/2 (minimax, relative 9.2e-8). */
+#define AOE_EXP_C1 0.99999970f
+#define AOE_EXP_C2 0.49999151f
+#define AOE_EXP_C3 0.16667636f
+#define AOE_EXP_C4 0.041897928f
+#define AOE_EXP_C5 0.0082903132f
+/*
+ * The shifter: z + 1.5 * 2^23 rounds z to an integer n in the low bits,
+ * + 127 makes them 2^n's exponent field.
+ */
+#define AOE_EXP_SHIFT 12583039.0f
+#define AOE_LOG2E 1.44269504088896341f
+#define AOE_LN2_HI 0.693147182464599609375f
+#define AOE_LN2_LO -1.904654299957768e-09f
+/* The arguments of exp(-z) for which 2^n stays a normal float. */
+#define AOE_XSIG_LO -88.3f
+#define AOE_XSIG_HI 87.3f
+/* erf(x) = x P(x^2) / Q(x^2) on [-4, 4], 1 beyond (Eigen's). */
+#define AOE_ERF_P6 -2.72614225801306e-10f
+#define AOE_ERF_P5 2.77068142495902e-08f
+#define AOE_ERF_P4 -2.10102402082508e-06f
+#define AOE_ERF_P3 -5.69250639462346e-05f
+#define AOE_ERF_P2 -7.34990630326855e-04f
+#define AOE_ERF_P1 -2.95459980854025e-03f
+#define AOE_ERF_P0 -1.60960333262415e-02f
+#define AOE_ERF_Q4 -1.45660718464996e-05f
+#define AOE_ERF_Q3 -2.13374055278905e-04f
+#define AOE_ERF_Q2 -1.68282697438203e-03f
+#define AOE_ERF_Q1 -7.37332916720468e-03f
+#define AOE_ERF_Q0 -1.42647390514189e-02f
+/* tanh(x) = x P(x^2) / Q(x^2) on [-7.9, 7.9], +-1 beyond (Eigen's). */
+#define AOE_TANH_CLAMP 7.90531110763549805f
+#define AOE_TANH_P6 -2.76076847742355e-16f
+#define AOE_TANH_P5 2.00018790482477e-13f
+#define AOE_TANH_P4 -8.60467152213735e-11f
+#define AOE_TANH_P3 5.12229709037114e-08f
+#define AOE_TANH_P2 1.48572235717979e-05f
+#define AOE_TANH_P1 6.37261928875436e-04f
+#define AOE_TANH_P0 4.89352455891786e-03f
+#define AOE_TANH_Q3 1.19825839466702e-06f
+#define AOE_TANH_Q2 1.18534705686654e-04f
+#define AOE_TANH_Q1 2.26843463243900e-03f
+#define AOE_TANH_Q0 4.89352518554385e-03f
+/* GELU's tanh form: 2 sqrt(2/pi) and that times 0.044715. */
+#define AOE_GT_K 1.5957691216057308f
+#define AOE_GT_K3 0.071354816272923f
+#define AOE_SQRT1_2 0.70710678118654752f
+
+#define AOE_V8(c) _mm256_set1_ps(c)
+#define AOE_AI static inline __attribute__((always_inline))
+
+/*
+ * n / d.  A divide: on Zen 5 it beats a reciprocal estimate and a Newton
+ * step (rcp_ps or rcp14, two FMAs and a multiply) by 1.25x (eight
+ * lanes) to 1.38x (sixteen) in SiLU, and is exact, so that the two ISAs
+ * agree bit for bit.  (Where the divider is slow, the estimate form is
+ * n (r + r (1 - d r)), r = rcp(d): an infinite n still gives infinity.)
+ */
+AOE_AI __m256
+aoe_v8_div(__m256 n, __m256 d)
+{
+	return _mm256_div_ps(n, d);
+}
+
+/*
+ * x / (1 + exp(-z)), z held to [AOE_XSIG_LO, AOE_XSIG_HI] (which moves
+ * the result by less than FLT_MIN relative to x there).
+ */
+AOE_AI __m256
+aoe_v8_xsig(__m256 x, __m256 z)
+{
+	__m256 t, nf, q, p, s;
+
+	z = _mm256_min_ps(AOE_V8(AOE_XSIG_HI), _mm256_max_ps(
+	    AOE_V8(AOE_XSIG_LO), z));
+	t = _mm256_fmadd_ps(z, AOE_V8(-AOE_LOG2E), AOE_V8(AOE_EXP_SHIFT));
+	nf = _mm256_sub_ps(t, AOE_V8(AOE_EXP_SHIFT));
+	/* q = -r, where -z = n ln2 + r: exp(r) by odd terms negated. */
+	q = _mm256_fmadd_ps(nf, AOE_V8(AOE_LN2_HI), z);
+	q = _mm256_fmadd_ps(nf, AOE_V8(AOE_LN2_LO), q);
+	p = _mm256_fmadd_ps(AOE_V8(-AOE_EXP_C5), q, AOE_V8(AOE_EXP_C4));
+	p = _mm256_fmadd_ps(p, q, AOE_V8(-AOE_EXP_C3));
+	p = _mm256_fmadd_ps(p, q, AOE_V8(AOE_EXP_C2));
+	p = _mm256_fmadd_ps(p, q, AOE_V8(-AOE_EXP_C1));
+	p = _mm256_fmadd_ps(p, q, AOE_V8(1));
+	s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t),
+	    23));
+	return aoe_v8_div(x, _mm256_fmadd_ps(p, s, AOE_V8(1)));
+}
+
+AOE_AI __m256
+aoe_v8_sigmoid(__m256 x)
+{
+	return aoe_v8_xsig(AOE_V8(1), x);
+}
+
+/* Below AOE_XSIG_LO SiLU is 0 to within FLT_MIN: held there (-inf too). */
+AOE_AI __m256
+aoe_v8_silu(__m256 x)
+{
+	x = _mm256_max_ps(AOE_V8(AOE_XSIG_LO), x);
+	return aoe_v8_xsig(x, x);
+}
+
+AOE_AI __m256
+aoe_v8_gelu_tanh(__m256 x)
+{
+	x = _mm256_max_ps(AOE_V8(AOE_XSIG_LO), x);
+	return aoe_v8_xsig(x, _mm256_mul_ps(x, _mm256_fmadd_ps(
+	    _mm256_mul_ps(x, x), AOE_V8(AOE_GT_K3), AOE_V8(AOE_GT_K))));
+}
+
+AOE_AI __m256
+aoe_v8_erf(__m256 x)
+{
+	__m256 z, p, q;
+
+	x = _mm256_min_ps(AOE_V8(4), _mm256_max_ps(AOE_V8(-4), x));
+	z = _mm256_mul_ps(x, x);
+	p = _mm256_fmadd_ps(AOE_V8(AOE_ERF_P6), z, AOE_V8(AOE_ERF_P5));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_ERF_P4));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_ERF_P3));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_ERF_P2));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_ERF_P1));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_ERF_P0));
+	q = _mm256_fmadd_ps(AOE_V8(AOE_ERF_Q4), z, AOE_V8(AOE_ERF_Q3));
+	q = _mm256_fmadd_ps(q, z, AOE_V8(AOE_ERF_Q2));
+	q = _mm256_fmadd_ps(q, z, AOE_V8(AOE_ERF_Q1));
+	q = _mm256_fmadd_ps(q, z, AOE_V8(AOE_ERF_Q0));
+	/* x (P / Q): no product of x that could underflow; |erf| <= 1. */
+	return _mm256_min_ps(AOE_V8(1), _mm256_max_ps(AOE_V8(-1), _mm256_mul_ps(x, aoe_v8_div(p, q))));
+}
+
+/* Below -8 GELU is 0 to within 1e-14: held there (-inf too). */
+AOE_AI __m256
+aoe_v8_gelu(__m256 x)
+{
+	__m256 h;
+
+	x = _mm256_max_ps(AOE_V8(-8), x);
+	h = _mm256_mul_ps(AOE_V8(.5f), x);
+	return _mm256_fmadd_ps(h, aoe_v8_erf(_mm256_mul_ps(x,
+	    AOE_V8(AOE_SQRT1_2))), h);
+}
+
+AOE_AI __m256
+aoe_v8_tanh(__m256 x)
+{
+	__m256 z, p, q;
+
+	x = _mm256_min_ps(AOE_V8(AOE_TANH_CLAMP), _mm256_max_ps(
+	    AOE_V8(-AOE_TANH_CLAMP), x));
+	z = _mm256_mul_ps(x, x);
+	p = _mm256_fmadd_ps(AOE_V8(AOE_TANH_P6), z, AOE_V8(AOE_TANH_P5));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_TANH_P4));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_TANH_P3));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_TANH_P2));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_TANH_P1));
+	p = _mm256_fmadd_ps(p, z, AOE_V8(AOE_TANH_P0));
+	q = _mm256_fmadd_ps(AOE_V8(AOE_TANH_Q3), z, AOE_V8(AOE_TANH_Q2));
+	q = _mm256_fmadd_ps(q, z, AOE_V8(AOE_TANH_Q1));
+	q = _mm256_fmadd_ps(q, z, AOE_V8(AOE_TANH_Q0));
+	return _mm256_mul_ps(x, aoe_v8_div(p, q));
+}
+
+/*
+ * exp of eight floats: 2^n p(r) with n in [-126, 127], and otherwise
+ * (|x| > 87.3 in some lane: rare) 2^n as two factors, so that results
+ * below FLT_MIN flush to 0 and above FLT_MAX become infinity.
+ */
+static inline __m256
+v_exp(__m256 x)
+{
+	__m256 t, nf, r, p, xc;
+	__m256i e, e2;
+
+	xc = _mm256_min_ps(AOE_V8(88.72283935546875f), _mm256_max_ps(
+	    AOE_V8(-87.33654f), x));
+	t = _mm256_fmadd_ps(xc, AOE_V8(AOE_LOG2E), AOE_V8(AOE_EXP_SHIFT));
+	nf = _mm256_sub_ps(t, AOE_V8(AOE_EXP_SHIFT));
+	r = _mm256_fnmadd_ps(nf, AOE_V8(AOE_LN2_HI), xc);
+	r = _mm256_fnmadd_ps(nf, AOE_V8(AOE_LN2_LO), r);
+	p = _mm256_fmadd_ps(AOE_V8(AOE_EXP_C5), r, AOE_V8(AOE_EXP_C4));
+	p = _mm256_fmadd_ps(p, r, AOE_V8(AOE_EXP_C3));
+	p = _mm256_fmadd_ps(p, r, AOE_V8(AOE_EXP_C2));
+	p = _mm256_fmadd_ps(p, r, AOE_V8(AOE_EXP_C1));
+	p = _mm256_fmadd_ps(p, r, AOE_V8(1));
+	if (!_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(
+	    AOE_V8(-0.0f), x), AOE_V8(87.3f), _CMP_GT_OQ)))
+		return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
+		    _mm256_castps_si256(t), 23)));
+	/* 2^n as 2^(n/2) 2^(n - n/2), both normal for n in [-126, 128]. */
+	e = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(
+	    AOE_V8(AOE_EXP_SHIFT)));
+	e2 = _mm256_srai_epi32(e, 1);
+	e = _mm256_sub_epi32(e, e2);
+	e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
+	e2 = _mm256_slli_epi32(_mm256_add_epi32(e2, _mm256_set1_epi32(127)),
+	    23);
+	p = _mm256_mul_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)),
+	    _mm256_castsi256_ps(e2));
+	p = _mm256_blendv_ps(p, AOE_V8(INFINITY), _mm256_cmp_ps(x,
+	    AOE_V8(88.72283935546875f), _CMP_GT_OQ));
+	return _mm256_andnot_ps(_mm256_cmp_ps(x, AOE_V8(-87.33654f),
+	    _CMP_LT_OQ), p);
+}
+
+/* The kernels' older names. */
+static inline __m256
+epi_erf(__m256 x)
+{
+	return aoe_v8_erf(x);
+}
+
+static inline __m256
+epi_tanh(__m256 x)
+{
+	return aoe_v8_tanh(x);
+}
 
 /*
  * The activation of epilogue e on eight floats (no bias, residual or
- * affine): the one definition the kernels share.
+ * affine): the one definition the kernels share.  aoe_epi_k8 takes the
+ * kind apart, so that a loop with it constant holds no switch.
  */
-static inline __attribute__((always_inline)) __m256
-aoe_epi_f(const aoe_epi *e, __m256 v)
+AOE_AI __m256
+aoe_epi_k8(int kind, const aoe_epi *e, __m256 v)
 {
-	const __m256 one = _mm256_set1_ps(1), zero = _mm256_setzero_ps();
-	const __m256 half = _mm256_set1_ps(.5f);
-
-	switch (e->kind) {
+	switch (kind) {
 	case AOE_EPI_HARDSWISH:
-		return _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero,
-		    _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6), half))));
+		return _mm256_mul_ps(v, _mm256_min_ps(AOE_V8(1), _mm256_max_ps(
+		    _mm256_setzero_ps(), _mm256_fmadd_ps(v,
+		    AOE_V8(1.0f / 6), AOE_V8(.5f)))));
 	case AOE_EPI_SIGMOID:
-		return _mm256_div_ps(one, _mm256_add_ps(one,
-		    v_exp(_mm256_sub_ps(zero, v))));
+		return aoe_v8_sigmoid(v);
 	case AOE_EPI_SILU:
-		return _mm256_div_ps(v, _mm256_add_ps(one,
-		    v_exp(_mm256_sub_ps(zero, v))));
+		return aoe_v8_silu(v);
 	case AOE_EPI_GELU:
-		return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one,
-		    epi_erf(_mm256_mul_ps(v,
-		    _mm256_set1_ps(0.70710678118654752f)))));
+		return aoe_v8_gelu(v);
 	case AOE_EPI_GELU_TANH:
-		return _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one,
-		    epi_tanh(_mm256_mul_ps(_mm256_set1_ps(0.79788456080286536f),
-		    _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f),
-		    _mm256_mul_ps(v, v)), v, v)))));
+		return aoe_v8_gelu_tanh(v);
 	default:
 		/* In this operand order a NaN stays a NaN. */
 		return _mm256_min_ps(_mm256_set1_ps(e->hi), _mm256_max_ps(
@@ -574,137 +810,200 @@ aoe_epi_f(const aoe_epi *e, __m256 v)
 	}
 }
 
-/* The epilogue e over row row of a result, y[0..len) (see aoe_epi). */
+AOE_AI __m256
+aoe_epi_f(const aoe_epi *e, __m256 v)
+{
+	return aoe_epi_k8(e->kind, e, v);
+}
+
+/*
+ * The same on sixteen floats, for the AVX-512 kernels: the functions
+ * above with __m512.
+ */
+#define AOE_Z16 static inline __attribute__((always_inline, \
+	target("avx512f")))
+#define AOE_Z(c) _mm512_set1_ps(c)
+
+AOE_Z16 __m512
+aoe_z16_div(__m512 n, __m512 d)
+{
+	return _mm512_div_ps(n, d);
+}
+
+AOE_Z16 __m512
+aoe_z16_xsig(__m512 x, __m512 z)
+{
+	__m512 t, nf, q, p, s;
+
+	z = _mm512_min_ps(AOE_Z(AOE_XSIG_HI), _mm512_max_ps(
+	    AOE_Z(AOE_XSIG_LO), z));
+	t = _mm512_fmadd_ps(z, AOE_Z(-AOE_LOG2E), AOE_Z(AOE_EXP_SHIFT));
+	nf = _mm512_sub_ps(t, AOE_Z(AOE_EXP_SHIFT));
+	q = _mm512_fmadd_ps(nf, AOE_Z(AOE_LN2_HI), z);
+	q = _mm512_fmadd_ps(nf, AOE_Z(AOE_LN2_LO), q);
+	p = _mm512_fmadd_ps(AOE_Z(-AOE_EXP_C5), q, AOE_Z(AOE_EXP_C4));
+	p = _mm512_fmadd_ps(p, q, AOE_Z(-AOE_EXP_C3));
+	p = _mm512_fmadd_ps(p, q, AOE_Z(AOE_EXP_C2));
+	p = _mm512_fmadd_ps(p, q, AOE_Z(-AOE_EXP_C1));
+	p = _mm512_fmadd_ps(p, q, AOE_Z(1));
+	s = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t),
+	    23));
+	return aoe_z16_div(x, _mm512_fmadd_ps(p, s, AOE_Z(1)));
+}
+
+AOE_Z16 __m512
+aoe_z16_sigmoid(__m512 x)
+{
+	return aoe_z16_xsig(AOE_Z(1), x);
+}
+
+AOE_Z16 __m512
+aoe_z16_silu(__m512 x)
+{
+	x = _mm512_max_ps(AOE_Z(AOE_XSIG_LO), x);
+	return aoe_z16_xsig(x, x);
+}
+
+AOE_Z16 __m512
+aoe_z16_gelu_tanh(__m512 x)
+{
+	x = _mm512_max_ps(AOE_Z(AOE_XSIG_LO), x);
+	return aoe_z16_xsig(x, _mm512_mul_ps(x, _mm512_fmadd_ps(
+	    _mm512_mul_ps(x, x), AOE_Z(AOE_GT_K3), AOE_Z(AOE_GT_K))));
+}
+
+AOE_Z16 __m512
+aoe_z16_erf(__m512 x)
+{
+	__m512 z, p, q;
+
+	x = _mm512_min_ps(AOE_Z(4), _mm512_max_ps(AOE_Z(-4), x));
+	z = _mm512_mul_ps(x, x);
+	p = _mm512_fmadd_ps(AOE_Z(AOE_ERF_P6), z, AOE_Z(AOE_ERF_P5));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_ERF_P4));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_ERF_P3));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_ERF_P2));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_ERF_P1));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_ERF_P0));
+	q = _mm512_fmadd_ps(AOE_Z(AOE_ERF_Q4), z, AOE_Z(AOE_ERF_Q3));
+	q = _mm512_fmadd_ps(q, z, AOE_Z(AOE_ERF_Q2));
+	q = _mm512_fmadd_ps(q, z, AOE_Z(AOE_ERF_Q1));
+	q = _mm512_fmadd_ps(q, z, AOE_Z(AOE_ERF_Q0));
+	/* x (P / Q): no product of x that could underflow; |erf| <= 1. */
+	return _mm512_min_ps(AOE_Z(1), _mm512_max_ps(AOE_Z(-1), _mm512_mul_ps(x, aoe_z16_div(p, q))));
+}
+
+AOE_Z16 __m512
+aoe_z16_gelu(__m512 x)
+{
+	__m512 h;
+
+	x = _mm512_max_ps(AOE_Z(-8), x);
+	h = _mm512_mul_ps(AOE_Z(.5f), x);
+	return _mm512_fmadd_ps(h, aoe_z16_erf(_mm512_mul_ps(x,
+	    AOE_Z(AOE_SQRT1_2))), h);
+}
+
+AOE_Z16 __m512
+aoe_z16_tanh(__m512 x)
+{
+	__m512 z, p, q;
+
+	x = _mm512_min_ps(AOE_Z(AOE_TANH_CLAMP), _mm512_max_ps(
+	    AOE_Z(-AOE_TANH_CLAMP), x));
+	z = _mm512_mul_ps(x, x);
+	p = _mm512_fmadd_ps(AOE_Z(AOE_TANH_P6), z, AOE_Z(AOE_TANH_P5));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_TANH_P4));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_TANH_P3));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_TANH_P2));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_TANH_P1));
+	p = _mm512_fmadd_ps(p, z, AOE_Z(AOE_TANH_P0));
+	q = _mm512_fmadd_ps(AOE_Z(AOE_TANH_Q3), z, AOE_Z(AOE_TANH_Q2));
+	q = _mm512_fmadd_ps(q, z, AOE_Z(AOE_TANH_Q1));
+	q = _mm512_fmadd_ps(q, z, AOE_Z(AOE_TANH_Q0));
+	return _mm512_mul_ps(x, aoe_z16_div(p, q));
+}
+
+/*
+ * exp of sixteen floats: 2^n p(r) by scalef, which gives the overflow to
+ * infinity and the results below FLT_MIN (as denormals) itself.
+ */
+AOE_Z16 __m512
+aoe_z16_exp(__m512 x)
+{
+	__m512 nf, r, p;
+
+	x = _mm512_min_ps(AOE_Z(89), _mm512_max_ps(AOE_Z(-104), x));
+	nf = _mm512_roundscale_ps(_mm512_mul_ps(x, AOE_Z(AOE_LOG2E)),
+	    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	r = _mm512_fnmadd_ps(nf, AOE_Z(AOE_LN2_HI), x);
+	r = _mm512_fnmadd_ps(nf, AOE_Z(AOE_LN2_LO), r);
+	p = _mm512_fmadd_ps(AOE_Z(AOE_EXP_C5), r, AOE_Z(AOE_EXP_C4));
+	p = _mm512_fmadd_ps(p, r, AOE_Z(AOE_EXP_C3));
+	p = _mm512_fmadd_ps(p, r, AOE_Z(AOE_EXP_C2));
+	p = _mm512_fmadd_ps(p, r, AOE_Z(AOE_EXP_C1));
+	p = _mm512_fmadd_ps(p, r, AOE_Z(1));
+	return _mm512_scalef_ps(p, nf);
+}
+
+/* aoe_epi_k8 and aoe_epi_f on sixteen floats. */
+AOE_Z16 __m512
+aoe_epi_k16(int kind, const aoe_epi *e, __m512 v)
+{
+	switch (kind) {
+	case AOE_EPI_HARDSWISH:
+		return _mm512_mul_ps(v, _mm512_min_ps(AOE_Z(1), _mm512_max_ps(
+		    _mm512_setzero_ps(), _mm512_fmadd_ps(v,
+		    AOE_Z(1.0f / 6), AOE_Z(.5f)))));
+	case AOE_EPI_SIGMOID:
+		return aoe_z16_sigmoid(v);
+	case AOE_EPI_SILU:
+		return aoe_z16_silu(v);
+	case AOE_EPI_GELU:
+		return aoe_z16_gelu(v);
+	case AOE_EPI_GELU_TANH:
+		return aoe_z16_gelu_tanh(v);
+	default:
+		return _mm512_min_ps(_mm512_set1_ps(e->hi), _mm512_max_ps(
+		    _mm512_set1_ps(e->lo), v));
+	}
+}
+
+AOE_Z16 __m512
+aoe_epi_f16(const aoe_epi *e, __m512 v)
+{
+	return aoe_epi_k16(e->kind, e, v);
+}
+
+/*
+ * The epilogue e over row row of a result, y[0..len) (see aoe_epi), on
+ * eight floats a step (aoe_epi_row8) and on sixteen (aoe_epi_row16,
+ * compiled for AVX-512F; only where aoe_cpu_avx512() says so); epi.c.
+ */
+void aoe_epi_row8(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len);
+void aoe_epi_row16(const aoe_epi *e, int64_t row, float *y, const float *d,
+    int64_t len);
+
+/*
+ * o[0..n) = f(x[0..n)) on sixteen floats a step, for f one of these
+ * (epi.c, compiled for AVX-512F; only where aoe_cpu_avx512() says so).
+ */
+enum { AOE_VM_SIGMOID, AOE_VM_TANH, AOE_VM_ERF, AOE_VM_EXP };
+void aoe_vmath16(int f, float *o, const float *x, int64_t n);
+
+/*
+ * The epilogue e over row row of a result, y[0..len) (see aoe_epi):
+ * sixteen floats at a time where AVX-512 may run, else eight.
+ */
 static inline void
 aoe_epi_row(const aoe_epi *e, int64_t row, float *y, const float *d,
     int64_t len)
 {
-	const float s = e->ps ? e->ps[row] : 1, t = e->pt ? e->pt[row] : 0;
-	const __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
-	const int aff = e->ps || e->pt;
-	float ty[8], tc[8], td[8];
-	int64_t i = 0, r = 0;
-
-	for (;; i += 8) {
-		float *yp = y + i;
-		const float *cp = e->pc ? e->pc + i : NULL, *dp = d ? d + i : NULL;
-		__m256 v;
-		if (i + 8 > len) {
-			/*
-			 * The last few through a copy: a masked load from a
-			 * NULL d or pc (as a compiler would if-convert the
-			 * scalar loop into) costs a microcode assist on AMD.
-			 */
-			if ((r = len - i) <= 0)
-				break;
-			memset(ty, 0, sizeof(ty));
-			memcpy(ty, yp, sizeof(float) * r);
-			if (cp) {
-				memset(tc, 0, sizeof(tc));
-				memcpy(tc, cp, sizeof(float) * r);
-				cp = tc;
-			}
-			if (dp) {
-				memset(td, 0, sizeof(td));
-				memcpy(td, dp, sizeof(float) * r);
-				dp = td;
-			}
-			yp = ty;
-		}
-		v = _mm256_loadu_ps(yp);
-		if (cp)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(cp));
-		if (dp)
-			v = _mm256_add_ps(v, _mm256_loadu_ps(dp));
-		v = aoe_epi_f(e, v);
-		if (aff)
-			v = _mm256_fmadd_ps(v, vs, vt);
-		_mm256_storeu_ps(yp, v);
-		if (yp == ty) {
-			memcpy(y + i, ty, sizeof(float) * r);
-			break;
-		}
-	}
-}
-
-/*
- * exp of eight floats (Cephes expf, about 1 ulp); results below FLT_MIN
- * flush to 0, above FLT_MAX become infinity, NaN propagates.
- */
-static inline __m256
-v_exp(__m256 x)
-{
-	__m256 fx, r, p, y, big, tiny;
-	__m256i e, e2;
-
-	big = _mm256_cmp_ps(x, _mm256_set1_ps(88.72283935546875f), _CMP_GT_OQ);
-	tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
-	x = _mm256_min_ps(_mm256_set1_ps(88.72283935546875f), x);
-	x = _mm256_max_ps(_mm256_set1_ps(-87.33654f), x);
-	fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-	    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-	r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
-	p = _mm256_set1_ps(1.9875691500E-4f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507E-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
-	y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-	y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
-	/*
-	 * 2^n as 2^(n/2) * 2^(n - n/2): both halves stay normal for n in
-	 * [-126, 128].
-	 */
-	e = _mm256_cvtps_epi32(fx);
-	e2 = _mm256_srai_epi32(e, 1);
-	e = _mm256_sub_epi32(e, e2);
-	e = _mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(127)), 23);
-	e2 = _mm256_slli_epi32(_mm256_add_epi32(e2, _mm256_set1_epi32(127)),
-	    23);
-	y = _mm256_mul_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)),
-	    _mm256_castsi256_ps(e2));
-	y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), big);
-	y = _mm256_andnot_ps(tiny, y);
-	return y;
-}
-
-/*
- * erf of eight floats (Abramowitz and Stegun 7.1.26, absolute error at
- * most 1.5e-7), odd, NaN propagating.
- */
-static inline __m256
-epi_erf(__m256 x)
-{
-	const __m256 sign = _mm256_set1_ps(-0.0f);
-	__m256 a = _mm256_andnot_ps(sign, x), t, p;
-
-	t = _mm256_div_ps(_mm256_set1_ps(1), _mm256_fmadd_ps(a,
-	    _mm256_set1_ps(0.3275911f), _mm256_set1_ps(1)));
-	p = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t,
-	    _mm256_set1_ps(-1.453152027f));
-	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
-	p = _mm256_mul_ps(p, t);
-	p = _mm256_fnmadd_ps(p, v_exp(_mm256_mul_ps(_mm256_sub_ps(
-	    _mm256_setzero_ps(), a), a)), _mm256_set1_ps(1));
-	/* |x| = NaN gives t = NaN and so p = NaN. */
-	return _mm256_or_ps(p, _mm256_and_ps(sign, x));
-}
-
-/* tanh of eight floats, (e^2x - 1) / (e^2x + 1), x held to [-9, 9]. */
-static inline __m256
-epi_tanh(__m256 x)
-{
-	__m256 e;
-
-	x = _mm256_min_ps(_mm256_set1_ps(9), _mm256_max_ps(
-	    _mm256_set1_ps(-9), x));
-	e = v_exp(_mm256_add_ps(x, x));
-	return _mm256_div_ps(_mm256_sub_ps(e, _mm256_set1_ps(1)),
-	    _mm256_add_ps(e, _mm256_set1_ps(1)));
+	if (len >= 16 && aoe_cpu_avx512())
+		aoe_epi_row16(e, row, y, d, len);
+	else
+		aoe_epi_row8(e, row, y, d, len);
 }
 
 #endif
