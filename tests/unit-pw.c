@@ -114,7 +114,7 @@ pw_matches(tg *t, const pcase *p, const char *what)
 					want = act_ref(p->act, s);
 					tol = 1e-5 * (p->c + 4) * (1 +
 					    fabs(want));
-					if (fabs(y[at] - want) > tol) {
+					if (!(fabs(y[at] - want) <= tol)) {
 						printf("# %s: at n%lld c%lld "
 						    "(%lld,%lld): %g, want "
 						    "%g\n", what, (long long)i,
