@@ -7,7 +7,11 @@
  * than one vector) with the fused epilogues (none, Relu, Clip, Sigmoid,
  * HardSwish, a per-channel affine and a residual), at vector widths 8
  * and 16 and at 1 and 2 threads, the kernel matches a naive reference.
- * With DWCONV_BENCH set it also times a few MobileNet layers.
+ * The register-blocked kernel (dw_rows=2) is tested the same way over
+ * 3x3 and 5x5 kernels, strides 1 and 2, channels 1..67, any pads, its
+ * pass shapes (dw_oh, dw_ow) and every epilogue (SiLU and GELU too).
+ * With DWCONV_BENCH set it also times the MobileNet and EfficientNet
+ * layers under each kernel.
  */
 #include <float.h>
 #include <math.h>
@@ -528,8 +532,12 @@ main(void)
 	{
 		static const int64_t L[][4] = { { 17, 23, 3, 1 },
 		    { 24, 30, 5, 2 }, { 40, 9, 3, 2 } };
-		static const int64_t cfg[][3] = { { 4, 0, 0 }, { 4, 1, 8 },
-		    { 4, 1, 16 }, { 4, -1, 0 } };
+		static const int64_t cfg[][5] = { { 4, 0, 0, 0, 0 },
+		    { 4, 1, 8, 0, 0 }, { 4, 1, 16, 0, 0 },
+		    { 4, -1, 0, 0, 0 }, { 4, 2, 0, 0, 0 },
+		    { 4, 2, 8, 2, 1 }, { 4, 2, 16, 4, 2 },
+		    { 4, 2, 16, 1, 2 } };
+		enum { NCFG = sizeof(cfg) / sizeof(cfg[0]) };
 		unsigned k, c;
 		int same = 1, refused = 1;
 		for (k = 0; k < 3; k++) {
@@ -543,7 +551,7 @@ main(void)
 			}
 			ny = numel_y(&t);
 			ref = malloc(sizeof(float) * (size_t)ny);
-			for (c = 0; c < 4; c++)
+			for (c = 0; c < NCFG; c++)
 				for (th = 1; th <= 2; th++) {
 					aoe_sched s;
 					const float *y;
@@ -554,6 +562,8 @@ main(void)
 					aoe_sched_set(&s, "algo", cfg[c][0]);
 					aoe_sched_set(&s, "dw_rows", cfg[c][1]);
 					aoe_sched_set(&s, "dw_vec", cfg[c][2]);
+					aoe_sched_set(&s, "dw_oh", cfg[c][3]);
+					aoe_sched_set(&s, "dw_ow", cfg[c][4]);
 					opts.nthreads = th;
 					if (aoe_space_apply(t.g, t.n, &s) < 0 ||
 					    aoe_graph_run(t.g, &opts) < 0) {
@@ -584,15 +594,28 @@ main(void)
 				aoe_sched_set(&s, "dw_vec", 8);
 				if (aoe_space_apply(t.g, t.n, &s) == 0)
 					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
+				aoe_sched_set(&s, "dw_rows", 1);
+				aoe_sched_set(&s, "dw_oh", 2);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
+				aoe_sched_set(&s, "dw_rows", 2);
+				aoe_sched_set(&s, "dw_oh", 3);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
 			}
 			free(ref);
 			aoe_graph_free(t.g);
 		}
 		ok(same, "a depthwise Conv node gives the same output under "
-		    "dw_rows 0, 1 (dw_vec 8, 16) and -1, at 1 and 2 "
-		    "threads");
-		ok(refused, "dw_rows with another algo, and dw_vec without "
-		    "dw_rows=1, are refused");
+		    "dw_rows 0, 1 (dw_vec 8, 16), 2 (dw_vec, dw_oh, dw_ow) "
+		    "and -1, at 1 and 2 threads");
+		ok(refused, "dw_rows with another algo, dw_vec without "
+		    "dw_rows=1 or 2, dw_oh without dw_rows=2, and dw_oh=3 "
+		    "are refused");
 	}
 	ok(aoe_dw_default_vec() == (aoe_cpu_avx512() ? 16 : 8),
 	    "the default vector width is %d, the widest this CPU allows",
@@ -605,6 +628,23 @@ main(void)
 		s.kh = s.kw = 7;
 		geom_of(&s, &g);
 		ok(aoe_dw_rows_ok(&g) == 1, "49 taps (7x7) are taken");
+		ok(aoe_dw_reg_ok(&g) == 0, "dw_rows=2 does not take 7x7");
+		s.kh = s.kw = 3;
+		s.sh = s.sw = 2;
+		s.pt = s.pl = s.pb = s.pr = 1;
+		geom_of(&s, &g);
+		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 0,
+		    "dw_rows=2 takes 3x3 stride 2, but the default does not");
+		s.kh = s.kw = 5;
+		s.sh = s.sw = 1;
+		s.pt = s.pl = s.pb = s.pr = 2;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == 2, "5x5 stride 1 runs dw_rows=2 by "
+		    "default");
+		s.sh = 3;
+		s.sw = 3;
+		geom_of(&s, &g);
+		ok(aoe_dw_reg_ok(&g) == 0, "dw_rows=2 does not take stride 3");
 	}
 	return done_testing();
 }

@@ -1691,10 +1691,10 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
  * Which kernel algo 4 runs: 2 the register-blocked one (k_dwconv.c,
  * dw_rows=2), 1 by rows through a ring (dw_rows=1), 0 the NCHW plane
  * and 8-channel kernels above (dw_rows=0), each where it applies.  By
- * default (dw_rows=-1) 2 where it applies, else 0: see aoe_space_dw for
- * the measurements.  (dw_rows=1 lost to the 8-channel kernel 1.5x to
- * 10x on mobilenet_v2's layers, most on small planes, where a row's
- * fixed costs outweigh its few FMAs.)
+ * default (dw_rows=-1, aoe_dw_auto) 2 at stride 1 where it applies,
+ * else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
+ * mobilenet_v2's layers, most on small planes, where a row's fixed
+ * costs outweigh its few FMAs.)
  */
 static int
 dw_mode_of(const conv_geom *g, const aoe_sched *s)
@@ -1703,9 +1703,11 @@ dw_mode_of(const conv_geom *g, const aoe_sched *s)
 
 	if (v == 1)
 		return aoe_dw_rows_ok(g) ? 1 : 0;
+	if (v == 2)
+		return aoe_dw_reg_ok(g) ? 2 : 0;
 	if (v == 0)
 		return 0;
-	return aoe_dw_reg_ok(g) ? 2 : 0;
+	return aoe_dw_auto(g);
 }
 
 static int

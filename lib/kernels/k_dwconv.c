@@ -14,12 +14,16 @@
  * are skipped, not read as zeros, so the padding costs nothing in the
  * inner loop.
  *
+ * The file's second kernel (dw_rows=2, below) makes several output rows
+ * a pass in registers, reading the input in place.
+ *
  * Knobs (in Conv's space, read only with algo=4): "dw_rows" (-1 auto,
- * 0 the older NCHW kernels of k_conv.c, 1 this one) and "dw_vec" (0
- * auto, 8 AVX2 vectors, 16 AVX-512 where aoe_cpu_avx512() allows).  The
- * default (dw_rows=-1) is still k_conv.c's 8-channel kernel, which was
- * faster on MobileNet's layers; dw_vec's default is the widest vectors
- * the CPU has.
+ * 0 the older NCHW kernels of k_conv.c, 1 the ring kernel, 2 the
+ * register-blocked one), "dw_vec" (0 auto, 8 AVX2 vectors, 16 AVX-512
+ * where aoe_cpu_avx512() allows), and for dw_rows=2 "dw_oh" and "dw_ow"
+ * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
+ * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 only) and
+ * k_conv.c's 8-channel kernel at stride 2.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -585,6 +589,33 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
 		*oh = 4;
 }
 
+/*
+ * The kernel dw_rows=-1 picks (2 or 0).  Measured on a Zen 5 (AVX-512),
+ * 1 thread, efficientnet_b1's, mobilenet_v2's and mobilenet_v3_large's
+ * layers as Conv nodes (tests/unit-dwconv with DWCONV_BENCH, CPU time,
+ * medians; a loaded machine): at stride 1 dw_rows=2 is 1.1x to 1.65x
+ * faster than the 8-channel kernel (dw_rows=0) with no epilogue or with
+ * SiLU fused (5x5 most: 240>240 @28 1.65x bare, 1.35x with SiLU), but
+ * for 3x3 on 7x7 planes (0.93x); at stride 2 the 8-channel kernel wins
+ * 1.05x to 1.4x (a tap there is two loads and a permute), so it stays.
+ * Under AOE_MAX_ISA=avx2 (8-wide vectors, the path a Zen 2 runs; Clip
+ * fused): 5x5 at stride 1 1.0x to 1.2x faster by rows (672>672 @14
+ * 1.15x, 960 @7 1.2x), 3x3 at stride 1 0.9x to 1.03x (144 @56 0.91x),
+ * stride 2 0.7x to 0.85x: on AVX2 only 5x5 at stride 1 runs by rows.
+ * On a Zen 2, whose FMA units are 256 bits wide and whose loads are
+ * fewer, the taps' loads weigh more and the rows' reuse of them should
+ * gain at least as much as here.  See bench/results/dw-20261204.txt.
+ */
+int
+aoe_dw_auto(const aoe_conv_geom *g)
+{
+	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
+		return 0;
+	if (!aoe_cpu_avx512())
+		return g->k[1] == 5 ? 2 : 0;
+	return g->k[1] == 3 && g->out[2] <= 8 ? 0 : 2;
+}
+
 struct dr_ctx {
 	const aoe_conv_geom *g;
 	const float *x, *w, *bias, *add;
@@ -737,7 +768,9 @@ aoe_space_dw(aoe_space *sp, int live, int reg)
 	int nv = aoe_cpu_avx512() ? 3 : 2;
 
 	if (aoe_space_add(sp, "dw_rows", live ? (reg ? 4 : 3) : 1, rows,
-	    "algo=4: -1 auto (2 where it applies, else 0), 0 the NCHW plane "
+	    "algo=4: -1 auto (2 at stride 1 where it applies, AVX-512 "
+	    "but 3x3 on planes 8 wide or less, AVX2 5x5 only; else 0), 0 "
+	    "the NCHW plane "
 	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
 	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
 	    "in place under edge masks (3x3 and 5x5, strides 1 and 2); 1 "
