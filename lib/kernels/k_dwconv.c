@@ -411,7 +411,8 @@ static inline __attribute__((always_inline)) void			\
 NAME(const int K, const int S, const int R, const int V, const int EDGE, \
     const struct dr_args *a, int64_t oh0, int64_t ow0, const MT *mk)	\
 {									\
-	VT acc[DR_MAXR][DR_MAXV], xv[DR_MAXV];				\
+	VT acc[DR_MAXR][DR_MAXV], xv[DR_MAXV], wv[DR_MAXK * DR_MAXK];	\
+	MT m[DR_MAXV * DR_MAXK * 2];					\
 	const float *x = a->x;						\
 	int64_t j, ih;							\
 	int r, v, kw;							\
@@ -419,6 +420,11 @@ NAME(const int K, const int S, const int R, const int V, const int EDGE, \
 	for (r = 0; r < R; r++)						\
 		for (v = 0; v < V; v++)					\
 			acc[r][v] = SET1(a->bv);			\
+	/* 3x3: weights and masks in registers; 5x5 would spill them. */ \
+	for (r = 0; K == 3 && r < K * K; r++)				\
+		wv[r] = SET1(a->w[r]);					\
+	for (r = 0; K == 3 && EDGE && r < V * K * 2; r++)		\
+		m[r] = mk[r];						\
 	_Pragma("GCC unroll 16")					\
 	for (j = 0; j < (R - 1) * S + K; j++) {				\
 		const float *xr;					\
@@ -430,14 +436,15 @@ NAME(const int K, const int S, const int R, const int V, const int EDGE, \
 		for (kw = 0; kw < K; kw++) {				\
 			for (v = 0; v < V; v++)				\
 				xv[v] = TAP(S, EDGE, xr + v * VW * S +	\
-				    kw, mk + (v * K + kw) * 2);		\
+				    kw, (K == 3 ? m : mk) + (v * K + kw) * 2); \
 			_Pragma("GCC unroll 8")				\
 			for (r = 0; r < R; r++) {			\
 				const int kh = (int)j - r * S;		\
 				VT wt;					\
 				if (kh < 0 || kh >= K)			\
 					continue;			\
-				wt = SET1(a->w[kh * K + kw]);		\
+				wt = K == 3 ? wv[kh * K + kw] :		\
+				    SET1(a->w[kh * K + kw]);		\
 				for (v = 0; v < V; v++)			\
 					acc[r][v] = FMADD(wt, xv[v],	\
 					    acc[r][v]);			\
