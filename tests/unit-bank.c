@@ -297,7 +297,7 @@ sched_why(const char *json, const char *want)
 static void
 test_sched(void)
 {
-	char big[2048], *p;
+	char big[2048], msg[64], *p;
 	aoe_sched s;
 	cJSON *j;
 	int i;
@@ -329,7 +329,8 @@ test_sched(void)
 	for (i = 0, p = big; i <= AOE_SCHED_MAX; i++)
 		p += sprintf(p, "%s\"k%d\":%d", i ? "," : "{", i, i);
 	strcpy(p, "}");
-	ok(sched_why(big, "more than 24 knobs"),
+	snprintf(msg, sizeof(msg), "more than %d knobs", AOE_SCHED_MAX);
+	ok(sched_why(big, msg),
 	    "schedule: more than AOE_SCHED_MAX knobs is refused");
 	p = strrchr(big, ',');
 	strcpy(p, "}");

@@ -7,7 +7,11 @@
  * than one vector) with the fused epilogues (none, Relu, Clip, Sigmoid,
  * HardSwish, a per-channel affine and a residual), at vector widths 8
  * and 16 and at 1 and 2 threads, the kernel matches a naive reference.
- * With DWCONV_BENCH set it also times a few MobileNet layers.
+ * The register-blocked kernel (dw_rows=2) is tested the same way over
+ * 3x3 and 5x5 kernels, strides 1 and 2, channels 1..67, any pads, its
+ * pass shapes (dw_oh, dw_ow) and every epilogue (SiLU and GELU too).
+ * With DWCONV_BENCH set it also times the MobileNet and EfficientNet
+ * layers under each kernel.
  */
 #include <float.h>
 #include <math.h>
@@ -70,6 +74,10 @@ ref_act(const aoe_act *a, float v)
 		float h = v / 6 + .5f;
 		return v * (h < 0 ? 0 : h > 1 ? 1 : h);
 	}
+	case AOE_ACT_SILU:
+		return v / (1 + expf(-v));
+	case AOE_ACT_GELU:
+		return 0.5f * v * (1 + erff(v * 0.70710678f));
 	}
 	return v;
 }
@@ -123,7 +131,15 @@ rnd(int64_t n)
 }
 
 static const char *const actname[] = { "none", "relu", "clip", "sigmoid",
-    "hardswish" };
+    "hardswish", "silu", "gelu" };
+static const int actkind[] = { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP,
+    AOE_ACT_SIGMOID, AOE_ACT_HARDSWISH, AOE_ACT_SILU, AOE_ACT_GELU };
+
+/*
+ * The register-blocked kernel's pass shape (dw_rows=2) for run_case, or
+ * reg = 0 for the row kernel (dw_rows=1).
+ */
+static int reg, reg_oh, reg_ow;
 
 /* One case at vector width vw and nthreads threads; 1 if it matched. */
 static int
@@ -144,15 +160,17 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	y = rnd(ny);
 	r = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
 	memset(&a, 0, sizeof(a));
-	a.kind = s->act;
-	a.lo = s->act == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
-	a.hi = s->act == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
+	a.kind = s->act < 7 ? actkind[s->act] : s->act;
+	a.lo = a.kind == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
+	a.hi = a.kind == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
 	if (s->affine) {
 		a.ps = ps = rnd(g.m);
 		a.pt = pt = rnd(g.m);
 	}
 	reference(&g, x, w, bias, &a, add, r);
-	if (aoe_dw_rows(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
+	if (reg ? aoe_dw_reg(&g, x, w, bias, &a, add, y, vw, reg_oh, reg_ow,
+	    nthreads) < 0 : aoe_dw_rows(&g, x, w, bias, &a, add, y, vw,
+	    nthreads) < 0)
 		ok_ = 0;
 	*maxerr = 0;
 	for (i = 0; ok_ && i < ny; i++) {
@@ -179,15 +197,6 @@ pick(const int64_t *v, int n)
 	return v[(int)((frand() + 1) / 2 * n) % n];
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* A depthwise Conv node c x hw x hw, k x k, stride st, Clip(0, 6) fused. */
 static int
 conv_graph(tg *t, int64_t c, int64_t hw, int64_t k, int64_t st)
@@ -212,9 +221,13 @@ conv_graph(tg *t, int64_t c, int64_t hw, int64_t k, int64_t st)
 }
 
 /*
- * DWCONV_BENCH: microseconds a MobileNet layer takes as a Conv node,
- * the older kernels (dw_rows=0) and this one at each width, interleaved
- * (medians of 15 rounds).
+ * DWCONV_BENCH: microseconds a MobileNet / EfficientNet layer takes as
+ * a Conv node under each depthwise kernel (dw_rows 0, 1 and 2, and
+ * dw_rows=2's pass shapes), interleaved, the median of 15 rounds (the
+ * process's CPU time at 1 thread, so that other jobs' time slices are
+ * left out; the wall clock at 2).  DWCONV_ACT=kind (0 none, 2 Clip(0,
+ * 6), 4 HardSwish, 5 SiLU; default 0) is the fused epilogue,
+ * DWCONV_THREADS the threads, DWCONV_ONLY=C:HW:K:S one layer.
  */
 static int
 dcmp(const void *a, const void *b)
@@ -224,46 +237,86 @@ dcmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static double
+cputime(int wall)
+{
+	struct timespec ts;
+
+	clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void
 bench(void)
 {
-	static const int64_t L[][4] = { { 96, 112, 3, 2 }, { 144, 56, 3, 1 },
-	    { 144, 56, 3, 2 }, { 240, 28, 5, 1 }, { 384, 14, 3, 1 },
-	    { 672, 14, 5, 2 }, { 960, 7, 5, 1 }, { 33, 56, 3, 1 } };
-	static const int64_t cfg[][2] = { { 0, 0 }, { 1, 8 }, { 1, 16 } };
+	static const int64_t L[][4] = { { 32, 112, 3, 1 }, { 16, 112, 3, 1 },
+	    { 96, 112, 3, 2 }, { 64, 112, 3, 2 }, { 144, 56, 3, 1 },
+	    { 72, 56, 3, 1 }, { 144, 56, 3, 2 }, { 144, 56, 5, 2 },
+	    { 72, 56, 5, 2 }, { 192, 28, 3, 1 }, { 240, 28, 5, 1 },
+	    { 120, 28, 5, 1 }, { 192, 28, 3, 2 }, { 240, 28, 3, 2 },
+	    { 384, 14, 3, 1 }, { 480, 14, 3, 1 }, { 576, 14, 3, 1 },
+	    { 184, 14, 3, 1 }, { 480, 14, 5, 1 }, { 672, 14, 5, 1 },
+	    { 576, 14, 3, 2 }, { 672, 14, 5, 2 }, { 960, 7, 3, 1 },
+	    { 1152, 7, 3, 1 }, { 1152, 7, 5, 1 }, { 960, 7, 5, 1 } };
+	static const int64_t cfg[][5] = { { 0, 0, 0, 0 }, { 1, 16, 0, 0 },
+	    { 2, 0, 0, 0 }, { 2, 8, 0, 0 }, { 2, 16, 1, 1 }, { 2, 16, 2, 1 },
+	    { 2, 16, 4, 1 }, { 2, 16, 2, 2 }, { 2, 16, 4, 2 } };
+	enum { NC = sizeof(cfg) / sizeof(cfg[0]) };
 	unsigned k;
 	int th = getenv("DWCONV_THREADS") ? atoi(getenv("DWCONV_THREADS")) : 1;
+	int act = getenv("DWCONV_ACT") ? atoi(getenv("DWCONV_ACT")) : 0;
+	const char *only = getenv("DWCONV_ONLY");
 
 	opts.nthreads = th;
+	printf("# bench: %d thread(s), act %d, %s; us, medians of 15; "
+	    "columns dw_rows,dw_vec,dw_oh,dw_ow\n# %-16s", th, act,
+	    aoe_cpu_avx512() ? "avx512" : "avx2", "layer");
+	for (k = 0; k < NC; k++)
+		printf(" %2lld,%2lld,%lld,%lld", (long long)cfg[k][0],
+		    (long long)cfg[k][1], (long long)cfg[k][2],
+		    (long long)cfg[k][3]);
+	printf("\n");
 	for (k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
 		tg t;
-		double tm[3][15];
-		int r, c, it;
+		double tm[NC][15];
+		char name[32];
+		int r, c, it, reps;
+		snprintf(name, sizeof(name), "%lld:%lld:%lld:%lld",
+		    (long long)L[k][0], (long long)L[k][1],
+		    (long long)L[k][2], (long long)L[k][3]);
+		if (only && strcmp(only, name) != 0)
+			continue;
 		if (conv_graph(&t, L[k][0], L[k][1], L[k][2], L[k][3]) < 0)
 			continue;
+		((aoe_attr *)aoe_attr_find(t.n, "_aoe_act"))->i = act;
+		reps = (int)(2e6 / (L[k][0] * L[k][1] * L[k][1] / L[k][3] /
+		    L[k][3] * L[k][2] * L[k][2])) + 1;
 		for (r = 0; r < 15; r++)
-			for (c = 0; c < 3; c++) {
+			for (c = 0; c < NC; c++) {
 				aoe_sched s;
 				double t0;
 				memset(&s, 0, sizeof(s));
 				aoe_sched_set(&s, "algo", 4);
 				aoe_sched_set(&s, "dw_rows", cfg[c][0]);
 				aoe_sched_set(&s, "dw_vec", cfg[c][1]);
+				aoe_sched_set(&s, "dw_oh", cfg[c][2]);
+				aoe_sched_set(&s, "dw_ow", cfg[c][3]);
+				tm[c][r] = 0;
 				if (aoe_space_apply(t.g, t.n, &s) < 0)
 					continue;
 				aoe_graph_run(t.g, &opts);
-				t0 = now();
-				for (it = 0; it < 10; it++)
+				t0 = cputime(th > 1);
+				for (it = 0; it < reps; it++)
 					aoe_graph_run(t.g, &opts);
-				tm[c][r] = (now() - t0) / 10 * 1e6;
+				tm[c][r] = (cputime(th > 1) - t0) / reps * 1e6;
 			}
-		for (c = 0; c < 3; c++)
+		printf("  %-16s", name);
+		for (c = 0; c < NC; c++) {
 			qsort(tm[c], 15, sizeof(double), dcmp);
-		printf("# bench %d thread(s) dw %lldx%lld/%lld c=%lld hw=%lld: "
-		    "old %.1f us, rows vw=8 %.1f us, rows vw=16 %.1f us\n", th,
-		    (long long)L[k][2], (long long)L[k][2], (long long)L[k][3],
-		    (long long)L[k][0], (long long)L[k][1], tm[0][7], tm[1][7],
-		    tm[2][7]);
+			printf(" %10.1f", tm[c][7]);
+		}
+		printf("\n");
+		fflush(stdout);
 		aoe_graph_free(t.g);
 	}
 }
@@ -358,12 +411,133 @@ main(void)
 	}
 	ok(bad == 0, "%d random depthwise cases (widths 8 and 16, 1 and 2 "
 	    "threads) match the reference, worst error %.2g", nc, worst);
+	/*
+	 * The register-blocked kernel (dw_rows=2): the model shapes at
+	 * every pass shape, then random shapes it takes, channels 1..67.
+	 */
+	{
+		static const int64_t L[][5] = { { 32, 112, 3, 1, 1 },
+		    { 96, 112, 3, 2, 1 }, { 144, 56, 5, 2, 2 },
+		    { 144, 56, 3, 1, 1 }, { 40, 28, 5, 1, 2 },
+		    { 67, 14, 5, 1, 2 }, { 17, 7, 3, 1, 1 },
+		    { 33, 7, 5, 1, 2 }, { 20, 9, 3, 2, 1 } };
+		static const int ohs[] = { 0, 1, 2, 4 }, ows[] = { 0, 1, 2 };
+		unsigned k;
+		int a, b;
+		reg = 1;
+		bad = nc = 0;
+		worst = 0;
+		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
+			for (vw = 8; vw <= 16; vw += 8)
+				for (a = 0; a < 4; a++)
+					for (b = 0; b < 3; b++) {
+						spec s = { 1, L[k][0], 1, L[k][1],
+						    L[k][1], L[k][2], L[k][2],
+						    L[k][3], L[k][3], 1, 1,
+						    L[k][4], L[k][4], L[k][4],
+						    L[k][4], (int)((k + a + b) %
+						    7), (int)(k & 1),
+						    (int)(k % 3 == 0), 1 };
+						reg_oh = ohs[a];
+						reg_ow = ows[b];
+						nc++;
+						if (!run_case(&s, vw, 1 + (a & 1),
+						    &e)) {
+							bad++;
+							printf("# mismatch: c=%lld "
+							    "hw=%lld k=%lld s=%lld "
+							    "vw=%d oh=%d ow=%d "
+							    "error %.3g\n",
+							    (long long)s.c,
+							    (long long)s.h,
+							    (long long)s.kh,
+							    (long long)s.sh, vw,
+							    reg_oh, reg_ow, e);
+						}
+						if (e > worst)
+							worst = e;
+					}
+		ok(bad == 0, "dw_rows=2: %d model shapes x pass shapes "
+		    "(dw_oh 0 1 2 4, dw_ow 0 1 2, widths 8 and 16) match the "
+		    "reference, worst error %.2g", nc, worst);
+		bad = nc = 0;
+		worst = 0;
+		for (i = 0; i < 300; i++) {
+			spec s;
+			memset(&s, 0, sizeof(s));
+			s.n = 1 + (frand() > 0.7f);
+			s.c = 1 + (int64_t)((frand() + 1) / 2 * 67) % 67;
+			s.mult = frand() > 0.85f ? 2 : 1;
+			s.h = frand() > 0.5f ? pick(sizes, 13) :
+			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+			s.w = frand() > 0.5f ? pick(sizes, 13) :
+			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+			s.kh = s.kw = frand() > 0 ? 3 : 5;
+			s.sh = s.sw = frand() > 0 ? 1 : 2;
+			s.dh = s.dw = 1;
+			s.pt = (int64_t)((frand() + 1) / 2 * s.kh) % s.kh;
+			s.pl = (int64_t)((frand() + 1) / 2 * s.kw) % s.kw;
+			s.pb = (int64_t)((frand() + 1) / 2 * s.kh) % s.kh;
+			s.pr = (int64_t)((frand() + 1) / 2 * s.kw) % s.kw;
+			s.act = (int)((frand() + 1) / 2 * 7) % 7;
+			s.affine = frand() > 0.6f;
+			s.add = frand() > 0.6f;
+			s.bias = frand() > 0.3f;
+			geom_of(&s, &g);
+			if (g.out[1] < 1 || g.out[2] < 1 ||
+			    !aoe_dw_reg_ok(&g)) {
+				i--;
+				continue;
+			}
+			reg_oh = ohs[(int)((frand() + 1) / 2 * 4) % 4];
+			reg_ow = ows[(int)((frand() + 1) / 2 * 3) % 3];
+			for (vw = 8; vw <= 16; vw += 8)
+				for (th = 1; th <= 2; th++) {
+					nc++;
+					if (!run_case(&s, vw, th, &e)) {
+						bad++;
+						printf("# mismatch: n=%lld c=%lld "
+						    "x%lld %lldx%lld k=%lld "
+						    "s=%lld p=%lld,%lld,%lld,%lld "
+						    "act=%s affine=%d add=%d "
+						    "bias=%d vw=%d oh=%d ow=%d "
+						    "threads=%d error %.3g\n",
+						    (long long)s.n,
+						    (long long)s.c,
+						    (long long)s.mult,
+						    (long long)s.h,
+						    (long long)s.w,
+						    (long long)s.kh,
+						    (long long)s.sh,
+						    (long long)s.pt,
+						    (long long)s.pl,
+						    (long long)s.pb,
+						    (long long)s.pr,
+						    actname[s.act], s.affine,
+						    s.add, s.bias, vw, reg_oh,
+						    reg_ow, th, e);
+					}
+					if (e > worst)
+						worst = e;
+				}
+		}
+		ok(bad == 0, "dw_rows=2: %d random cases (channels 1..67, "
+		    "3x3 and 5x5, strides 1 and 2, pads, every epilogue, "
+		    "sampled dw_oh and dw_ow, widths 8 and 16, 1 and 2 "
+		    "threads) match the reference, worst error %.2g", nc,
+		    worst);
+		reg = 0;
+	}
 	/* Through Conv's space: each dw schedule gives the same output. */
 	{
 		static const int64_t L[][4] = { { 17, 23, 3, 1 },
 		    { 24, 30, 5, 2 }, { 40, 9, 3, 2 } };
-		static const int64_t cfg[][3] = { { 4, 0, 0 }, { 4, 1, 8 },
-		    { 4, 1, 16 }, { 4, -1, 0 } };
+		static const int64_t cfg[][5] = { { 4, 0, 0, 0, 0 },
+		    { 4, 1, 8, 0, 0 }, { 4, 1, 16, 0, 0 },
+		    { 4, -1, 0, 0, 0 }, { 4, 2, 0, 0, 0 },
+		    { 4, 2, 8, 2, 1 }, { 4, 2, 16, 4, 2 },
+		    { 4, 2, 16, 1, 2 } };
+		enum { NCFG = sizeof(cfg) / sizeof(cfg[0]) };
 		unsigned k, c;
 		int same = 1, refused = 1;
 		for (k = 0; k < 3; k++) {
@@ -377,7 +551,7 @@ main(void)
 			}
 			ny = numel_y(&t);
 			ref = malloc(sizeof(float) * (size_t)ny);
-			for (c = 0; c < 4; c++)
+			for (c = 0; c < NCFG; c++)
 				for (th = 1; th <= 2; th++) {
 					aoe_sched s;
 					const float *y;
@@ -388,6 +562,8 @@ main(void)
 					aoe_sched_set(&s, "algo", cfg[c][0]);
 					aoe_sched_set(&s, "dw_rows", cfg[c][1]);
 					aoe_sched_set(&s, "dw_vec", cfg[c][2]);
+					aoe_sched_set(&s, "dw_oh", cfg[c][3]);
+					aoe_sched_set(&s, "dw_ow", cfg[c][4]);
 					opts.nthreads = th;
 					if (aoe_space_apply(t.g, t.n, &s) < 0 ||
 					    aoe_graph_run(t.g, &opts) < 0) {
@@ -418,15 +594,28 @@ main(void)
 				aoe_sched_set(&s, "dw_vec", 8);
 				if (aoe_space_apply(t.g, t.n, &s) == 0)
 					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
+				aoe_sched_set(&s, "dw_rows", 1);
+				aoe_sched_set(&s, "dw_oh", 2);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
+				aoe_sched_set(&s, "dw_rows", 2);
+				aoe_sched_set(&s, "dw_oh", 3);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
 			}
 			free(ref);
 			aoe_graph_free(t.g);
 		}
 		ok(same, "a depthwise Conv node gives the same output under "
-		    "dw_rows 0, 1 (dw_vec 8, 16) and -1, at 1 and 2 "
-		    "threads");
-		ok(refused, "dw_rows with another algo, and dw_vec without "
-		    "dw_rows=1, are refused");
+		    "dw_rows 0, 1 (dw_vec 8, 16), 2 (dw_vec, dw_oh, dw_ow) "
+		    "and -1, at 1 and 2 threads");
+		ok(refused, "dw_rows with another algo, dw_vec without "
+		    "dw_rows=1 or 2, dw_oh without dw_rows=2, and dw_oh=3 "
+		    "are refused");
 	}
 	ok(aoe_dw_default_vec() == (aoe_cpu_avx512() ? 16 : 8),
 	    "the default vector width is %d, the widest this CPU allows",
@@ -439,6 +628,23 @@ main(void)
 		s.kh = s.kw = 7;
 		geom_of(&s, &g);
 		ok(aoe_dw_rows_ok(&g) == 1, "49 taps (7x7) are taken");
+		ok(aoe_dw_reg_ok(&g) == 0, "dw_rows=2 does not take 7x7");
+		s.kh = s.kw = 3;
+		s.sh = s.sw = 2;
+		s.pt = s.pl = s.pb = s.pr = 1;
+		geom_of(&s, &g);
+		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 0,
+		    "dw_rows=2 takes 3x3 stride 2, but the default does not");
+		s.kh = s.kw = 5;
+		s.sh = s.sw = 1;
+		s.pt = s.pl = s.pb = s.pr = 2;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == 2, "5x5 stride 1 runs dw_rows=2 by "
+		    "default");
+		s.sh = 3;
+		s.sw = 3;
+		geom_of(&s, &g);
+		ok(aoe_dw_reg_ok(&g) == 0, "dw_rows=2 does not take stride 3");
 	}
 	return done_testing();
 }

@@ -1704,19 +1704,26 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 }
 
 /*
- * Whether algo 4 runs by rows (k_dwconv.c): the knob dw_rows=1, where
- * that kernel applies.  Not by default: on mobilenet_v2's layers (1
- * thread, Zen AVX-512, a loaded machine) the 8-channel kernel was 1.5x
- * to 10x faster, most on small planes, where a row's fixed costs (its
- * fill, the epilogue's tail) outweigh its few FMAs; the tuner may still
- * pick it where it wins (wide planes at stride 1).
+ * Which kernel algo 4 runs: 2 the register-blocked one (k_dwconv.c,
+ * dw_rows=2), 1 by rows through a ring (dw_rows=1), 0 the NCHW plane
+ * and 8-channel kernels above (dw_rows=0), each where it applies.  By
+ * default (dw_rows=-1, aoe_dw_auto) 2 at stride 1 where it applies,
+ * else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
+ * mobilenet_v2's layers, most on small planes, where a row's fixed
+ * costs outweigh its few FMAs.)
  */
 static int
-dw_rows_of(const conv_geom *g, const aoe_sched *s)
+dw_mode_of(const conv_geom *g, const aoe_sched *s)
 {
 	int64_t v = aoe_sched_get(s, "dw_rows", -1);
 
-	return v == 1 && aoe_dw_rows_ok(g);
+	if (v == 1)
+		return aoe_dw_rows_ok(g) ? 1 : 0;
+	if (v == 2)
+		return aoe_dw_reg_ok(g) ? 2 : 0;
+	if (v == 0)
+		return 0;
+	return aoe_dw_auto(g);
 }
 
 static int
@@ -2172,7 +2179,17 @@ conv_run(aoe_kctx *k)
 		return aoe_wino_run(&p, m, q && q->wino && q->wino_m == m ?
 		    q->wino : NULL, k->nthreads, k->sched);
 	}
-	if (algo == ALGO_DEPTHWISE && dw_rows_of(&cg, k->sched)) {
+	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 2) {
+		aoe_act_of(n, &act);
+		if (aoe_dw_reg(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
+		    (int)aoe_sched_get(k->sched, "dw_vec", 0),
+		    (int)aoe_sched_get(k->sched, "dw_oh", 0),
+		    (int)aoe_sched_get(k->sched, "dw_ow", 0), k->nthreads) < 0)
+			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+			    n->op_type, n->name);
+		return 0;
+	}
+	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 1) {
 		aoe_act_of(n, &act);
 		if (aoe_dw_rows(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
 		    dw_vec_of(k->sched), k->nthreads) < 0)
@@ -2541,14 +2558,30 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	if (sp->fact[1] == 0 && algo != ALGO_DEPTHWISE &&
 	    (algo != ALGO_AUTO || !sp->fact[0]) &&
 	    (aoe_sched_get(s, "dw_rows", -1) != -1 ||
-	    aoe_sched_get(s, "dw_vec", 0) != 0)) {
-		snprintf(why, len, "dw_rows and dw_vec apply to algo=4 "
-		    "(depthwise) only");
+	    aoe_sched_get(s, "dw_vec", 0) != 0 ||
+	    aoe_sched_get(s, "dw_oh", 0) != 0 ||
+	    aoe_sched_get(s, "dw_ow", 0) != 0)) {
+		snprintf(why, len, "dw_rows, dw_vec, dw_oh and dw_ow apply to "
+		    "algo=4 (depthwise) only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 1 &&
+	    aoe_sched_get(s, "dw_rows", -1) != 2 &&
 	    aoe_sched_get(s, "dw_vec", 0) != 0) {
-		snprintf(why, len, "dw_vec applies to dw_rows=1 only");
+		snprintf(why, len, "dw_vec applies to dw_rows=1 and 2 only");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 2 &&
+	    (aoe_sched_get(s, "dw_oh", 0) != 0 ||
+	    aoe_sched_get(s, "dw_ow", 0) != 0)) {
+		snprintf(why, len, "dw_oh and dw_ow apply to dw_rows=2 only");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 2 &&
+	    !sp->fact[5]) {
+		snprintf(why, len, "dw_rows=2 needs a 3x3 or 5x5 depthwise "
+		    "kernel, strides 1,1 or 2,2, unit dilations, pads below "
+		    "the kernel");
 		return -1;
 	}
 	if (algo == ALGO_DEPTHWISE) {
@@ -2556,6 +2589,8 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 			if (strcmp(sp->knobs[i].name, "algo") != 0 &&
 			    strcmp(sp->knobs[i].name, "dw_rows") != 0 &&
 			    strcmp(sp->knobs[i].name, "dw_vec") != 0 &&
+			    strcmp(sp->knobs[i].name, "dw_oh") != 0 &&
+			    strcmp(sp->knobs[i].name, "dw_ow") != 0 &&
 			    aoe_sched_get(s, sp->knobs[i].name,
 			    sp->knobs[i].def) != sp->knobs[i].def) {
 				snprintf(why, len, "algo=4 (depthwise) reads "
@@ -2680,8 +2715,9 @@ aoe_space_conv(aoe_space *sp)
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
 		    (int)sp->fact[3], cg.mg, cg.out[1], cg.out[2])) < 0)
 			return rc;
+		sp->fact[5] = cg.cg == 1 && aoe_dw_reg_ok(&cg);
 		if ((rc = aoe_space_dw(sp, cg.cg == 1 &&
-		    aoe_dw_rows_ok(&cg))) < 0)
+		    aoe_dw_rows_ok(&cg), (int)sp->fact[5])) < 0)
 			return rc;
 		if (blocked_ok(&cg)) {
 			aoe_c8 p;
@@ -2697,9 +2733,11 @@ aoe_space_conv(aoe_space *sp)
 	sp->constraints = convt ? "(mr,nr) a micro-kernel shape of this CPU "
 	    "(see mr); mc % mr == 0; nc % nr == 0" : "(mr,nr) a micro-kernel "
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
-	    "algo=4 holds every other knob at its default but dw_rows "
-	    "and dw_vec, which apply to algo=4 only; dw_vec 0 unless "
-	    "dw_rows=1; "
+	    "algo=4 holds every other knob at its default but dw_rows, "
+	    "dw_vec, dw_oh and dw_ow, which apply to algo=4 only; dw_vec 0 "
+	    "unless dw_rows=1 or 2; dw_oh and dw_ow 0 unless dw_rows=2; "
+	    "dw_rows=2 only for 3x3 and 5x5 depthwise kernels with strides "
+	    "1,1 or 2,2, unit dilations and pads below the kernel; "
 	    "tile != 0 only with algo=3 or 6; batch_par == -1 with algo=3 "
 	    "or 6; "
 	    "packb == -1 with algo=2; planes == -1 unless algo=2; "

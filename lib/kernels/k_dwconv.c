@@ -14,14 +14,20 @@
  * are skipped, not read as zeros, so the padding costs nothing in the
  * inner loop.
  *
+ * The file's second kernel (dw_rows=2, below) makes several output rows
+ * a pass in registers, reading the input in place.
+ *
  * Knobs (in Conv's space, read only with algo=4): "dw_rows" (-1 auto,
- * 0 the older NCHW kernels of k_conv.c, 1 this one) and "dw_vec" (0
- * auto, 8 AVX2 vectors, 16 AVX-512 where aoe_cpu_avx512() allows).  The
- * default (dw_rows=-1) is still k_conv.c's 8-channel kernel, which was
- * faster on MobileNet's layers; dw_vec's default is the widest vectors
- * the CPU has.
+ * 0 the older NCHW kernels of k_conv.c, 1 the ring kernel, 2 the
+ * register-blocked one), "dw_vec" (0 auto, 8 AVX2 vectors, 16 AVX-512
+ * where aoe_cpu_avx512() allows), and for dw_rows=2 "dw_oh" and "dw_ow"
+ * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
+ * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 only) and
+ * k_conv.c's 8-channel kernel at stride 2.
  */
 #include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aoe_kernels.h"
@@ -346,21 +352,450 @@ aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
 	return fail ? -1 : 0;
 }
 
+/*
+ * The register-blocked kernel (dw_rows=2): 3x3 and 5x5 kernels, strides
+ * 1 and 2 (the same both ways), unit dilations, any pads.  A pass makes
+ * R output rows (dw_oh: 1, 2 or 4) of V vectors (dw_ow: 1 or 2) in
+ * R * V accumulators: every input row it needs is loaded once per
+ * column tap (kw) and that vector feeds each of the R rows it touches,
+ * so that at stride 1 and R = 4 a 3x3 kernel needs 0.5 loads a FMA, not
+ * 1.  The input is read where it lies, with no padded copy: a pass whose
+ * columns are all inside the image (the interior) loads plainly, one at
+ * an edge under per-lane masks precomputed once per call (zero outside
+ * the image, so pads cost nothing and nothing outside the plane is
+ * touched).  At stride 2 a tap is two loads and one two-source permute
+ * (AVX-512) or shuffle (AVX2) keeping the even lanes.  Rows above and
+ * below the image are skipped.  A row's last vector may spill a few
+ * lanes into the rows after it (made later, so overwritten)
+ * where the row is the only column block and the spill stays in the
+ * plane; else a part vector is stored under a mask (AVX-512) or through
+ * a copy (AVX2, where a masked store is slow on AMD).  The epilogue runs
+ * on the rows made so far (one span of the plane: the per-channel
+ * affine is the same over it) once they hold 512 floats, while they are
+ * in L1.  Threads split the planes
+ * (channels).
+ */
+#define DR_MAXR 4
+#define DR_MAXV 2
+#define DR_MAXK 5
+
 int
-aoe_space_dw(aoe_space *sp, int live)
+aoe_dw_reg_ok(const aoe_conv_geom *g)
 {
-	static const int64_t rows[] = { -1, 0, 1 }, vec[] = { 0, 8, 16 };
+	return g->nsp == 2 && g->cg == 1 && g->k[1] == g->k[2] &&
+	    (g->k[1] == 3 || g->k[1] == 5) && g->s[1] == g->s[2] &&
+	    (g->s[1] == 1 || g->s[1] == 2) && g->d[1] == 1 &&
+	    g->d[2] == 1 && g->pb[1] < g->k[1] && g->pb[2] < g->k[2];
+}
+
+/* What one pass reads: the plane, its geometry, the column blocks. */
+struct dr_args {
+	const float *x, *w;	/* input plane, K * K weights */
+	float *y;		/* output plane */
+	float bv;
+	int64_t H, W, OH, OW, pt, pl, nb;
+	const unsigned char *edge;	/* per column block: 1 at an edge */
+	const void *mk;		/* masks: per block, V * K * 2 of them */
+};
+
+/* The masks' element: a 16-lane bitmask or 8 lanes of -1 / 0. */
+typedef struct { int32_t l[8]; } dr_m8;
+
+/*
+ * One pass of R rows from oh0 and V vectors of VW floats from ow0,
+ * written once for both widths: TAP(S, EDGE, p, mk) loads a tap,
+ * PSTORE(p, v, n) stores the first n lanes.
+ */
+#define DR_BLK(NAME, VT, VW, MT, SET1, LOADU, FMADD, STOREU, TAP, PSTORE) \
+static inline __attribute__((always_inline)) void			\
+NAME(const int K, const int S, const int R, const int V, const int EDGE, \
+    const struct dr_args *a, int64_t oh0, int64_t ow0, const MT *mk)	\
+{									\
+	VT acc[DR_MAXR][DR_MAXV], xv[DR_MAXV], wv[DR_MAXK * DR_MAXK];	\
+	MT m[DR_MAXV * DR_MAXK * 2];					\
+	const float *x = a->x;						\
+	int64_t j, ih;							\
+	int r, v, kw;							\
+									\
+	for (r = 0; r < R; r++)						\
+		for (v = 0; v < V; v++)					\
+			acc[r][v] = SET1(a->bv);			\
+	/* 3x3: weights and masks in registers; 5x5 would spill them. */ \
+	for (r = 0; K == 3 && r < K * K; r++)				\
+		wv[r] = SET1(a->w[r]);					\
+	for (r = 0; K == 3 && EDGE && r < V * K * 2; r++)		\
+		m[r] = mk[r];						\
+	_Pragma("GCC unroll 16")					\
+	for (j = 0; j < (R - 1) * S + K; j++) {				\
+		const float *xr;					\
+		ih = oh0 * S - a->pt + j;				\
+		if (ih < 0 || ih >= a->H)				\
+			continue;					\
+		xr = x + ih * a->W + ow0 * S - a->pl;			\
+		_Pragma("GCC unroll 8")					\
+		for (kw = 0; kw < K; kw++) {				\
+			for (v = 0; v < V; v++)				\
+				xv[v] = TAP(S, EDGE, xr + v * VW * S +	\
+				    kw, (K == 3 ? m : mk) + (v * K + kw) * 2); \
+			_Pragma("GCC unroll 8")				\
+			for (r = 0; r < R; r++) {			\
+				const int kh = (int)j - r * S;		\
+				VT wt;					\
+				if (kh < 0 || kh >= K)			\
+					continue;			\
+				wt = K == 3 ? wv[kh * K + kw] :		\
+				    SET1(a->w[kh * K + kw]);		\
+				for (v = 0; v < V; v++)			\
+					acc[r][v] = FMADD(wt, xv[v],	\
+					    acc[r][v]);			\
+			}						\
+		}							\
+	}								\
+	for (r = 0; r < R && oh0 + r < a->OH; r++) {			\
+		float *yr = a->y + (oh0 + r) * a->OW + ow0;		\
+		for (v = 0; v < V; v++) {				\
+			int64_t left = a->OW - ow0 - v * VW;		\
+			if (left <= 0)					\
+				break;					\
+			if (!EDGE || left >= VW || (a->nb == 1 &&	\
+			    (oh0 + r) * a->OW + ow0 + (v + 1) * VW <=	\
+			    a->OH * a->OW))				\
+				STOREU(yr + v * VW, acc[r][v]);		\
+			else						\
+				PSTORE(yr + v * VW, acc[r][v], left);	\
+		}							\
+	}								\
+}
+
+/* A pass over every column block, for R rows from oh0. */
+#define DR_ROWS(NAME, BLK, MT)						\
+static inline __attribute__((always_inline)) void			\
+NAME(const int K, const int S, const int R, const int V,		\
+    const struct dr_args *a, int64_t oh0)				\
+{									\
+	const MT *mk = a->mk;						\
+	int64_t b;							\
+									\
+	for (b = 0; b < a->nb; b++)					\
+		if (a->edge[b])						\
+			BLK(K, S, R, V, 1, a, oh0, b * V * (int64_t)	\
+			    (sizeof(MT) == 2 ? 16 : 8),			\
+			    mk + b * V * K * 2);			\
+		else							\
+			BLK(K, S, R, V, 0, a, oh0, b * V * (int64_t)	\
+			    (sizeof(MT) == 2 ? 16 : 8), mk);		\
+}
+
+/* The instances: K 3 and 5, S 1 and 2, R 1, 2 and 4, V 1 and 2. */
+#define DR_FN(P, K, S, R, V)						\
+static void								\
+P##_##K##_##S##_##R##_##V(const struct dr_args *a, int64_t oh0)	\
+{									\
+	P##_rows(K, S, R, V, a, oh0);					\
+}
+#define DR_FN_V(P, K, S, R) DR_FN(P, K, S, R, 1) DR_FN(P, K, S, R, 2)
+#define DR_FN_R(P, K, S) DR_FN_V(P, K, S, 1) DR_FN_V(P, K, S, 2)	\
+	DR_FN_V(P, K, S, 4)
+#define DR_FN_ALL(P) DR_FN_R(P, 3, 1) DR_FN_R(P, 3, 2) DR_FN_R(P, 5, 1) \
+	DR_FN_R(P, 5, 2)
+#define DR_T_V(P, K, S, R) { P##_##K##_##S##_##R##_1, P##_##K##_##S##_##R##_2 }
+#define DR_T_R(P, K, S) { DR_T_V(P, K, S, 1), DR_T_V(P, K, S, 2),	\
+	DR_T_V(P, K, S, 4) }
+#define DR_TAB(P) { { DR_T_R(P, 3, 1), DR_T_R(P, 3, 2) },		\
+	{ DR_T_R(P, 5, 1), DR_T_R(P, 5, 2) } }
+
+typedef void dr_fn(const struct dr_args *, int64_t);
+
+/* AVX2: 8 floats a vector. */
+static inline __attribute__((always_inline)) __m256
+dr_tap8(const int S, const int EDGE, const float *p, const dr_m8 *mk)
+{
+	__m256 a, b, e;
+
+	if (S == 1)
+		return EDGE ? _mm256_maskload_ps(p, _mm256_loadu_si256(
+		    (const __m256i *)mk[0].l)) : _mm256_loadu_ps(p);
+	a = EDGE ? _mm256_maskload_ps(p, _mm256_loadu_si256(
+	    (const __m256i *)mk[0].l)) : _mm256_loadu_ps(p);
+	b = EDGE ? _mm256_maskload_ps(p + 8, _mm256_loadu_si256(
+	    (const __m256i *)mk[1].l)) : _mm256_loadu_ps(p + 8);
+	e = _mm256_shuffle_ps(a, b, 0x88);
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e),
+	    0xd8));
+}
+
+static inline __attribute__((always_inline)) void
+dr_pstore8(float *y, __m256 v, int64_t n)
+{
+	float t[8];
+
+	_mm256_storeu_ps(t, v);
+	memcpy(y, t, sizeof(float) * (size_t)n);
+}
+
+DR_BLK(dr8_blk, __m256, 8, dr_m8, _mm256_set1_ps, _mm256_loadu_ps,
+    _mm256_fmadd_ps, _mm256_storeu_ps, dr_tap8, dr_pstore8)
+DR_ROWS(dr8_rows, dr8_blk, dr_m8)
+DR_FN_ALL(dr8)
+static dr_fn *const dr8_tab[2][2][3][2] = DR_TAB(dr8);
+
+/* AVX-512: 16 floats a vector. */
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+dr_tap16(const int S, const int EDGE, const float *p, const uint16_t *mk)
+{
+	__m512 a, b;
+
+	if (S == 1)
+		return EDGE ? _mm512_maskz_loadu_ps(mk[0], p) :
+		    _mm512_loadu_ps(p);
+	a = EDGE ? _mm512_maskz_loadu_ps(mk[0], p) : _mm512_loadu_ps(p);
+	b = EDGE ? _mm512_maskz_loadu_ps(mk[1], p + 16) :
+	    _mm512_loadu_ps(p + 16);
+	return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8,
+	    10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+}
+
+static inline __attribute__((always_inline)) void
+dr_pstore16(float *y, __m512 v, int64_t n)
+{
+	_mm512_mask_storeu_ps(y, (__mmask16)((1u << n) - 1), v);
+}
+
+DR_BLK(dr16_blk, __m512, 16, uint16_t, _mm512_set1_ps, _mm512_loadu_ps,
+    _mm512_fmadd_ps, _mm512_storeu_ps, dr_tap16, dr_pstore16)
+DR_ROWS(dr16_rows, dr16_blk, uint16_t)
+DR_FN_ALL(dr16)
+static dr_fn *const dr16_tab[2][2][3][2] = DR_TAB(dr16);
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/*
+ * The pass shape (rows R, vectors V) and width for g: the schedule's
+ * where it gives one (oh, ow, vw not 0), else the default.  Measured on
+ * a Zen 5 (AVX-512), 1 thread: see aoe_dw_reg_default.
+ */
+void
+aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
+{
+	int64_t OW = g->out[2];
+
+	if (*vw != 8 && *vw != 16)
+		*vw = aoe_cpu_avx512() && OW > 8 ? 16 : 8;
+	if (*vw == 16 && !aoe_cpu_avx512())
+		*vw = 8;
+	if (*ow != 1 && *ow != 2)
+		*ow = OW > *vw ? 2 : 1;
+	if (*oh != 1 && *oh != 2 && *oh != 4)
+		*oh = 4;
+}
+
+/*
+ * The kernel dw_rows=-1 picks (2 or 0).  Measured on a Zen 5 (AVX-512),
+ * 1 thread, efficientnet_b1's, mobilenet_v2's and mobilenet_v3_large's
+ * layers as Conv nodes (tests/unit-dwconv with DWCONV_BENCH, CPU time,
+ * medians; a loaded machine): at stride 1 dw_rows=2 is 1.1x to 1.65x
+ * faster than the 8-channel kernel (dw_rows=0) with no epilogue or with
+ * SiLU fused (5x5 most: 240>240 @28 1.65x bare, 1.35x with SiLU), but
+ * for 3x3 on 7x7 planes (0.93x); at stride 2 the 8-channel kernel wins
+ * 1.05x to 1.4x (a tap there is two loads and a permute), so it stays.
+ * Under AOE_MAX_ISA=avx2 (8-wide vectors, the path a Zen 2 runs; Clip
+ * fused): 5x5 at stride 1 1.0x to 1.2x faster by rows (672>672 @14
+ * 1.15x, 960 @7 1.2x), 3x3 at stride 1 0.9x to 1.03x (144 @56 0.91x),
+ * stride 2 0.7x to 0.85x: on AVX2 only 5x5 at stride 1 runs by rows.
+ * On a Zen 2, whose FMA units are 256 bits wide and whose loads are
+ * fewer, the taps' loads weigh more and the rows' reuse of them should
+ * gain at least as much as here.  See bench/results/dw-20261204.txt.
+ */
+int
+aoe_dw_auto(const aoe_conv_geom *g)
+{
+	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
+		return 0;
+	if (!aoe_cpu_avx512())
+		return g->k[1] == 5 ? 2 : 0;
+	return g->k[1] == 3 && g->out[2] <= 8 ? 0 : 2;
+}
+
+struct dr_ctx {
+	const aoe_conv_geom *g;
+	const float *x, *w, *bias, *add;
+	float *y;
+	aoe_epi e;
+	int epi;
+	dr_fn *fn;
+	int R;
+	int64_t nb, items, nch;
+	const unsigned char *edge;
+	const void *mk;
+};
+
+static void
+dr_chunk(void *arg, int64_t c, int tid)
+{
+	const struct dr_ctx *d = arg;
+	const aoe_conv_geom *g = d->g;
+	int64_t pl, p1 = aoe_chunk_lo(d->items, d->nch, c + 1), oh, r;
+	struct dr_args a;
+
+	(void)tid;
+	a.H = g->in[1];
+	a.W = g->in[2];
+	a.OH = g->out[1];
+	a.OW = g->out[2];
+	a.pt = g->pb[1];
+	a.pl = g->pb[2];
+	a.nb = d->nb;
+	a.edge = d->edge;
+	a.mk = d->mk;
+	for (pl = aoe_chunk_lo(d->items, d->nch, c); pl < p1; pl++) {
+		int64_t b = pl / g->m, m = pl % g->m;
+		const float *add = d->add ? d->add + pl * g->outsz : NULL;
+
+		a.x = d->x + (b * g->c + m / g->mg) * g->insz;
+		a.w = d->w + m * g->ksz;
+		a.y = d->y + pl * g->outsz;
+		a.bv = d->bias ? d->bias[m] : 0;
+		/*
+		 * The epilogue over the rows made since the last, once
+		 * they hold 512 floats (2 KB, still in L1) or at the
+		 * plane's end: a 7- or 14-float row alone would spend
+		 * most of its time in the part vector's copies.
+		 */
+		for (oh = 0, r = 0; oh < a.OH; oh += d->R) {
+			int64_t e = min64(oh + d->R, a.OH);
+			d->fn(&a, oh);
+			if (!d->epi || ((e - r) * a.OW < 512 && e < a.OH))
+				continue;
+			aoe_epi_row(&d->e, m, a.y + r * a.OW, add ? add +
+			    r * a.OW : NULL, (e - r) * a.OW);
+			r = e;
+		}
+	}
+}
+
+int
+aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int oh, int ow, int nthreads)
+{
+	const int64_t K = g->k[1], S = g->s[1], W = g->in[2];
+	struct dr_ctx d;
+	int64_t planes = g->n * g->m, nb, b, v, kw, h, l;
+	unsigned char ebuf[64], *edge = ebuf;
+	uint16_t mb16[64 * DR_MAXV * DR_MAXK * 2], *m16 = mb16;
+	dr_m8 mb8[16 * DR_MAXV * DR_MAXK * 2], *m8 = mb8;
+	void *heap = NULL;
+	size_t per;
+
+	if (!aoe_dw_reg_ok(g))
+		return aoe_err(AOE_EINTERNAL, "dw_rows=2 does not apply");
+	aoe_dw_reg_default(g, &vw, &oh, &ow);
+	memset(&d, 0, sizeof(d));
+	d.g = g;
+	d.x = x;
+	d.w = w;
+	d.bias = bias;
+	d.add = add;
+	d.y = y;
+	d.R = oh;
+	d.epi = (act != NULL && aoe_act_epi(act, &d.e)) || add != NULL;
+	if (d.epi && act == NULL) {
+		d.e.kind = AOE_EPI_CLAMP;
+		d.e.lo = -3.4028235e38f;
+		d.e.hi = 3.4028235e38f;
+	}
+	nb = (g->out[2] + (int64_t)ow * vw - 1) / ((int64_t)ow * vw);
+	per = (size_t)(ow * K * 2);
+	if (nb > 64 || (vw == 8 && nb > 16)) {
+		heap = malloc((size_t)nb * (1 + per * (vw == 8 ?
+		    sizeof(dr_m8) : sizeof(uint16_t))) + 32);
+		if (heap == NULL)
+			return -1;
+		edge = heap;
+		m16 = (uint16_t *)(void *)(edge + nb + (-nb & 31));
+		m8 = (dr_m8 *)(void *)m16;
+	}
+	/* Edges and masks: lane l of vector v, tap kw, half h. */
+	for (b = 0; b < nb; b++) {
+		int64_t ow0 = b * ow * vw;
+		int64_t lo = ow0 * S - g->pb[2];
+		int64_t hi = S == 1 ? ow0 + ow * vw - 1 - g->pb[2] + K - 1 :
+		    (ow0 + ow * vw) * 2 - g->pb[2] + K - 2;
+		edge[b] = lo < 0 || hi >= W || ow0 + ow * vw > g->out[2];
+		if (!edge[b])
+			continue;
+		for (v = 0; v < ow; v++)
+			for (kw = 0; kw < K; kw++)
+				for (h = 0; h < 2; h++) {
+					size_t i = (size_t)b * per +
+					    (size_t)((v * K + kw) * 2 + h);
+					uint32_t bits = 0;
+					for (l = 0; l < vw; l++) {
+						int64_t p = (ow0 + v * vw) * S -
+						    g->pb[2] + kw + h * vw + l;
+						int in = p >= 0 && p < W &&
+						    (h == 0 || S == 2);
+						if (S == 1 && ow0 + v * vw + l >=
+						    g->out[2])
+							in = 0;
+						bits |= (uint32_t)in << l;
+						if (vw == 8)
+							m8[i].l[l] = in ? -1 : 0;
+					}
+					if (vw == 16)
+						m16[i] = (uint16_t)bits;
+				}
+	}
+	d.nb = nb;
+	d.edge = edge;
+	d.mk = vw == 16 ? (const void *)m16 : (const void *)m8;
+	d.fn = (vw == 16 ? dr16_tab : dr8_tab)[K == 5][S == 2]
+	    [oh == 4 ? 2 : oh - 1][ow - 1];
+	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
+		nthreads = 1;
+	d.items = planes;
+	d.nch = aoe_nchunks(planes, nthreads);
+	aoe_parallel(nthreads, d.nch, dr_chunk, &d);
+	free(heap);
+	return 0;
+}
+
+int
+aoe_space_dw(aoe_space *sp, int live, int reg)
+{
+	static const int64_t rows[] = { -1, 0, 1, 2 }, vec[] = { 0, 8, 16 };
+	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
 	int nv = aoe_cpu_avx512() ? 3 : 2;
 
-	if (aoe_space_add(sp, "dw_rows", live ? 3 : 1, rows, "algo=4: "
-	    "-1 auto (as 0), 0 the NCHW plane and 8-channel kernels, 1 by "
-	    "rows through a ring of padded rows, epilogue fused "
-	    "(k_dwconv.c)") < 0)
+	if (aoe_space_add(sp, "dw_rows", live ? (reg ? 4 : 3) : 1, rows,
+	    "algo=4: -1 auto (2 at stride 1 where it applies, AVX-512 "
+	    "but 3x3 on planes 8 wide or less, AVX2 5x5 only; else 0), 0 "
+	    "the NCHW plane "
+	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
+	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
+	    "in place under edge masks (3x3 and 5x5, strides 1 and 2); 1 "
+	    "and 2 fuse the epilogue (k_dwconv.c)") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, -1);
 	if (aoe_space_add(sp, "dw_vec", live ? nv : 1, vec, "algo=4 with "
-	    "dw_rows=1: vector width, 0 auto (16 where AVX-512 is allowed, "
-	    "else 8), 8, 16") < 0)
+	    "dw_rows=1 or 2: vector width, 0 auto (dw_rows=1: 16 where "
+	    "AVX-512 is allowed, else 8; dw_rows=2: 16 there when the "
+	    "output is wider than 8 columns, else 8), 8, 16") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, 0);
+	if (aoe_space_add(sp, "dw_oh", reg ? 4 : 1, oh, "algo=4 with "
+	    "dw_rows=2: output rows a pass, 0 auto, 1, 2, 4") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, 0);
+	if (aoe_space_add(sp, "dw_ow", reg ? 3 : 1, ow, "algo=4 with "
+	    "dw_rows=2: vectors a pass along a row, 0 auto, 1, 2") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
 	return 0;

@@ -322,8 +322,9 @@ int aoe_conv_geom_of(const aoe_graph *g, const aoe_node *n,
  * weights w and the bias (may be NULL) and runs the epilogue of act (may
  * be NULL) and the residual add (may be NULL, laid out as y) on each row
  * as it is made, with vw-float vectors (8, or 16 where AVX-512 is
- * allowed); -1 when out of memory.  aoe_space_dw adds its knobs dw_rows
- * and dw_vec (live: their choices, else only the defaults).
+ * allowed); -1 when out of memory.  aoe_space_dw adds the knobs dw_rows
+ * and dw_vec (live: their choices, else only the defaults) and dw_oh and
+ * dw_ow (reg: aoe_dw_reg_ok, their choices and dw_rows=2).
  */
 struct aoe_act;
 int aoe_dw_rows_ok(const aoe_conv_geom *g);
@@ -332,7 +333,22 @@ size_t aoe_dw_bufsize(const aoe_conv_geom *g);
 int aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
     float *y, int vw, int nthreads);
-int aoe_space_dw(aoe_space *sp, int live);
+/*
+ * The register-blocked depthwise kernel (k_dwconv.c, dw_rows=2):
+ * aoe_dw_reg_ok says whether it applies (2-D, one input channel per
+ * group, 3x3 or 5x5, strides 1,1 or 2,2, unit dilations, pads below the
+ * kernel); aoe_dw_reg_default fills in the width vw (8, 16), rows oh (1,
+ * 2, 4) and vectors ow (1, 2) a pass that are not one of those;
+ * aoe_dw_reg computes y as aoe_dw_rows does; -1 when out of memory.
+ */
+int aoe_dw_reg_ok(const aoe_conv_geom *g);
+/* The depthwise kernel dw_rows=-1 (auto) runs: 2 or 0. */
+int aoe_dw_auto(const aoe_conv_geom *g);
+void aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow);
+int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int oh, int ow, int nthreads);
+int aoe_space_dw(aoe_space *sp, int live, int reg);
 
 /*
  * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
