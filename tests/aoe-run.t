@@ -89,10 +89,12 @@ fails_with 3 "\"inputs\" names 'x', which is not a declared tensor" "aoe-graph n
 printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [1, 8, 2, 2]}, {"name": "y", "dtype": "float32", "shape": [1, 8, 2, 2]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "r", "op_type": "AoeReorder", "inputs": ["x"], "outputs": ["y"], "attrs": {"to": {"int": 8}}}]}\n' > "$T/internal.json"
 fails_with 3 "node 'r': op_type 'AoeReorder' is internal to libaoe" "an op libaoe makes itself is refused in a model file" aoe-run "$T/internal.json"
 # A constant whose shape claims 18 GB beside 20 bytes of data is refused
-# before anything is allocated (the fuzzer's out-of-memory input), under
-# a 1 GB address-space limit.
+# before anything is allocated (the fuzzer's out-of-memory input).  The
+# plain build's old code allocated the 18 GB untouched and then said the
+# same; under make check-asan it died in the allocator.  (No ulimit -v
+# here: an ASan build reserves terabytes of address space at start.)
 printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [5]}, {"name": "c", "dtype": "float32", "shape": [4666666666], "const": {"b64": "AAAAPwAAgL8AAABAAAAAAA=="}}, {"name": "y", "dtype": "float32", "shape": [5]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "a", "op_type": "Add", "inputs": ["x", "c"], "outputs": ["y"]}]}\n' > "$T/huge.json"
-fails_with 3 "constant 'c' has bad or wrongly sized base64 data" "a constant whose shape is far larger than its data" sh -c 'ulimit -v 1000000; exec aoe-run "$1"' sh "$T/huge.json"
+fails_with 3 "constant 'c' has bad or wrongly sized base64 data" "a constant whose shape is far larger than its data" aoe-run "$T/huge.json"
 fails_with 4 "unsupported operators: NoSuchOperator, StringNormalizer" "unknown ops are all listed" aoe-run "$T/unsup.onnx"
 fails_with 3 "input 'image' has a dynamic shape Nx3x64x64: bind it with --input-shape image:" "unbound dynamic dimension" aoe-run "$T/dyn.onnx"
 fails_with 6 "too large" "a shape product that overflows" aoe-run --input-shape image:2147483647,3,2147483647,2147483647 "$T/big.onnx"
