@@ -24,35 +24,13 @@
 
 #include "aoe.h"
 #include "kernel.h"
+#include "bench.h"
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t rs = 12345;
-
+/* Values uniform in [-8, 8). */
 static void
 fill(float *p, int64_t n)
 {
-	for (int64_t i = 0; i < n; i++) {
-		rs ^= rs << 13;
-		rs ^= rs >> 7;
-		rs ^= rs << 17;
-		p[i] = (float)((double)(rs >> 11) / 9007199254740992.0 * 16 - 8);
-	}
-}
-
-static int
-cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
+	fill_range(p, n, -8, 8);
 }
 
 /* A row of the table: an epilogue kind, or a one-node graph. */

@@ -30,6 +30,7 @@
 
 #include "aoe.h"
 #include "kernel.h"
+#include "bench.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int,
     const float *, int, float, float *, int);
@@ -44,37 +45,13 @@ static const struct { int c, m, h; } shapes[] = {
 	{ 960, 160, 7 }, { 960, 320, 7 }, { 320, 1280, 7 },
 };
 
-static clockid_t clk = CLOCK_MONOTONIC;
 static const char *act = "Clip";	/* -e: the activation after the Conv */
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t rs = 12345;
-
+/* Values uniform in [-1, 1). */
 static void
 fill(float *p, int64_t n)
 {
-	for (int64_t i = 0; i < n; i++) {
-		rs ^= rs << 13;
-		rs ^= rs >> 7;
-		rs ^= rs << 17;
-		p[i] = (float)((double)(rs >> 11) / 9007199254740992.0 * 2 - 1);
-	}
-}
-
-static int
-cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
+	fill_range(p, n, -1, 1);
 }
 
 static double
@@ -181,7 +158,7 @@ main(int argc, char **argv)
 		case 'r': rounds = atoi(optarg); break;
 		case 'a': all = 1; break;
 		case 'm': usemin = 1; break;
-		case 'c': clk = CLOCK_PROCESS_CPUTIME_ID; break;
+		case 'c': bench_clk = CLOCK_PROCESS_CPUTIME_ID; break;
 		case 'e': act = optarg; break;
 		case 'k':
 			/* -k knob=value: the -a variants with it set too. */
@@ -205,7 +182,7 @@ main(int argc, char **argv)
 	printf("# pw: 1x1 Conv+bias+%s (aoe) vs cblas_sgemm (OpenBLAS %s), "
 	    "%d thread(s), %s of %d interleaved rounds, %s; ISA %s\n",
 	    act, openblas_get_corename(), nthreads, usemin ? "min" : "median", rounds,
-	    clk == CLOCK_MONOTONIC ? "wall clock" : "process CPU time",
+	    bench_clk == CLOCK_MONOTONIC ? "wall clock" : "process CPU time",
 	    aoe_cpu_avx512() ? "avx512" : "avx2");
 	printf("%-16s %8s", "shape", "gflop");
 	nv = 0;

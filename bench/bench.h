@@ -1,0 +1,46 @@
+/*
+ * bench.h - what the micro-benchmarks share: a clock, a seeded filler and
+ * a comparison for qsort of doubles (for medians).
+ */
+#ifndef AOE_BENCH_H
+#define AOE_BENCH_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* The clock now() reads: wall time, or the process's CPU time (-c). */
+static clockid_t bench_clk = CLOCK_MONOTONIC;
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(bench_clk, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* p[0..n) uniform in [lo, hi), from one xorshift stream (repeatable). */
+static void
+fill_range(float *p, int64_t n, double lo, double hi)
+{
+	static uint64_t rs = 12345;
+
+	for (int64_t i = 0; i < n; i++) {
+		rs ^= rs << 13;
+		rs ^= rs >> 7;
+		rs ^= rs << 17;
+		p[i] = (float)(lo + (double)(rs >> 11) / 9007199254740992.0 *
+		    (hi - lo));
+	}
+}
+
+static int
+cmpd(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#endif
