@@ -144,7 +144,7 @@ aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
 	const aoe_knob *k;
 	aoe_sched full;
 	char dummy[8];
-	int i;
+	int i, inorder;
 
 	if (why == NULL || len == 0) {
 		why = dummy;
@@ -154,8 +154,20 @@ aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
 		snprintf(why, len, "a schedule of %d knobs", s->n);
 		return -AOE_EDATA;
 	}
+	/*
+	 * A schedule that holds the space's knobs in the space's order (as
+	 * points, samples and the default do) is matched by position; the
+	 * search validates millions of them.
+	 */
+	inorder = s->n == sp->nknobs;
 	for (i = 0; i < s->n; i++) {
-		if ((k = knob_named(sp, s->k[i].name)) == NULL) {
+		if (inorder && strcmp(sp->knobs[i].name, s->k[i].name) == 0)
+			k = &sp->knobs[i];
+		else {
+			inorder = 0;
+			k = knob_named(sp, s->k[i].name);
+		}
+		if (k == NULL) {
 			snprintf(why, len, "%s has no knob '%s'", sp->op_type,
 			    s->k[i].name);
 			return -AOE_EDATA;
@@ -170,15 +182,28 @@ aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
 	}
 	/* The constraints see every knob, absent ones at their default. */
 	full = *s;
-	for (i = 0; i < sp->nknobs; i++)
+	for (i = 0; !inorder && i < sp->nknobs; i++)
 		if (aoe_sched_get(s, sp->knobs[i].name, INT64_MIN) ==
 		    INT64_MIN)
 			aoe_sched_set(&full, sp->knobs[i].name,
 			    sp->knobs[i].def);
 	if (sp->check && sp->check(sp, &full, why, len) < 0)
 		return -AOE_EDATA;
-	snprintf(why, len, "legal");
+	if (why != dummy)
+		snprintf(why, len, "legal");
 	return 0;
+}
+
+/*
+ * Append knob k to s, which does not hold it yet: the space's knobs in
+ * order, which aoe_space_validate matches by position.
+ */
+static void
+put_knob(aoe_sched *s, const aoe_knob *k, int64_t v)
+{
+	/* aoe_space_add checked the name's length. */
+	memcpy(s->k[s->n].name, k->name, strlen(k->name) + 1);
+	s->k[s->n++].v = v;
 }
 
 int
@@ -192,8 +217,8 @@ aoe_space_point(const aoe_space *sp, uint64_t idx, aoe_sched *s)
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < sp->nknobs; i++) {
 		c = (uint64_t)aoe_knob_count(&sp->knobs[i]);
-		aoe_sched_set(s, sp->knobs[i].name,
-		    aoe_knob_value(&sp->knobs[i], (int64_t)(idx % c)));
+		put_knob(s, &sp->knobs[i], aoe_knob_value(&sp->knobs[i],
+		    (int64_t)(idx % c)));
 		idx /= c;
 	}
 	return aoe_space_validate(sp, s, NULL, 0) == 0;
@@ -208,8 +233,7 @@ draw_point(const aoe_space *sp, uint64_t *seed, aoe_sched *s)
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < sp->nknobs; i++) {
 		const aoe_knob *k = &sp->knobs[i];
-		aoe_sched_set(s, k->name, aoe_knob_value(k,
-		    (int64_t)(aoe_splitmix64(seed) %
+		put_knob(s, k, aoe_knob_value(k, (int64_t)(aoe_splitmix64(seed) %
 		    (uint64_t)aoe_knob_count(k))));
 	}
 }
