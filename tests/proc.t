@@ -32,7 +32,9 @@ ok $? "aoe-check warns at a high load average (AOE_LOADAVG)"
 run env AOE_LOADAVG=0.00 aoe-check -j 2
 grep -q '^load *OK' "$T/out" && grep -q '^timing *OK' "$T/out"
 ok $? "aoe-check: an idle machine is OK"
-flock -x "$AOE_MEASURE_LOCK" sleep 30 & lpid=$!
+# The lock's holder is the sleep itself, so that killing it frees the lock
+# (flock's own child would hold it for the whole 30 s).
+(exec 9>"$AOE_MEASURE_LOCK"; flock -x 9; exec sleep 30) & lpid=$!
 i=0; while [ $i -lt 50 ] && flock -n -s "$AOE_MEASURE_LOCK" true; do sleep 0.1; i=$((i+1)); done
 run env AOE_LOADAVG=0.00 aoe-check -j 2 --json
 kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
