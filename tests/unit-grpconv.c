@@ -610,6 +610,8 @@ main(void)
 			    sizeof(why)) < 0;
 			ok(refused, "algo=8 refused by a 12-channel group's "
 			    "space");
+			ok(aoe_sched_get(&sp.def, "algo", 0) != 8,
+			    "a 12-channel group's default is not algo 8");
 			aoe_graph_free(t.g);
 		} else
 			ok(0, "12-channel group: build");
@@ -625,6 +627,8 @@ main(void)
 			aoe_sched_set(&k, "algo", 8);
 			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) == 0,
 			    "grp_nv taken with algo=8");
+			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
+			    "regnet's 16-channel groups default to algo 8");
 			aoe_graph_free(t.g);
 		} else
 			ok(0, "16-channel group: build");
