@@ -456,7 +456,7 @@ bench(void)
 	    { 4, 56, 2 }, { 4, 28, 1 }, { 10, 28, 2 }, { 10, 14, 1 },
 	    { 25, 14, 2 }, { 25, 7, 1 } };
 	static const int64_t cfg[][4] = { { 2, 0, 0, 0 }, { 8, 0, 0, 0 },
-	    { 8, 8, 0, 0 }, { 8, 16, 1, 0 }, { 8, 0, 0, 1 } };
+	    { 8, 8, 0, 0 }, { 8, 0, 0, 4 }, { 8, 0, 0, 8 }, { 8, 0, 0, 16 } };
 	enum { NC = sizeof(cfg) / sizeof(cfg[0]) };
 	unsigned k;
 	int th = getenv("GRPCONV_THREADS") ? atoi(getenv("GRPCONV_THREADS")) :
