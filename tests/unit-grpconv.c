@@ -548,6 +548,14 @@ main(void)
 		    (long long)s.group, (long long)s.h, (long long)s.w,
 		    (long long)s.sh, (long long)s.mg, actname[s.act], e);
 	}
+	/* A plane whose padded input passes 4 MB: work items of row blocks. */
+	{
+		spec s = { 1, 2, 64, 8, 20, 2000, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1,
+		    1, 0, 1, 1 };
+		memset(&k, 0, sizeof(k));
+		ok(run_case(&s, &k, 0, 2, &e), "g=2 cg=64 20x2000 1x3: max "
+		    "error %.2g", e);
+	}
 	/* Random shapes and schedules, each at 1 and 2 threads. */
 	for (i = 0; i < 150; i++) {
 		spec s;

@@ -450,6 +450,8 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 				memset(dst + hi, 0, sizeof(float) * (pw - hi));
 			}
 		}
+	/* The tile's slack rows, read by the last 8x8 transposes, defined. */
+	memset(rt, 0, sizeof(float) * (size_t)((d->th * OW + 8) * L));
 	for (ic = 0, t = 0; ic < g->cg; ic++)
 		for (kh = 0; kh < KH; kh++)
 			for (kw = 0; kw < KW; kw++)
@@ -508,20 +510,27 @@ gp_chunk(void *arg, int64_t c, int tid)
 /*
  * Output rows a work item: the knob, or whole planes when the images and
  * groups split evenly between the threads (or are many), else each plane
- * in nthreads blocks.
+ * in nthreads blocks; in both, no more rows than keep a thread's padded
+ * input within 4 MB (a 16-channel group of 500x500 planes).
  */
 static int64_t
 gp_rows(const aoe_conv_geom *g, const aoe_sched *s, int th, int nth)
 {
 	const int64_t OH = g->out[1], jobs = g->n * g->group;
-	int64_t v = aoe_sched_get(s, "grp_rows", 0), r;
+	const int64_t pw = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) *
+	    g->d[2] + 1;
+	int64_t v = aoe_sched_get(s, "grp_rows", 0), r, cap;
 
 	if (v > 0)
 		return min64(v, OH);
+	/* Rows whose padded input stays within 4 MB a thread. */
+	cap = ((int64_t)1 << 20) / max64(1, g->cg * pw);
+	cap = max64(th, ((cap - (g->k[1] - 1) * g->d[1] - 1) / g->s[1] + 1) /
+	    th * th);
 	if (nth < 2 || jobs % nth == 0 || jobs >= 8 * nth || OH < 2 * th)
-		return OH;
+		return min64(OH, cap);
 	r = ceildiv(OH, nth);
-	return min64(OH, ceildiv(r, th) * th);
+	return min64(cap, min64(OH, ceildiv(r, th) * th));
 }
 
 int
