@@ -351,6 +351,33 @@ int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 int aoe_space_dw(aoe_space *sp, int live, int reg);
 
 /*
+ * Grouped 2-D convolution (k_grpconv.c), Conv's algo 8: aoe_grp_ok says
+ * whether it applies (2-D, two groups or more, output channels a group a
+ * multiple of 8, column stride 1 or 2).  aoe_grp_vec and aoe_grp_nv give
+ * the schedule's vector width (8, 16) and vectors a chunk (1, 2);
+ * aoe_grp_pack packs the weights for them into aoe_grp_wsize floats.
+ * aoe_grp_run computes y from x and the weights (wp packed for wvw and
+ * wnv, or NULL: then packed into scratch, aoe_grp_wsize(g, 16, 2) floats
+ * at most), the bias (may be NULL), and runs the epilogue of act (may be
+ * NULL) and the residual add (may be NULL); -1 when out of memory.
+ * aoe_space_grp adds the knobs grp_vec, grp_nv, grp_oh, grp_ow and
+ * grp_rows (live: their choices, else only the defaults);
+ * aoe_space_grp_check checks them against algo.
+ */
+int aoe_grp_ok(const aoe_conv_geom *g);
+int aoe_grp_vec(const aoe_sched *s);
+int aoe_grp_nv(const aoe_conv_geom *g, const aoe_sched *s, int vw);
+size_t aoe_grp_wsize(const aoe_conv_geom *g, int vw, int nv);
+void aoe_grp_pack(const aoe_conv_geom *g, int vw, int nv, const float *w,
+    float *wp);
+int aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *wp, int wvw, int wnv, const float *bias,
+    const struct aoe_act *act, const float *add, float *y, float *scratch,
+    const aoe_sched *s, int nthreads);
+int aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g);
+int aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len);
+
+/*
  * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
  * 2-D NCHW, 3x3 kernel, unit strides and dilations, any pads and groups.
  * The weights are transformed by aoe_wino_weights into

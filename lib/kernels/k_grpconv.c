@@ -1,0 +1,644 @@
+/*
+ * k_grpconv.c - grouped 2-D convolution (Conv's algo 8, "grouped"), NCHW,
+ * for groups whose output channel count is a multiple of 8 (regnet's
+ * 16-channel groups, ResNeXt-style blocks); any input channels a group,
+ * kernel size, pads and dilations, strides 1 and 2 along the rows.
+ *
+ * A group's output channels are the vector lanes: a chunk of grp_nv
+ * vectors of grp_vec floats (16 AVX-512, 8 AVX2) holds up to nv * vw of
+ * them, lanes past the group's count zero.  A register tile is R output
+ * rows (grp_oh, 1 or 2) by C output columns (grp_ow) of such chunks, so
+ * R * C * nv accumulators; for every input channel and kernel tap of the
+ * group it loads nv weight vectors and, per pixel, broadcasts one input
+ * value (on AVX-512 the FMA's own broadcast operand) into nv FMAs.  The
+ * weights are packed once, in prepare, as [group][chunk][tap][nv * vw].
+ * The input rows a work item reads are first copied, zero-padded, into a
+ * per-thread buffer, so that every tap is a plain load at an offset from
+ * a table and the pads cost nothing in the loop.  A pass of R rows is
+ * made into a small pixel-major tile, then turned into the NCHW output
+ * rows by 8x8 transposes, and the fused epilogue (residual, activation,
+ * per-channel affine; the bias is the accumulators' start) runs on those
+ * rows while they are in L1.
+ *
+ * Work items are (image, group, block of output rows), split between the
+ * threads; a block holds grp_rows rows (0 auto: whole planes unless the
+ * groups do not split evenly between the threads).
+ *
+ * Knobs (Conv's space, read with algo=8 only): grp_vec (0 auto: 16 where
+ * AVX-512 is allowed, else 8), grp_nv (0 auto: 2 when the group's count
+ * is a multiple of two vectors, else 1), grp_oh and grp_ow (the tile, 0
+ * auto: the shape of least modelled cost, see gp_tile) and grp_rows.
+ */
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aoe_kernels.h"
+#include "kernel.h"
+
+/* Pixels a tile at most (R * C), and columns. */
+#define GP_MAXC 14
+
+int
+aoe_grp_ok(const aoe_conv_geom *g)
+{
+	return g->nsp == 2 && g->group >= 2 && g->mg >= 8 && g->mg % 8 == 0 &&
+	    (g->s[2] == 1 || g->s[2] == 2) && g->cg >= 1 &&
+	    g->cg * g->ksz <= 65536 && g->in[0] == 1 && g->out[0] == 1 &&
+	    g->k[0] == 1 && g->insz * g->cg < ((int64_t)1 << 30);
+}
+
+/* The largest tile (R * C pixels) without spilling, per width and nv. */
+static int
+gp_pmax(int vw, int nv)
+{
+	if (vw == 16)
+		return nv == 1 ? 14 : 12;
+	return nv == 1 ? 12 : 6;
+}
+
+int
+aoe_grp_vec(const aoe_sched *s)
+{
+	int64_t v = aoe_sched_get(s, "grp_vec", 0);
+
+	if (v == 16 && aoe_cpu_avx512())
+		return 16;
+	if (v == 8)
+		return 8;
+	return aoe_cpu_avx512() ? 16 : 8;
+}
+
+int
+aoe_grp_nv(const aoe_conv_geom *g, const aoe_sched *s, int vw)
+{
+	int64_t v = aoe_sched_get(s, "grp_nv", 0);
+
+	if (v == 1 || v == 2)
+		return (int)v;
+	return g->mg % (2 * vw) == 0 ? 2 : 1;
+}
+
+/*
+ * A modelled cost of a tile of p pixels by nv vectors, per tap: the FMAs
+ * on two pipes (at least 8 in flight to hide their latency), or the
+ * loads (p broadcasts, nv weights), and the loop.
+ */
+static double
+gp_cost(int p, int nv)
+{
+	double f = (p * nv < 8 ? 8 : p * nv) / 2.0, l = (p + nv) / 2.5;
+
+	return (f > l ? f : l) + 0.5;
+}
+
+/* The tile: grp_oh x grp_ow, or the cheapest by gp_cost. */
+static void
+gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
+    int *th, int *tw)
+{
+	const int64_t OH = g->out[1], OW = g->out[2];
+	int pmax = gp_pmax(vw, nv), r, c, br = 1, bc = 1;
+	int64_t ko = aoe_sched_get(s, "grp_oh", 0);
+	int64_t kw = aoe_sched_get(s, "grp_ow", 0);
+	double best = -1;
+
+	for (r = 1; r <= 2; r++)
+		for (c = 1; c <= GP_MAXC && r * c <= pmax; c++) {
+			int64_t fr = OH / r, fc = OW / c;
+			int64_t lr = OH % r, lc = OW % c;
+			double t;
+
+			if ((ko && ko != r) || (kw && kw != c))
+				continue;
+			/* Whole tiles, then the edges' smaller ones. */
+			t = fr * fc * gp_cost(r * c, nv) +
+			    (lc ? fr * gp_cost(r * (int)lc, nv) : 0) +
+			    (lr ? fc * gp_cost((int)lr * c, nv) : 0) +
+			    (lr && lc ? gp_cost((int)(lr * lc), nv) : 0);
+			if (best < 0 || t < best - 1e-9) {
+				best = t;
+				br = r;
+				bc = c;
+			}
+		}
+	*th = br;
+	*tw = bc;
+}
+
+size_t
+aoe_grp_wsize(const aoe_conv_geom *g, int vw, int nv)
+{
+	int64_t L = (int64_t)vw * nv;
+
+	return (size_t)(g->group * ceildiv(g->mg, L) * L * g->cg * g->ksz);
+}
+
+void
+aoe_grp_pack(const aoe_conv_geom *g, int vw, int nv, const float *w,
+    float *wp)
+{
+	const int64_t L = (int64_t)vw * nv, T = g->cg * g->ksz;
+	const int64_t nc = ceildiv(g->mg, L);
+	int64_t gi, j, t, l;
+
+	for (gi = 0; gi < g->group; gi++)
+		for (j = 0; j < nc; j++)
+			for (t = 0; t < T; t++, wp += L)
+				for (l = 0; l < L; l++) {
+					int64_t oc = j * L + l;
+					wp[l] = oc < g->mg ? w[(gi * g->mg +
+					    oc) * T + t] : 0;
+				}
+}
+
+/*
+ * One tile: R rows of C pixels, NV vectors of VW lanes each, S the
+ * column stride.  x0 is the padded input at the tile's first pixel, rs
+ * the distance between its rows; tap i reads x0 + off[i] + the pixel's
+ * offset and the weights wp + i * NV * VW.  The tile goes to t, row r
+ * pixel c at t + r * trs + c * NV * VW.
+ */
+#define GP_EACH(M, p, q) M(0, p, q) M(1, p, q) M(2, p, q) M(3, p, q)	\
+	M(4, p, q) M(5, p, q) M(6, p, q) M(7, p, q) M(8, p, q) M(9, p, q) \
+	M(10, p, q) M(11, p, q) M(12, p, q) M(13, p, q)
+/* (Named accumulators, not an array: GCC kept an array's stores.) */
+#define GP_DECL(u, VT, q) VT a##u = w0, b##u = w1;
+#define GP_FMA(u, BCAST, FMADD)						\
+	if ((u) < R * C) {						\
+		const float *xp = ((u) < C ? x0 : x1) + o + ((u) % C) * S; \
+		VT_ bb = BCAST(xp);					\
+		a##u = FMADD(bb, w0, a##u);				\
+		if (NV > 1)						\
+			b##u = FMADD(bb, w1, b##u);			\
+	}
+#define GP_ST(u, STORE, VW)						\
+	if ((u) < R * C) {						\
+		float *tp = t + ((u) / C) * trs + ((u) % C) * NV * VW;	\
+		STORE(tp, a##u);					\
+		if (NV > 1)						\
+			STORE(tp + VW, b##u);				\
+	}
+#define GP_BLK(NAME, VT, VW, LOAD, BCAST, FMADD, STORE)		\
+static inline __attribute__((always_inline)) void			\
+NAME(const int NV, const int R, const int C, const int S, int64_t nt,	\
+    const int32_t *off, const float *x0, int64_t rs, const float *wp,	\
+    const float *bv, float *t, int64_t trs)				\
+{									\
+	typedef VT VT_;							\
+	VT w0 = LOAD(bv), w1 = NV > 1 ? LOAD(bv + VW) : w0;		\
+	const float *x1 = x0 + rs;					\
+	int64_t i;							\
+	GP_EACH(GP_DECL, VT, 0)						\
+									\
+	for (i = 0; i < nt; i++, wp += NV * VW) {			\
+		const int64_t o = off[i];				\
+		w0 = LOAD(wp);						\
+		if (NV > 1)						\
+			w1 = LOAD(wp + VW);				\
+		GP_EACH(GP_FMA, BCAST, FMADD)				\
+	}								\
+	GP_EACH(GP_ST, STORE, VW)					\
+}
+
+typedef void gp_fn(int64_t, const int32_t *, const float *, int64_t,
+    const float *, const float *, float *, int64_t);
+
+/* The instances: NV 1, 2; S 1, 2; R 1 with C 1-14, R 2 with C 1-7. */
+#define GP_FN(P, NV, S, R, C)						\
+static void								\
+P##_##NV##_##S##_##R##_##C(int64_t nt, const int32_t *off,		\
+    const float *x0, int64_t rs, const float *wp, const float *bv,	\
+    float *t, int64_t trs)						\
+{									\
+	P##_blk(NV, R, C, S, nt, off, x0, rs, wp, bv, t, trs);		\
+}
+#define GP_FN7(P, NV, S, R) GP_FN(P, NV, S, R, 1) GP_FN(P, NV, S, R, 2) \
+	GP_FN(P, NV, S, R, 3) GP_FN(P, NV, S, R, 4) GP_FN(P, NV, S, R, 5) \
+	GP_FN(P, NV, S, R, 6) GP_FN(P, NV, S, R, 7)
+#define GP_FN14(P, NV, S) GP_FN7(P, NV, S, 1) GP_FN(P, NV, S, 1, 8)	\
+	GP_FN(P, NV, S, 1, 9) GP_FN(P, NV, S, 1, 10)			\
+	GP_FN(P, NV, S, 1, 11) GP_FN(P, NV, S, 1, 12)			\
+	GP_FN(P, NV, S, 1, 13) GP_FN(P, NV, S, 1, 14) GP_FN7(P, NV, S, 2)
+#define GP_FN_ALL(P) GP_FN14(P, 1, 1) GP_FN14(P, 1, 2) GP_FN14(P, 2, 1) \
+	GP_FN14(P, 2, 2)
+#define GP_T7(P, NV, S, R) P##_##NV##_##S##_##R##_1,			\
+	P##_##NV##_##S##_##R##_2, P##_##NV##_##S##_##R##_3,		\
+	P##_##NV##_##S##_##R##_4, P##_##NV##_##S##_##R##_5,		\
+	P##_##NV##_##S##_##R##_6, P##_##NV##_##S##_##R##_7
+#define GP_T14(P, NV, S) { { GP_T7(P, NV, S, 1),			\
+	P##_##NV##_##S##_1_8, P##_##NV##_##S##_1_9,			\
+	P##_##NV##_##S##_1_10, P##_##NV##_##S##_1_11,			\
+	P##_##NV##_##S##_1_12, P##_##NV##_##S##_1_13,			\
+	P##_##NV##_##S##_1_14 }, { GP_T7(P, NV, S, 2) } }
+#define GP_TAB(P) { { GP_T14(P, 1, 1), GP_T14(P, 1, 2) },		\
+	{ GP_T14(P, 2, 1), GP_T14(P, 2, 2) } }
+
+/* AVX2: 8 floats a vector. */
+static inline __attribute__((always_inline)) __m256
+gp_bcast8(const float *p)
+{
+	return _mm256_broadcast_ss(p);
+}
+
+GP_BLK(gp8_blk, __m256, 8, _mm256_loadu_ps, gp_bcast8, _mm256_fmadd_ps,
+    _mm256_storeu_ps)
+GP_FN_ALL(gp8)
+/* [nv - 1][s - 1][r - 1][c - 1] */
+static gp_fn *const gp8_tab[2][2][2][GP_MAXC] = GP_TAB(gp8);
+
+/* AVX-512: 16 floats a vector. */
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+gp_bcast16(const float *p)
+{
+	return _mm512_set1_ps(*p);
+}
+
+GP_BLK(gp16_blk, __m512, 16, _mm512_loadu_ps, gp_bcast16, _mm512_fmadd_ps,
+    _mm512_storeu_ps)
+GP_FN_ALL(gp16)
+static gp_fn *const gp16_tab[2][2][2][GP_MAXC] = GP_TAB(gp16);
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/* The 8x8 block of floats at s (rows ld apart) transposed into v. */
+static inline __attribute__((always_inline)) void
+gp_tr8(const float *s, int64_t ld, __m256 v[8])
+{
+	__m256 a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7;
+
+	a0 = _mm256_unpacklo_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(s + ld));
+	a1 = _mm256_unpackhi_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(s + ld));
+	a2 = _mm256_unpacklo_ps(_mm256_loadu_ps(s + 2 * ld),
+	    _mm256_loadu_ps(s + 3 * ld));
+	a3 = _mm256_unpackhi_ps(_mm256_loadu_ps(s + 2 * ld),
+	    _mm256_loadu_ps(s + 3 * ld));
+	a4 = _mm256_unpacklo_ps(_mm256_loadu_ps(s + 4 * ld),
+	    _mm256_loadu_ps(s + 5 * ld));
+	a5 = _mm256_unpackhi_ps(_mm256_loadu_ps(s + 4 * ld),
+	    _mm256_loadu_ps(s + 5 * ld));
+	a6 = _mm256_unpacklo_ps(_mm256_loadu_ps(s + 6 * ld),
+	    _mm256_loadu_ps(s + 7 * ld));
+	a7 = _mm256_unpackhi_ps(_mm256_loadu_ps(s + 6 * ld),
+	    _mm256_loadu_ps(s + 7 * ld));
+	b0 = _mm256_shuffle_ps(a0, a2, 0x44);
+	b1 = _mm256_shuffle_ps(a0, a2, 0xee);
+	b2 = _mm256_shuffle_ps(a1, a3, 0x44);
+	b3 = _mm256_shuffle_ps(a1, a3, 0xee);
+	b4 = _mm256_shuffle_ps(a4, a6, 0x44);
+	b5 = _mm256_shuffle_ps(a4, a6, 0xee);
+	b6 = _mm256_shuffle_ps(a5, a7, 0x44);
+	b7 = _mm256_shuffle_ps(a5, a7, 0xee);
+	v[0] = _mm256_permute2f128_ps(b0, b4, 0x20);
+	v[1] = _mm256_permute2f128_ps(b1, b5, 0x20);
+	v[2] = _mm256_permute2f128_ps(b2, b6, 0x20);
+	v[3] = _mm256_permute2f128_ps(b3, b7, 0x20);
+	v[4] = _mm256_permute2f128_ps(b0, b4, 0x31);
+	v[5] = _mm256_permute2f128_ps(b1, b5, 0x31);
+	v[6] = _mm256_permute2f128_ps(b2, b6, 0x31);
+	v[7] = _mm256_permute2f128_ps(b3, b7, 0x31);
+}
+
+struct gp_ctx {
+	const aoe_conv_geom *g;
+	const float *x, *wp, *bias, *add;
+	float *y;
+	aoe_epi e;
+	int epi, vw, nv, th, tw;
+	gp_fn *const (*tab)[2][GP_MAXC];	/* [s - 1][r - 1][c - 1] */
+	int64_t rows, nrb, nc, ir, pw, items, nch;
+	size_t bufsz;
+	int *fail;
+};
+
+/* Floats of a thread's buffer: input rows, tap offsets, the row tile. */
+static size_t
+gp_bufsize(const aoe_conv_geom *g, int64_t ir, int64_t pw, int L, int th)
+{
+	return (size_t)(g->cg * ir * pw + 64 + g->cg * g->ksz + 16 +
+	    (th * g->out[2] + 8) * L + 64);
+}
+
+/*
+ * Pixels [p0, p0 + P) of the output planes (whole rows) from the tile
+ * rt ([pixel][L]) into the channels of chunk j of group gi.
+ */
+static void
+gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
+    const float *rt, int64_t p0, int64_t P, int L)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t c0 = gi * g->mg + j * L;
+	const int nl = (int)min64(L, g->mg - j * L);
+	float *yb = d->y + (b * g->m + c0) * g->outsz + p0;
+	__m256 v[8];
+	int64_t pb, l0;
+	int i;
+
+	for (l0 = 0; l0 < nl; l0 += 8) {
+		for (pb = 0; pb + 8 <= P; pb += 8) {
+			gp_tr8(rt + pb * L + l0, L, v);
+			for (i = 0; i < 8; i++)
+				_mm256_storeu_ps(yb + (l0 + i) * g->outsz + pb,
+				    v[i]);
+		}
+		if (pb < P) {
+			/* The tile has slack rows: read past P, keep P. */
+			float tmp[8][8];
+			int64_t q;
+			gp_tr8(rt + pb * L + l0, L, v);
+			for (i = 0; i < 8; i++)
+				_mm256_storeu_ps(tmp[i], v[i]);
+			for (i = 0; i < 8; i++)
+				for (q = 0; q < P - pb; q++)
+					yb[(l0 + i) * g->outsz + pb + q] =
+					    tmp[i][q];
+		}
+	}
+}
+
+/* The epilogue on pixels [p0, p0 + P) of chunk j's channels. */
+static void
+gp_epi(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
+    int64_t p0, int64_t P, int L)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t c0 = gi * g->mg + j * L;
+	const int nl = (int)min64(L, g->mg - j * L);
+	int i;
+
+	for (i = 0; i < nl; i++) {
+		int64_t o = (b * g->m + c0 + i) * g->outsz + p0;
+		aoe_epi_row(&d->e, c0 + i, d->y + o, d->add ? d->add + o :
+		    NULL, P);
+	}
+}
+
+/*
+ * Padded input row: dst[q] = src[q - pl] for q - pl in [0, w), else 0,
+ * for q in [0, pw), eight floats a store (up to 7 written past pw).
+ */
+static inline void
+gp_padrow(float *dst, const float *src, int64_t pl, int64_t w, int64_t pw)
+{
+	const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	int64_t q;
+
+	for (q = 0; q < pw; q += 8) {
+		int64_t c = q - pl;
+		__m256i ci = _mm256_add_epi32(iota, _mm256_set1_epi32((int)c));
+		__m256i m = _mm256_andnot_si256(_mm256_cmpgt_epi32(
+		    _mm256_setzero_si256(), ci), _mm256_cmpgt_epi32(
+		    _mm256_set1_epi32((int)w), ci));
+
+		if (c >= 0 && c + 8 <= w)
+			_mm256_storeu_ps(dst + q, _mm256_loadu_ps(src + c));
+		else
+			_mm256_storeu_ps(dst + q, _mm256_maskload_ps(src + c,
+			    m));
+	}
+}
+
+/* One work item: output rows [oh0, oh1) of group gi of image b. */
+static void
+gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
+    int64_t oh1, float *buf)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t H = g->in[1], W = g->in[2], OW = g->out[2];
+	const int64_t KH = g->k[1], KW = g->k[2], sh = g->s[1], sw = g->s[2];
+	const int64_t dh = g->d[1], dwl = g->d[2], pw = d->pw, ir = d->ir;
+	const int64_t T = g->cg * g->ksz, L = (int64_t)d->vw * d->nv;
+	const int64_t ih0 = oh0 * sh - g->pb[1];
+	const int64_t nir = (oh1 - oh0 - 1) * sh + (KH - 1) * dh + 1;
+	const float *xg = d->x + (b * g->c + gi * g->cg) * g->insz;
+	float *xin = buf;
+	int32_t *off = (int32_t *)(buf + g->cg * ir * pw + 64);
+	float *rt = buf + g->cg * ir * pw + 64 + T + 16;
+	float bv[32] __attribute__((aligned(64)));
+	int64_t ic, r, kh, kw, t, j, oh, ow;
+	const int64_t lo = min64(g->pb[2], pw);
+	const int64_t hi = max64(lo, min64(pw, W + g->pb[2]));
+
+	/*
+	 * The padded input rows: padded column q is input column q - pl.
+	 * (Rows in order, so that a row's spill past pw is overwritten.)
+	 */
+	for (ic = 0; ic < g->cg; ic++)
+		for (r = 0; r < nir; r++) {
+			float *dst = xin + (ic * ir + r) * pw;
+			int64_t ih = ih0 + r, q;
+			if (ih < 0 || ih >= H)
+				for (q = 0; q < pw; q += 8)
+					_mm256_storeu_ps(dst + q,
+					    _mm256_setzero_ps());
+			else if (pw - g->pb[2] > 0 && pw <= 64)
+				gp_padrow(dst, xg + (ic * H + ih) * W,
+				    g->pb[2], W, pw);
+			else {
+				memset(dst, 0, sizeof(float) * lo);
+				memcpy(dst + lo, xg + (ic * H + ih) * W + lo -
+				    g->pb[2], sizeof(float) * (hi - lo));
+				memset(dst + hi, 0, sizeof(float) * (pw - hi));
+			}
+		}
+	/* The tile's slack rows, read by the last 8x8 transposes, defined. */
+	memset(rt, 0, sizeof(float) * (size_t)((d->th * OW + 8) * L));
+	for (ic = 0, t = 0; ic < g->cg; ic++)
+		for (kh = 0; kh < KH; kh++)
+			for (kw = 0; kw < KW; kw++)
+				off[t++] = (int32_t)((ic * ir + kh * dh) * pw +
+				    kw * dwl);
+	for (j = 0; j < d->nc; j++) {
+		const float *wp = d->wp + (gi * d->nc + j) * T * L;
+		for (t = 0; t < L; t++) {
+			int64_t oc = j * L + t;
+			bv[t] = d->bias && oc < g->mg ?
+			    d->bias[gi * g->mg + oc] : 0;
+		}
+		int64_t e0 = oh0 * OW;
+		for (oh = oh0; oh < oh1; oh += d->th) {
+			const int R = (int)min64(d->th, oh1 - oh);
+			const float *xr = xin + (oh - oh0) * sh * pw;
+			for (ow = 0; ow < OW; ow += d->tw) {
+				const int C = (int)min64(d->tw, OW - ow);
+				d->tab[sw - 1][R - 1][C - 1](T, off, xr +
+				    ow * sw, sh * pw, wp, bv, rt + ow * L,
+				    OW * L);
+			}
+			gp_flush(d, b, gi, j, rt, oh * OW, R * OW, (int)L);
+			/* The epilogue on 256 pixels a channel or more. */
+			if (d->epi && ((oh + R) * OW - e0 >= 256 ||
+			    oh + R >= oh1)) {
+				gp_epi(d, b, gi, j, e0, (oh + R) * OW - e0,
+				    (int)L);
+				e0 = (oh + R) * OW;
+			}
+		}
+	}
+}
+
+static void
+gp_chunk(void *arg, int64_t c, int tid)
+{
+	const struct gp_ctx *d = arg;
+	const aoe_conv_geom *g = d->g;
+	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
+	float *buf = aoe_sgemm_tlbuf(2, d->bufsz);
+
+	(void)tid;
+	if (buf == NULL) {
+		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
+		int64_t rb = it % d->nrb, bg = it / d->nrb;
+		int64_t oh0 = rb * d->rows;
+		gp_item(d, bg / g->group, bg % g->group, oh0,
+		    min64(oh0 + d->rows, g->out[1]), buf);
+	}
+}
+
+/*
+ * Output rows a work item: the knob, or whole planes when the images and
+ * groups split evenly between the threads (or are many), else each plane
+ * in nthreads blocks; in both, no more rows than keep a thread's padded
+ * input within 4 MB (a 16-channel group of 500x500 planes).
+ */
+static int64_t
+gp_rows(const aoe_conv_geom *g, const aoe_sched *s, int th, int nth)
+{
+	const int64_t OH = g->out[1], jobs = g->n * g->group;
+	const int64_t pw = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) *
+	    g->d[2] + 1;
+	int64_t v = aoe_sched_get(s, "grp_rows", 0), r, cap;
+
+	if (v > 0)
+		return min64(v, OH);
+	/* Rows whose padded input stays within 4 MB a thread. */
+	cap = ((int64_t)1 << 20) / max64(1, g->cg * pw);
+	cap = max64(th, ((cap - (g->k[1] - 1) * g->d[1] - 1) / g->s[1] + 1) /
+	    th * th);
+	if (nth < 2 || jobs % nth == 0 || jobs >= 8 * nth || OH < 2 * th)
+		return min64(OH, cap);
+	r = ceildiv(OH, nth);
+	return min64(cap, min64(OH, ceildiv(r, th) * th));
+}
+
+int
+aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *wp, int wvw, int wnv, const float *bias,
+    const aoe_act *act, const float *add, float *y, float *scratch,
+    const aoe_sched *s, int nthreads)
+{
+	struct gp_ctx d;
+	int fail = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.g = g;
+	d.x = x;
+	d.bias = bias;
+	d.add = add;
+	d.y = y;
+	d.vw = aoe_grp_vec(s);
+	d.nv = aoe_grp_nv(g, s, d.vw);
+	gp_tile(g, s, d.vw, d.nv, &d.th, &d.tw);
+	if (wp == NULL || wvw != d.vw || wnv != d.nv) {
+		/* Weights not packed ahead (or for another shape): now. */
+		aoe_grp_pack(g, d.vw, d.nv, w, scratch);
+		wp = scratch;
+	}
+	d.wp = wp;
+	d.tab = d.vw == 16 ? gp16_tab[d.nv - 1] : gp8_tab[d.nv - 1];
+	d.epi = act != NULL && aoe_act_epi(act, &d.e);
+	if (!d.epi && add != NULL) {
+		d.epi = 1;
+		d.e.kind = AOE_EPI_CLAMP;
+		d.e.lo = -3.4028235e38f;
+		d.e.hi = 3.4028235e38f;
+		d.e.ps = d.e.pt = d.e.pc = NULL;
+	}
+	d.nc = ceildiv(g->mg, (int64_t)d.vw * d.nv);
+	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
+		nthreads = 1;
+	d.rows = gp_rows(g, s, d.th, nthreads);
+	d.nrb = ceildiv(g->out[1], d.rows);
+	d.ir = (d.rows - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+	d.pw = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
+	d.bufsz = gp_bufsize(g, d.ir, d.pw, d.vw * d.nv, d.th);
+	d.items = g->n * g->group * d.nrb;
+	d.nch = aoe_nchunks(d.items, nthreads);
+	d.fail = &fail;
+	aoe_parallel(nthreads, d.nch, gp_chunk, &d);
+	return fail ? -1 : 0;
+}
+
+int
+aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
+{
+	static const int64_t vec[] = { 0, 8, 16 }, nv[] = { 0, 1, 2 };
+	static const int64_t oh[] = { 0, 1, 2 };
+	static const int64_t rows[] = { 0, 1, 2, 4, 8, 16 };
+	int64_t ow[GP_MAXC + 1];
+	int i, nvec = aoe_cpu_avx512() ? 3 : 2, now = 1, nrows = 1;
+
+	ow[0] = 0;
+	if (live) {
+		for (i = 1; i <= GP_MAXC && i <= g->out[2]; i++)
+			ow[now++] = i;
+		while (nrows < 6 && rows[nrows] < g->out[1])
+			nrows++;
+	}
+	if (aoe_space_add(sp, "grp_vec", live ? nvec : 1, vec, "algo=8 "
+	    "(grouped): vector width, the output channels of a group "
+	    "along its lanes: 0 auto (16 where AVX-512 is allowed), 8, 16 "
+	    "(k_grpconv.c)") < 0 ||
+	    aoe_space_add(sp, "grp_nv", live ? 3 : 1, nv, "algo=8: "
+	    "vectors of output channels a tile, 0 auto (2 when a group's "
+	    "channels fill two, else 1), 1, 2") < 0 ||
+	    aoe_space_add(sp, "grp_oh", live ? 3 : 1, oh, "algo=8: output "
+	    "rows a tile, 0 auto, 1, 2") < 0 ||
+	    aoe_space_add(sp, "grp_ow", now, ow, "algo=8: output columns a "
+	    "tile, 0 auto; grp_oh * grp_ow at most 14 (16-wide, one vector), "
+	    "12 (16-wide, two; 8-wide, one) or 6 (8-wide, two)") < 0 ||
+	    aoe_space_add(sp, "grp_rows", nrows, rows, "algo=8: output rows "
+	    "a work item, 0 auto (whole planes unless the groups do not "
+	    "split evenly between the threads)") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}
+
+int
+aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len)
+{
+	int64_t vw = aoe_sched_get(s, "grp_vec", 0);
+	int64_t nv = aoe_sched_get(s, "grp_nv", 0);
+	int64_t r = aoe_sched_get(s, "grp_oh", 0);
+	int64_t c = aoe_sched_get(s, "grp_ow", 0);
+
+	if (algo != 8) {
+		if (vw || nv || r || c || aoe_sched_get(s, "grp_rows", 0)) {
+			snprintf(why, len, "grp_vec, grp_nv, grp_oh, grp_ow and "
+			    "grp_rows apply to algo=8 (grouped) only");
+			return -1;
+		}
+		return 0;
+	}
+	if (vw == 0)
+		vw = aoe_cpu_avx512() ? 16 : 8;
+	if (r && c && r * c > gp_pmax((int)vw, nv == 2 ? 2 : 1)) {
+		snprintf(why, len, "grp_oh * grp_ow is at most %d with "
+		    "grp_vec=%d and grp_nv=%d", gp_pmax((int)vw, nv == 2 ?
+		    2 : 1), (int)vw, nv == 2 ? 2 : 1);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,645 @@
+/*
+ * unit-grpconv - TAP property tests of the grouped convolution
+ * (lib/kernels/k_grpconv.c, Conv's algo 8): over random 2-D shapes
+ * (group widths 8, 16, 24, 32, 40 and 64 output channels, any input
+ * channels a group, kernels 1x1 to 5x5 and odd ones, row strides 1 to 3,
+ * column strides 1 and 2, dilations, asymmetric pads, batches, planes
+ * narrower than a tile) with the fused epilogues (none, Relu, Clip,
+ * Sigmoid, HardSwish, SiLU, GELU, a per-channel affine and a residual),
+ * at vector widths 8 and 16 (where AVX-512 runs), one and two vectors a
+ * tile, random tiles and work items, at 1 and 2 threads, the kernel
+ * matches a naive reference; then Conv nodes through the schedules
+ * sampled from their space, the refusals and the default.  With
+ * GRPCONV_BENCH set it times regnet_x_400mf's grouped layers under the
+ * implicit GEMM (algo 2) and algo 8's variants.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aoe.h"
+#include "tap.h"
+#include "kernel.h"
+#include "onenode.h"
+
+typedef struct spec {
+	int64_t n, group, cg, mg, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+	int act, affine, add, bias;
+} spec;
+
+static void
+geom_of(const spec *s, aoe_conv_geom *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->nsp = 2;
+	g->n = s->n;
+	g->group = s->group;
+	g->cg = s->cg;
+	g->mg = s->mg;
+	g->c = s->group * s->cg;
+	g->m = s->group * s->mg;
+	g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
+	g->in[1] = s->h;
+	g->in[2] = s->w;
+	g->k[1] = s->kh;
+	g->k[2] = s->kw;
+	g->s[1] = s->sh;
+	g->s[2] = s->sw;
+	g->d[1] = s->dh;
+	g->d[2] = s->dw;
+	g->pb[1] = s->pt;
+	g->pb[2] = s->pl;
+	g->pe[1] = s->pb;
+	g->pe[2] = s->pr;
+	g->out[1] = (s->h + s->pt + s->pb - (s->kh - 1) * s->dh - 1) / s->sh + 1;
+	g->out[2] = (s->w + s->pl + s->pr - (s->kw - 1) * s->dw - 1) / s->sw + 1;
+	g->insz = s->h * s->w;
+	g->outsz = g->out[1] * g->out[2];
+	g->ksz = s->kh * s->kw;
+}
+
+static float
+ref_act(const aoe_act *a, float v)
+{
+	switch (a->kind) {
+	case AOE_ACT_RELU:
+		return v < 0 ? 0 : v;
+	case AOE_ACT_CLIP:
+		return v < a->lo ? a->lo : v > a->hi ? a->hi : v;
+	case AOE_ACT_SIGMOID:
+		return 1 / (1 + expf(-v));
+	case AOE_ACT_HARDSWISH: {
+		float h = v / 6 + .5f;
+		return v * (h < 0 ? 0 : h > 1 ? 1 : h);
+	}
+	case AOE_ACT_SILU:
+		return v / (1 + expf(-v));
+	case AOE_ACT_GELU:
+		return 0.5f * v * (1 + erff(v * 0.70710678f));
+	}
+	return v;
+}
+
+static void
+reference(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const aoe_act *a, const float *add, float *y)
+{
+	int64_t b, m, oh, ow, ic, kh, kw;
+
+	for (b = 0; b < g->n; b++)
+		for (m = 0; m < g->m; m++)
+			for (oh = 0; oh < g->out[1]; oh++)
+				for (ow = 0; ow < g->out[2]; ow++) {
+					double acc = bias ? bias[m] : 0;
+					int64_t o = ((b * g->m + m) * g->out[1] +
+					    oh) * g->out[2] + ow;
+					int64_t c0 = m / g->mg * g->cg;
+					float v;
+					for (ic = 0; ic < g->cg; ic++)
+					for (kh = 0; kh < g->k[1]; kh++)
+						for (kw = 0; kw < g->k[2]; kw++) {
+							int64_t ih = oh * g->s[1] -
+							    g->pb[1] + kh * g->d[1];
+							int64_t iw = ow * g->s[2] -
+							    g->pb[2] + kw * g->d[2];
+							if (ih < 0 || ih >= g->in[1] ||
+							    iw < 0 || iw >= g->in[2])
+								continue;
+							acc += (double)w[((m *
+							    g->cg + ic) * g->k[1] +
+							    kh) * g->k[2] + kw] *
+							    x[((b * g->c + c0 + ic) *
+							    g->in[1] + ih) * g->in[2] + iw];
+						}
+					v = (float)acc + (add ? add[o] : 0);
+					v = ref_act(a, v);
+					if (a->ps || a->pt)
+						v = v * (a->ps ? a->ps[m] : 1) +
+						    (a->pt ? a->pt[m] : 0);
+					y[o] = v;
+				}
+}
+
+static float *
+rnd(int64_t n)
+{
+	float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+	int64_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = frand();
+	return p;
+}
+
+static const char *const actname[] = { "none", "relu", "clip", "sigmoid",
+    "hardswish", "silu", "gelu" };
+static const int actkind[] = { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP,
+    AOE_ACT_SIGMOID, AOE_ACT_HARDSWISH, AOE_ACT_SILU, AOE_ACT_GELU };
+
+/* Compare y with r; 1 if they match, the worst error in *maxerr. */
+static int
+same(const float *y, const float *r, int64_t ny, double *maxerr)
+{
+	int64_t i;
+	int ok_ = 1;
+
+	*maxerr = 0;
+	for (i = 0; i < ny; i++) {
+		double e = fabs((double)y[i] - r[i]);
+		if (!(e <= 1e-4 * (1 + fabs(r[i]))))
+			ok_ = 0;
+		if (!(e <= *maxerr))
+			*maxerr = e;
+	}
+	return ok_;
+}
+
+/*
+ * One case under schedule s (grp_* knobs), prepacked or not, at nthreads
+ * threads; 1 if it matched.
+ */
+static int
+run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
+    double *maxerr)
+{
+	aoe_conv_geom g;
+	aoe_act a;
+	float *x, *w, *bias, *add, *y, *r, *ps = NULL, *pt = NULL, *wp = NULL;
+	float *scratch;
+	int64_t ny;
+	int ok_ = 1, vw = 0, nv = 0;
+
+	geom_of(sp, &g);
+	ny = g.n * g.m * g.outsz;
+	x = rnd(g.n * g.c * g.insz);
+	w = rnd(g.m * g.cg * g.ksz);
+	bias = sp->bias ? rnd(g.m) : NULL;
+	add = sp->add ? rnd(ny) : NULL;
+	y = rnd(ny);
+	r = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
+	scratch = malloc(sizeof(float) * aoe_grp_wsize(&g, 16, 2));
+	memset(&a, 0, sizeof(a));
+	a.kind = actkind[sp->act];
+	a.lo = a.kind == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
+	a.hi = a.kind == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
+	if (sp->affine) {
+		a.ps = ps = rnd(g.m);
+		a.pt = pt = rnd(g.m);
+	}
+	if (prepack) {
+		vw = aoe_grp_vec(s);
+		nv = aoe_grp_nv(&g, s, vw);
+		wp = malloc(sizeof(float) * aoe_grp_wsize(&g, vw, nv));
+		aoe_grp_pack(&g, vw, nv, w, wp);
+	}
+	reference(&g, x, w, bias, &a, add, r);
+	if (aoe_grp_run(&g, x, w, wp, vw, nv, bias, &a, add, y, scratch, s,
+	    nthreads) < 0)
+		ok_ = 0;
+	ok_ = ok_ && same(y, r, ny, maxerr);
+	free(x);
+	free(w);
+	free(wp);
+	free(bias);
+	free(add);
+	free(y);
+	free(r);
+	free(ps);
+	free(pt);
+	free(scratch);
+	return ok_;
+}
+
+static int64_t
+pick(const int64_t *v, int n)
+{
+	return v[(int)((frand() + 1) / 2 * n) % n];
+}
+
+static int
+irand(int n)
+{
+	return (int)((frand() + 1) / 2 * n) % n;
+}
+
+/* A random grouped shape the kernel takes. */
+static void
+random_spec(spec *s)
+{
+	static const int64_t mgs[] = { 8, 16, 16, 24, 32, 40, 64 };
+	static const int64_t cgs[] = { 1, 3, 8, 16, 16, 24, 5 };
+	static const int64_t sizes[] = { 1, 2, 3, 5, 7, 8, 13, 14, 15, 17, 28,
+	    30 };
+	static const int64_t ks[] = { 1, 3, 3, 3, 5, 2 };
+	aoe_conv_geom g;
+
+	do {
+		memset(s, 0, sizeof(*s));
+		s->n = 1 + (frand() > 0.8f);
+		s->group = 2 + irand(5);
+		s->mg = pick(mgs, 7);
+		s->cg = frand() > 0.5f ? s->mg : pick(cgs, 7);
+		s->h = pick(sizes, 12);
+		s->w = frand() > 0.3f ? s->h : pick(sizes, 12);
+		s->kh = pick(ks, 6);
+		s->kw = frand() > 0.8f ? pick(ks, 6) : s->kh;
+		s->sh = 1 + irand(frand() > 0.8f ? 3 : 2);
+		s->sw = frand() > 0.8f ? 1 + irand(2) : (s->sh > 2 ? 2 : s->sh);
+		s->dh = frand() > 0.85f ? 2 : 1;
+		s->dw = frand() > 0.85f ? 2 : 1;
+		s->pt = irand((int)s->kh + 1);
+		s->pl = irand((int)s->kw + 1);
+		s->pb = irand((int)s->kh + 1);
+		s->pr = irand((int)s->kw + 1);
+		s->act = irand(7);
+		s->affine = frand() > 0.7f;
+		s->add = frand() > 0.6f;
+		s->bias = frand() > 0.3f;
+		geom_of(s, &g);
+	} while (g.out[1] < 1 || g.out[2] < 1 ||
+	    g.n * g.m * g.outsz * g.cg * g.ksz > 3000000);
+}
+
+/* A random schedule of grp_* knobs for g (sometimes the defaults). */
+static void
+random_sched(const aoe_conv_geom *g, aoe_sched *s)
+{
+	static const int64_t rows[] = { 0, 1, 2, 4, 8, 16 };
+	int vw, nv, oh, pmax;
+
+	memset(s, 0, sizeof(*s));
+	if (frand() > 0.8f)
+		return;
+	vw = aoe_cpu_avx512() && frand() > 0 ? 16 : 8;
+	nv = 1 + (frand() > 0);
+	oh = 1 + (frand() > 0);
+	pmax = vw == 16 ? (nv == 1 ? 14 : 12) : (nv == 1 ? 12 : 6);
+	aoe_sched_set(s, "grp_vec", vw);
+	aoe_sched_set(s, "grp_nv", nv);
+	aoe_sched_set(s, "grp_oh", oh);
+	aoe_sched_set(s, "grp_ow", 1 + irand(pmax / oh));
+	aoe_sched_set(s, "grp_rows", pick(rows, 6));
+	(void)g;
+}
+
+static void
+print_case(const spec *s, const aoe_sched *k, int th, double e)
+{
+	printf("# mismatch: n=%lld g=%lld cg=%lld mg=%lld %lldx%lld "
+	    "k=%lldx%lld s=%lld,%lld d=%lld,%lld p=%lld,%lld,%lld,%lld "
+	    "act=%s affine=%d add=%d bias=%d vec=%lld nv=%lld oh=%lld "
+	    "ow=%lld rows=%lld threads=%d error %.3g\n", (long long)s->n,
+	    (long long)s->group, (long long)s->cg, (long long)s->mg,
+	    (long long)s->h, (long long)s->w, (long long)s->kh,
+	    (long long)s->kw, (long long)s->sh, (long long)s->sw,
+	    (long long)s->dh, (long long)s->dw, (long long)s->pt,
+	    (long long)s->pl, (long long)s->pb, (long long)s->pr,
+	    actname[s->act], s->affine, s->add, s->bias,
+	    (long long)aoe_sched_get(k, "grp_vec", 0),
+	    (long long)aoe_sched_get(k, "grp_nv", 0),
+	    (long long)aoe_sched_get(k, "grp_oh", 0),
+	    (long long)aoe_sched_get(k, "grp_ow", 0),
+	    (long long)aoe_sched_get(k, "grp_rows", 0), th, e);
+}
+
+/*
+ * A grouped Conv node: x n x c x h x w, W m x cg x kh x kw (constant),
+ * a bias, and the activation act fused.
+ */
+static int
+conv_graph(tg *t, const spec *s, int act)
+{
+	aoe_conv_geom g;
+	int64_t xd[4], wd[4], bd[1], ks[2], ss[2], ds[2], pads[4];
+
+	geom_of(s, &g);
+	xd[0] = s->n;
+	xd[1] = g.c;
+	xd[2] = s->h;
+	xd[3] = s->w;
+	wd[0] = g.m;
+	wd[1] = s->cg;
+	wd[2] = s->kh;
+	wd[3] = s->kw;
+	bd[0] = g.m;
+	ks[0] = s->kh;
+	ks[1] = s->kw;
+	ss[0] = s->sh;
+	ss[1] = s->sw;
+	ds[0] = s->dh;
+	ds[1] = s->dw;
+	pads[0] = s->pt;
+	pads[1] = s->pl;
+	pads[2] = s->pb;
+	pads[3] = s->pr;
+	tg_new(t, "grp");
+	tg_input(t, 0, 4, xd);
+	tg_input(t, 1, 4, wd);
+	tg_input(t, 1, 1, bd);
+	tg_node(t, "Conv");
+	attr_i(t, "group", s->group);
+	attr_is(t, "kernel_shape", 2, ks);
+	attr_is(t, "strides", 2, ss);
+	attr_is(t, "dilations", 2, ds);
+	attr_is(t, "pads", 4, pads);
+	if (act) {
+		aoe_node_add_attr(t->n, "_aoe_act", AOE_A_INT)->i = act;
+		aoe_node_add_attr(t->n, "_aoe_act_lo", AOE_A_FLOAT)->f = 0;
+		aoe_node_add_attr(t->n, "_aoe_act_hi", AOE_A_FLOAT)->f = 6;
+	}
+	return tg_prepare(t);
+}
+
+/* The node's output under s at 1 and 2 threads against ref. */
+static int
+node_matches(tg *t, const aoe_sched *s, const float *ref, double *e)
+{
+	int th, ok_ = 1;
+
+	if (aoe_space_apply(t->g, t->n, s) < 0)
+		return 0;
+	for (th = 1; th <= 2 && ok_; th++) {
+		opts.nthreads = th;
+		if (aoe_graph_run(t->g, &opts) < 0)
+			return 0;
+		ok_ = same(t->g->tensors[t->y]->data, ref, numel_y(t), e);
+	}
+	opts.nthreads = 1;
+	return ok_;
+}
+
+/*
+ * Schedules sampled from a grouped Conv's space (algo 8 ones, and any
+ * others) against the reference.
+ */
+static void
+test_space(const spec *s, int act)
+{
+	aoe_space sp;
+	aoe_sched k;
+	aoe_conv_geom g;
+	aoe_act a;
+	float *ref;
+	uint64_t seed = 7;
+	double e = 0;
+	int i, tries, runs = 0, bad = 0, algo8 = 0;
+	tg t;
+
+	geom_of(s, &g);
+	if (conv_graph(&t, s, act) < 0 || aoe_space_for(t.g, t.n, &sp) < 0) {
+		ok(0, "space case: build");
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.kind = act;
+	a.lo = act == AOE_ACT_CLIP ? 0 : -FLT_MAX;
+	a.hi = act == AOE_ACT_CLIP ? 6 : FLT_MAX;
+	ref = malloc(sizeof(float) * (size_t)numel_y(&t));
+	reference(&g, data(&t, 0), data(&t, 1), data(&t, 2), &a, NULL, ref);
+	bad |= !node_matches(&t, &sp.def, ref, &e);
+	runs++;
+	for (i = 0; i < 10 && !bad; i++) {
+		for (tries = 0; tries < 2000; tries++)
+			if (aoe_space_sample(&sp, &seed, &k) == 0 &&
+			    (i % 3 == 2 || aoe_sched_get(&k, "algo", 0) == 8))
+				break;
+		if (tries == 2000)
+			continue;
+		algo8 += aoe_sched_get(&k, "algo", 0) == 8;
+		if (!node_matches(&t, &k, ref, &e)) {
+			bad = 1;
+			print_case(s, &k, 0, e);
+			printf("#   algo %lld\n", (long long)aoe_sched_get(&k,
+			    "algo", 0));
+		}
+		runs++;
+	}
+	ok(!bad && algo8 > 0, "Conv g=%lld %lld>%lld %lldx%lld k=%lld "
+	    "s=%lld act=%d: %d sampled schedules (%d algo=8) match at 1 and 2 "
+	    "threads, error %.2g", (long long)s->group, (long long)g.c,
+	    (long long)g.m, (long long)s->h, (long long)s->w,
+	    (long long)s->kh, (long long)s->sh, act, runs, algo8, e);
+	free(ref);
+	aoe_graph_free(t.g);
+}
+
+static int
+dcmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+cputime(int wall)
+{
+	struct timespec ts;
+
+	clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * GRPCONV_BENCH: microseconds regnet_x_400mf's grouped layers take as a
+ * Conv node (Relu fused) under the implicit GEMM and algo 8 (default,
+ * and a few forced shapes), interleaved, the median of 15 rounds (CPU
+ * time at 1 thread, wall clock at 2: GRPCONV_THREADS).
+ */
+static void
+bench(void)
+{
+	/* groups, input hw, stride; 16 channels a group, 3x3, pad 1. */
+	static const int64_t L[][3] = { { 2, 112, 2 }, { 2, 56, 1 },
+	    { 4, 56, 2 }, { 4, 28, 1 }, { 10, 28, 2 }, { 10, 14, 1 },
+	    { 25, 14, 2 }, { 25, 7, 1 } };
+	static const int64_t cfg[][4] = { { 2, 0, 0, 0 }, { 8, 0, 0, 0 },
+	    { 8, 8, 0, 0 }, { 8, 0, 0, 4 }, { 8, 0, 0, 8 }, { 8, 0, 0, 16 } };
+	enum { NC = sizeof(cfg) / sizeof(cfg[0]) };
+	unsigned k;
+	int th = getenv("GRPCONV_THREADS") ? atoi(getenv("GRPCONV_THREADS")) :
+	    1;
+
+	printf("# bench: %d thread(s), %s; us, medians of 15; columns "
+	    "algo,grp_vec,grp_nv,grp_rows\n# %-12s", th,
+	    aoe_cpu_avx512() ? "avx512" : "avx2", "layer");
+	for (k = 0; k < NC; k++)
+		printf("   %lld,%2lld,%lld,%lld", (long long)cfg[k][0],
+		    (long long)cfg[k][1], (long long)cfg[k][2],
+		    (long long)cfg[k][3]);
+	printf("\n");
+	for (k = 0; k < sizeof(L) / sizeof(L[0]); k++) {
+		spec s = { 1, L[k][0], 16, 16, L[k][1], L[k][1], 3, 3,
+		    L[k][2], L[k][2], 1, 1, 1, 1, 1, 1, 0, 0, 0, 1 };
+		double tm[NC][15];
+		int r, c, it, reps;
+		aoe_conv_geom g;
+		tg t;
+
+		geom_of(&s, &g);
+		if (conv_graph(&t, &s, AOE_ACT_RELU) < 0)
+			continue;
+		reps = (int)(3e7 / (double)(g.m * g.outsz * 144)) + 1;
+		opts.nthreads = th;
+		for (r = 0; r < 15; r++)
+			for (c = 0; c < NC; c++) {
+				aoe_sched q;
+				double t0;
+				memset(&q, 0, sizeof(q));
+				aoe_sched_set(&q, "algo", cfg[c][0]);
+				if (cfg[c][0] == 8) {
+					aoe_sched_set(&q, "grp_vec", cfg[c][1]);
+					aoe_sched_set(&q, "grp_nv", cfg[c][2]);
+					aoe_sched_set(&q, "grp_rows",
+					    cfg[c][3]);
+				}
+				tm[c][r] = 0;
+				if (aoe_space_apply(t.g, t.n, &q) < 0)
+					continue;
+				aoe_graph_run(t.g, &opts);
+				t0 = cputime(th > 1);
+				for (it = 0; it < reps; it++)
+					aoe_graph_run(t.g, &opts);
+				tm[c][r] = (cputime(th > 1) - t0) / reps * 1e6;
+			}
+		printf("  g%-2lld %3lld/%lld  ", (long long)L[k][0],
+		    (long long)L[k][1], (long long)L[k][2]);
+		for (c = 0; c < NC; c++) {
+			qsort(tm[c], 15, sizeof(double), dcmp);
+			printf(" %9.1f", tm[c][7]);
+		}
+		printf("   (%.1f GFLOP/s at algo 8)\n", 2.0 * g.m * g.outsz *
+		    144 / tm[1][7] / 1e3);
+		fflush(stdout);
+		aoe_graph_free(t.g);
+	}
+	opts.nthreads = 1;
+}
+
+int
+main(void)
+{
+	static const int64_t fixed[][5] = { { 2, 112, 2, 16, 16 },
+	    { 2, 56, 1, 16, 16 }, { 4, 28, 1, 16, 16 }, { 10, 28, 2, 16, 16 },
+	    { 25, 14, 2, 16, 16 }, { 25, 7, 1, 16, 16 }, { 8, 9, 1, 8, 8 },
+	    { 3, 10, 2, 24, 24 }, { 4, 12, 1, 32, 32 } };
+	int i, th, bad = 0, nc = 0;
+	double e, worst = 0;
+	aoe_conv_geom g;
+	aoe_sched k;
+	unsigned f;
+
+	(void)data;
+	if (getenv("GRPCONV_BENCH")) {
+		bench();
+		return 0;
+	}
+	/* regnet_x_400mf's shapes (and widths 8, 24, 32) at the defaults. */
+	for (f = 0; f < sizeof(fixed) / sizeof(fixed[0]); f++) {
+		spec s = { 1, fixed[f][0], fixed[f][4], fixed[f][3],
+		    fixed[f][1], fixed[f][1], 3, 3, fixed[f][2], fixed[f][2],
+		    1, 1, 1, 1, 1, 1, (int)(f % 7), (int)(f & 1),
+		    (int)(f % 3 == 0), 1 };
+		memset(&k, 0, sizeof(k));
+		ok(run_case(&s, &k, (int)(f & 1), 2, &e), "g=%lld %lldx%lld "
+		    "/%lld mg=%lld act=%s: max error %.2g",
+		    (long long)s.group, (long long)s.h, (long long)s.w,
+		    (long long)s.sh, (long long)s.mg, actname[s.act], e);
+	}
+	/* A plane whose padded input passes 4 MB: work items of row blocks. */
+	{
+		spec s = { 1, 2, 64, 8, 20, 2000, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1,
+		    1, 0, 1, 1 };
+		memset(&k, 0, sizeof(k));
+		ok(run_case(&s, &k, 0, 2, &e), "g=2 cg=64 20x2000 1x3: max "
+		    "error %.2g", e);
+	}
+	/* Random shapes and schedules, each at 1 and 2 threads. */
+	for (i = 0; i < 150; i++) {
+		spec s;
+		random_spec(&s);
+		geom_of(&s, &g);
+		random_sched(&g, &k);
+		for (th = 1; th <= 2; th++) {
+			nc++;
+			if (!run_case(&s, &k, i & 1, th, &e)) {
+				bad++;
+				print_case(&s, &k, th, e);
+			}
+			if (e > worst)
+				worst = e;
+		}
+	}
+	ok(bad == 0, "%d random grouped cases (widths 8 to 64, 1 and 2 "
+	    "threads, random tiles) match the reference, worst error %.2g",
+	    nc, worst);
+	/* Conv nodes through their space. */
+	{
+		spec s1 = { 1, 4, 16, 16, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1,
+		    0, 0, 0, 1 };
+		spec s2 = { 2, 3, 8, 24, 9, 11, 3, 3, 2, 2, 1, 1, 1, 0, 1, 1,
+		    0, 0, 0, 1 };
+		spec s3 = { 1, 5, 16, 8, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2,
+		    0, 0, 0, 1 };
+		test_space(&s1, AOE_ACT_RELU);
+		test_space(&s2, AOE_ACT_SILU);
+		test_space(&s3, AOE_ACT_CLIP);
+	}
+	/* The refusals: other group widths and strides keep other algos. */
+	{
+		spec s = { 1, 4, 12, 12, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1,
+		    0, 0, 0, 1 };
+		aoe_space sp;
+		tg t;
+		char why[256];
+		int refused;
+
+		geom_of(&s, &g);
+		ok(!aoe_grp_ok(&g), "12 channels a group: not algo 8");
+		s.mg = 16;
+		s.cg = 16;
+		s.sw = 3;
+		geom_of(&s, &g);
+		ok(!aoe_grp_ok(&g), "column stride 3: not algo 8");
+		s.sw = 1;
+		s.group = 1;
+		geom_of(&s, &g);
+		ok(!aoe_grp_ok(&g), "one group: not algo 8");
+		s.mg = 12;
+		s.cg = 12;
+		s.group = 4;
+		if (conv_graph(&t, &s, 0) == 0 && aoe_space_for(t.g, t.n,
+		    &sp) == 0) {
+			memset(&k, 0, sizeof(k));
+			aoe_sched_set(&k, "algo", 8);
+			refused = aoe_space_validate(&sp, &k, why,
+			    sizeof(why)) < 0;
+			ok(refused, "algo=8 refused by a 12-channel group's "
+			    "space");
+			ok(aoe_sched_get(&sp.def, "algo", 0) != 8,
+			    "a 12-channel group's default is not algo 8");
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "12-channel group: build");
+		/* The grp knobs are refused with another algo. */
+		s.mg = s.cg = 16;
+		if (conv_graph(&t, &s, 0) == 0 && aoe_space_for(t.g, t.n,
+		    &sp) == 0) {
+			memset(&k, 0, sizeof(k));
+			aoe_sched_set(&k, "algo", 2);
+			aoe_sched_set(&k, "grp_nv", 1);
+			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) < 0,
+			    "grp_nv refused with algo=2");
+			aoe_sched_set(&k, "algo", 8);
+			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) == 0,
+			    "grp_nv taken with algo=8");
+			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
+			    "regnet's 16-channel groups default to algo 8");
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "16-channel group: build");
+	}
+	return done_testing();
+}
