@@ -19,7 +19,8 @@
  *	6  explicit im2col as 3, the GEMM turned round: Y^T = col^T W^T,
  *	   its vectors along the output channels, then transposed into Y;
  *	   for few output positions (7x7 planes) that would fill 8-wide
- *	   vectors badly
+ *	   vectors badly; a pointwise Conv's input is its column matrix,
+ *	   read in place
  *	7  direct convolution in the blocked layout NCHW8c (k_conv8c.c),
  *	   2-D, for group 1, depthwise groups, or groups of multiples of 8
  *	   channels in and out; knobs "ur_w", "oc_blk", "ic_blk", "oh_blk"
@@ -964,9 +965,10 @@ conv_default_algo(const conv_geom *g)
 	 * weights streamed once as the GEMM's B: with cold weights, 1
 	 * thread, Zen 5 (bench/convb), 512>2048 @7 1.36x, 2048>512 @7
 	 * 1.5x, 960>160 @7 1.17x, 160>960 @7 1.05x, 256>512 @9 1.17x,
-	 * 512>2048 @5 1.4x; under AOE_MAX_ISA=avx2 2048>512 @7 1.15x,
-	 * 960>160 1.16x, 160>960 1.03x.  With fewer weights it loses
-	 * (128>512 @11 0.9x, 64>96 @7 0.9x), and at 14x14 it ties or loses.
+	 * 512>2048 @5 1.4x; under AOE_MAX_ISA=avx2 512>2048 @7 1.07x,
+	 * 2048>512 1.18x, 960>160 1.16x, 160>960 1.02x.  With fewer weights
+	 * it loses (128>512 @11 0.9x, 64>96 @7 0.9x), and at 14x14 it ties
+	 * or loses (bench/results/r50-20261204.txt).
 	 */
 	if (is_pointwise(g) && g->cg * g->mg >= 131072 && g->outsz >= 16 &&
 	    conv_trans_wins(g))
@@ -1912,7 +1914,7 @@ untrans_rows(const struct untr_ctx *u, int64_t i0, int64_t i1)
 		int64_t ie = min64(ib + 8, i1);
 		/*
 		 * 8 x 8 blocks of the transpose, in registers where the block
-		 * is whole (scalar, it was 8% of a 1x1 512>2048 @7's time).
+		 * is whole, the bias added on the way; the ragged ones scalar.
 		 */
 		for (j1 = 0; ie - ib == 8 && j1 + 8 <= u->len; j1 += 8) {
 			__m256 v[8];
