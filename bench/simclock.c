@@ -20,10 +20,15 @@
  * there (shared weights, say), where a real second core would read them
  * again from L3.  It shows partitions that waste work (duplicated
  * packing, uneven pieces, serial passes), not bandwidth limits.
+ * AOE_SIM_JOIN_US=t adds t microseconds to every split loop, for the
+ * fork/join's cost; AOE_SIM_COUNT prints at exit how many loops were
+ * split and how many serial stretches between them outlasted the
+ * workers' 100 us spin (each of which costs a futex wake-up).
  *
  *   AOE_SIM=1 bench/aoe-run-sim --no-bank --threads 2 --runs 40 model.onnx
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef void (*chunk_fn)(void *, int64_t, int);
@@ -37,6 +42,17 @@ double __wrap_aoe_now_us(void);
 
 static int sim_on = -1, sim_depth;
 static double slow_us;		/* real minus simulated time so far */
+static double join_us = -1;	/* AOE_SIM_JOIN_US: added to each loop */
+static long nloops;		/* loops split between threads */
+static long ngaps;		/* serial stretches over 100 us between them */
+static double gap_us, last_end;
+
+static void
+count_print(void)
+{
+	fprintf(stderr, "simclock: %ld parallel loops, %ld serial stretches "
+	    "over 100 us between them (%.0f us)\n", nloops, ngaps, gap_us);
+}
 
 double
 __wrap_aoe_now_us(void)
@@ -73,6 +89,11 @@ __wrap_aoe_parallel(int nt, int64_t n, chunk_fn fn, void *ctx)
 		return;
 	}
 	t0 = __real_aoe_now_us();
+	/* A serial stretch longer than the workers spin puts them to sleep. */
+	if (last_end > 0 && t0 - last_end > 100) {
+		ngaps++;
+		gap_us += t0 - last_end;
+	}
 	for (i = 0; i < n; i++) {
 		for (b = 0, j = 1; j < nt; j++)
 			if (load[j] < load[b])
@@ -85,5 +106,15 @@ __wrap_aoe_parallel(int nt, int64_t n, chunk_fn fn, void *ctx)
 	for (j = 0; j < nt; j++)
 		if (load[j] > most)
 			most = load[j];
-	slow_us += __real_aoe_now_us() - t0 - most;
+	/* A fork/join's own cost, when AOE_SIM_JOIN_US says. */
+	if (join_us < 0) {
+		const char *e = getenv("AOE_SIM_JOIN_US");
+		join_us = e ? atof(e) : 0;
+		if (getenv("AOE_SIM_COUNT"))
+			atexit(count_print);
+	}
+	nloops++;
+	most += join_us;
+	last_end = __real_aoe_now_us();
+	slow_us += last_end - t0 - most;
 }

@@ -495,11 +495,27 @@ main(void)
 		{ 1, 40, 403, 14, 18, 1, 2, 0, 1 },
 		{ 1, 64, 403, 7, 9, 3, 1, 1, 1 },
 	};
+	/*
+	 * Pointwise Convs by the GEMM turned round (algo 6 reading the
+	 * input in place): ragged blocks of 8 channels and of 8 positions
+	 * in the vector transpose back, its threads from 2 x 8192 values.
+	 */
+	static const ccase pwt[] = {
+		{ 1, 40, 403, 7, 9, 1, 1, 0, 1 },
+		{ 2, 17, 64, 7, 7, 1, 1, 0, 1 },
+		{ 1, 130, 96, 5, 3, 1, 1, 0, 0 },
+	};
 	uint64_t seed = 11;
 	size_t i;
 
-	for (i = 0; i < sizeof(pw) / sizeof(pw[0]); i++)
+	for (i = 0; i < sizeof(pw) / sizeof(pw[0]); i++) {
 		conv_splits(&pw[i], 1);
+		conv_splits(&pw[i], 6);
+	}
+	for (i = 0; i < sizeof(pwt) / sizeof(pwt[0]); i++) {
+		conv_splits(&pwt[i], 1);
+		conv_splits(&pwt[i], 6);
+	}
 	for (i = 0; i < sizeof(gen) / sizeof(gen[0]); i++) {
 		conv_splits(&gen[i], 2);
 		conv_splits(&gen[i], 3);

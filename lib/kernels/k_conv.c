@@ -19,7 +19,8 @@
  *	6  explicit im2col as 3, the GEMM turned round: Y^T = col^T W^T,
  *	   its vectors along the output channels, then transposed into Y;
  *	   for few output positions (7x7 planes) that would fill 8-wide
- *	   vectors badly
+ *	   vectors badly; a pointwise Conv's input is its column matrix,
+ *	   read in place
  *	7  direct convolution in the blocked layout NCHW8c (k_conv8c.c),
  *	   2-D, for group 1, depthwise groups, or groups of multiples of 8
  *	   channels in and out; knobs "ur_w", "oc_blk", "ic_blk", "oh_blk"
@@ -966,6 +967,20 @@ conv_default_algo(const conv_geom *g)
 {
 	if (g->cg == 1 && g->mg <= 4)
 		return ALGO_DEPTHWISE;
+	/*
+	 * A pointwise Conv with many weights and few output positions runs
+	 * faster turned round (algo 6 reads its input in place), its
+	 * weights streamed once as the GEMM's B: with cold weights, 1
+	 * thread, Zen 5 (bench/convb), 512>2048 @7 1.36x, 2048>512 @7
+	 * 1.5x, 960>160 @7 1.17x, 160>960 @7 1.05x, 256>512 @9 1.17x,
+	 * 512>2048 @5 1.4x; under AOE_MAX_ISA=avx2 512>2048 @7 1.07x,
+	 * 2048>512 1.18x, 960>160 1.16x, 160>960 1.02x.  With fewer weights
+	 * it loses (128>512 @11 0.9x, 64>96 @7 0.9x), and at 14x14 it ties
+	 * or loses (bench/results/r50-20261204.txt).
+	 */
+	if (is_pointwise(g) && g->cg * g->mg >= 131072 && g->outsz >= 16 &&
+	    conv_trans_wins(g))
+		return ALGO_IM2COL_T;
 	if (is_pointwise(g))
 		return ALGO_1X1;
 	/*
@@ -1939,8 +1954,23 @@ untrans_rows(const struct untr_ctx *u, int64_t i0, int64_t i1)
 
 	for (ib = i0; ib < i1; ib += 8) {
 		int64_t ie = min64(ib + 8, i1);
-		/* 8 x 8 blocks of the transpose. */
-		for (j1 = 0; j1 < u->len; j1 += 8)
+		/*
+		 * 8 x 8 blocks of the transpose, in registers where the block
+		 * is whole, the bias added on the way; the ragged ones scalar.
+		 */
+		for (j1 = 0; ie - ib == 8 && j1 + 8 <= u->len; j1 += 8) {
+			__m256 v[8];
+			for (j = 0; j < 8; j++)
+				v[j] = _mm256_loadu_ps(u->ct + (j1 + j) * u->mg +
+				    ib);
+			aoe_tr8(v);
+			for (i = 0; i < 8; i++)
+				_mm256_storeu_ps(u->yg + (ib + i) * u->outsz +
+				    u->j0 + j1, _mm256_add_ps(v[i],
+				    _mm256_set1_ps(u->bias ? u->bias[ib + i] :
+				    0)));
+		}
+		for (; j1 < u->len; j1 += 8)
 			for (i = ib; i < ie; i++) {
 				float b = u->bias ? u->bias[i] : 0;
 				float *yr = u->yg + i * u->outsz + u->j0;
@@ -1977,7 +2007,7 @@ untrans_chunk(void *arg, int64_t c, int tid)
  */
 static int
 conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
-    const float *col, int64_t j0, int64_t len, float *yg,
+    const float *col, int64_t ldcol, int64_t j0, int64_t len, float *yg,
     const aoe_epi *e, const float *addg, int nth)
 {
 	const aoe_graph *g = k->g;
@@ -2002,7 +2032,7 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	xt.k = K;
 	xt.alpha = 1;
 	xt.a = col;
-	xt.lda = len;
+	xt.lda = ldcol;
 	xt.b = w + gi * mg * K;
 	xt.ldb = K;
 	xt.bpack = q && q->wpack && q->trans ? q->wpack + gi * q->wstride :
@@ -2121,6 +2151,13 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	}
 	/* Explicit im2col, a tile of columns at a time. */
 	trans = algo == ALGO_IM2COL_T;
+	/*
+	 * A pointwise Conv's column matrix is its input as it is: the
+	 * GEMM turned round reads it in place.
+	 */
+	if (trans && is_pointwise(cg))
+		return conv_job_trans(k, cg, gi, xg, cg->insz, 0, cg->outsz,
+		    yg, xe.epi ? &xe.e : NULL, addg, nth);
 	tile = im2col_tile(cg, K, k->sched);
 	if (conv_planes_on(cg, k->sched)) {
 		/* A buffer that cannot be had: im2col from the input. */
@@ -2139,7 +2176,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		ic.nch = aoe_nchunks(K, nt);
 		aoe_parallel(nt, ic.nch, i2c_chunk, &ic);
 		if (trans) {
-			if (conv_job_trans(k, cg, gi, col, j0, len, yg,
+			if (conv_job_trans(k, cg, gi, col, len, j0, len, yg,
 			    xe.epi ? &xe.e : NULL, addg, nth) < 0)
 				return -1;
 			continue;

@@ -1,0 +1,215 @@
+/*
+ * convb - one Conv (+ bias, an optional residual Add, then a Relu, fused
+ * by the graph's passes as in a ResNet) under several schedules,
+ * interleaved, for choosing the defaults of the GEMM-based algorithms.
+ *
+ *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] SHAPE [SCHED...]
+ *
+ * SHAPE is Cin>Cout@H[/k][/s] (H the input's height and width, k the
+ * square kernel, default 1, s the stride, default 1; the padding is k/2),
+ * e.g. 512>2048@7 or 128>128@56/3/2.  Each SCHED is a comma-separated
+ * list of knob=value set over the default schedule ("def" alone: the
+ * default).  Every round runs each variant once (-r rounds, default 15);
+ * each call is timed alone, and unless -w the caches are flushed first
+ * (a 64 MB buffer is written, then the input read back), so that the
+ * weights come from memory as in a model whose weights exceed the L3,
+ * and the input from the cache as when the previous node wrote it.
+ * -a adds the residual Add.  Prints each variant's minimum and median
+ * (microseconds), GFLOP/s at the minimum and the median over the
+ * rounds of its time over the first variant's (x); -c times by the process's
+ * CPU time (1 thread on a loaded machine).  convb-sim is convb on
+ * simclock.c's simulated two-core clock (AOE_SIM=1, wall clock only).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aoe.h"
+#include "kernel.h"
+#include "bench.h"
+
+#define FLUSH_BYTES ((size_t)64 << 20)
+#define MAXV 12
+
+static int
+add_in(aoe_graph *g, const char *name, int konst, int ndim,
+    const int64_t *dims)
+{
+	int i = aoe_graph_tensor(g, name);
+	aoe_tensor *t = g->tensors[i];
+
+	aoe_tensor_set(t, AOE_F32, ndim, dims);
+	if (konst) {
+		t->kind = AOE_T_CONST;
+		aoe_tensor_alloc_const(t);
+		fill_range(t->data, aoe_tensor_numel(t), -0.1, 0.1);
+	} else {
+		t->kind = AOE_T_INPUT;
+		g->inputs[g->ninputs++] = i;
+	}
+	return i;
+}
+
+static void
+ints_attr(aoe_node *n, const char *name, int cnt, int64_t v)
+{
+	aoe_attr *a = aoe_node_add_attr(n, name, AOE_A_INTS);
+
+	a->n = cnt;
+	a->ints = aoe_xcalloc(cnt, sizeof(int64_t));
+	for (int i = 0; i < cnt; i++)
+		a->ints[i] = v;
+}
+
+int
+main(int argc, char **argv)
+{
+	int nthreads = 1, rounds = 15, warm = 0, resid = 0, ch, i, r, nv;
+	int c, m, h, k = 1, s = 1, oh, in[3], y, z, rr, ai[2];
+	double t[MAXV][64], rt[MAXV], fl;
+	aoe_sched sc[MAXV];
+	const char *vname[MAXV];
+	unsigned char *flush;
+	aoe_run_opts o;
+	aoe_graph *g;
+	aoe_node *cn = NULL;
+	float *x, *yp;
+	int64_t xn, yn;
+
+	while ((ch = getopt(argc, argv, "t:r:wca")) != -1)
+		switch (ch) {
+		case 't': nthreads = atoi(optarg); break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'w': warm = 1; break;
+		case 'c': bench_clk = CLOCK_PROCESS_CPUTIME_ID; break;
+		case 'a': resid = 1; break;
+		default:
+		usage:
+			fprintf(stderr, "usage: convb [-t threads] [-r rounds] "
+			    "[-w] [-c] [-a] Cin>Cout@H[/k][/s] [sched...]\n");
+			return 2;
+		}
+	if (optind >= argc || rounds < 1 || rounds > 64)
+		goto usage;
+	if (sscanf(argv[optind], "%d>%d@%d/%d/%d", &c, &m, &h, &k, &s) < 3)
+		goto usage;
+	oh = (h + 2 * (k / 2) - k) / s + 1;
+	fl = 2.0 * c * m * k * k * oh * oh;
+
+	g = aoe_graph_new("convb");
+	g->opset = 17;
+	g->inputs = aoe_xcalloc(2, sizeof(int));
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	in[0] = add_in(g, "x", 0, 4, (int64_t[]){ 1, c, h, h });
+	in[1] = add_in(g, "w", 1, 4, (int64_t[]){ m, c, k, k });
+	in[2] = add_in(g, "b", 1, 1, (int64_t[]){ m });
+	y = aoe_graph_tensor(g, "y");
+	i = aoe_graph_add_node(g, "conv", "Conv", 3, in, 1, &y);
+	ints_attr(&g->nodes[i], "kernel_shape", 2, k);
+	ints_attr(&g->nodes[i], "strides", 2, s);
+	ints_attr(&g->nodes[i], "pads", 4, k / 2);
+	if (resid) {
+		rr = add_in(g, "res", 0, 4, (int64_t[]){ 1, m, oh, oh });
+		ai[0] = y;
+		ai[1] = rr;
+		y = aoe_graph_tensor(g, "sum");
+		aoe_graph_add_node(g, "add", "Add", 2, ai, 1, &y);
+	}
+	z = aoe_graph_tensor(g, "z");
+	aoe_graph_add_node(g, "relu", "Relu", 1, &y, 1, &z);
+	g->outputs[g->noutputs++] = z;
+	aoe_run_opts_init(&o);
+	o.nthreads = nthreads;
+	o.use_bank = 0;
+	if (aoe_graph_prepare(g, &o) < 0) {
+		fprintf(stderr, "convb: %s\n", aoe_errmsg());
+		return 1;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		if (strcmp(g->nodes[i].op_type, "Conv") == 0)
+			cn = &g->nodes[i];
+	x = g->tensors[g->inputs[0]]->data;
+	xn = aoe_tensor_numel(g->tensors[g->inputs[0]]);
+	fill_range(x, xn, -1, 1);
+	yp = g->tensors[g->outputs[0]]->data;
+	yn = aoe_tensor_numel(g->tensors[g->outputs[0]]);
+	if (resid)
+		fill_range(g->tensors[g->inputs[1]]->data,
+		    aoe_tensor_numel(g->tensors[g->inputs[1]]), -1, 1);
+
+	nv = 0;
+	for (i = optind + 1; i < argc && nv < MAXV; i++, nv++) {
+		char *p, *save = NULL, *dup = strdup(argv[i]);
+
+		sc[nv] = cn->sched;
+		vname[nv] = argv[i];
+		for (p = strtok_r(dup, ",", &save); p != NULL;
+		    p = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(p, '=');
+			if (strcmp(p, "def") == 0)
+				continue;
+			if (eq == NULL)
+				goto usage;
+			*eq = '\0';
+			aoe_sched_set(&sc[nv], p, atoll(eq + 1));
+		}
+		free(dup);
+	}
+	if (nv == 0) {
+		sc[0] = cn->sched;
+		vname[nv++] = "def";
+	}
+	flush = malloc(FLUSH_BYTES);
+	memset(flush, 1, FLUSH_BYTES);
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < nv; i++) {
+			double t0;
+			volatile float sink = 0;
+
+			if (aoe_space_apply(g, cn, &sc[i]) < 0) {
+				fprintf(stderr, "convb: %s: %s\n", vname[i],
+				    aoe_errmsg());
+				return 1;
+			}
+			/* One run first: the pool's workers awake. */
+			aoe_graph_run(g, &o);
+			if (!warm) {
+				for (size_t q = 0; q < FLUSH_BYTES; q += 64)
+					flush[q]++;
+				for (int64_t q = 0; q < xn; q += 16)
+					sink += x[q];
+				for (int64_t q = 0; q < yn; q += 16)
+					sink += yp[q];
+			}
+			t0 = bench_clk == CLOCK_MONOTONIC ? aoe_now_us() * 1e-6 :
+			    now();
+			if (aoe_graph_run(g, &o) < 0) {
+				fprintf(stderr, "convb: %s\n", aoe_errmsg());
+				return 1;
+			}
+			t[i][r] = (bench_clk == CLOCK_MONOTONIC ?
+			    aoe_now_us() * 1e-6 : now()) - t0;
+		}
+	printf("# convb %s, %d thread(s), %s, %s, %d rounds, ISA %s\n",
+	    argv[optind], nthreads, warm ? "warm" : "cold weights",
+	    bench_clk == CLOCK_MONOTONIC ? "wall clock" : "CPU time", rounds,
+	    aoe_cpu_avx512() ? "avx512" : "avx2");
+	/* Each variant's time over the first's, round by round: the
+	 * median of those ratios shrugs off the load's drift. */
+	for (i = 0; i < nv; i++) {
+		double q[64];
+		for (r = 0; r < rounds; r++)
+			q[r] = t[i][r] / t[0][r];
+		qsort(q, (size_t)rounds, sizeof(double), cmpd);
+		rt[i] = q[rounds / 2];
+	}
+	for (i = 0; i < nv; i++) {
+		qsort(t[i], (size_t)rounds, sizeof(double), cmpd);
+		printf("%-36s min %8.1f med %8.1f us %6.1f GF/s  x%.3f\n",
+		    vname[i], t[i][0] * 1e6, t[i][rounds / 2] * 1e6,
+		    fl / t[i][0] / 1e9, rt[i]);
+	}
+	return 0;
+}
