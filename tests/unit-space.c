@@ -338,6 +338,22 @@ check_implicit(tg *t, const float *ref, const char *what)
 	opts.nthreads = 2;
 }
 
+/* A legal value of the node's knob other than its first, or -1. */
+static int64_t
+second_value(tg *t, const char *knob)
+{
+	aoe_space sp;
+	int i;
+
+	if (aoe_space_for(t->g, t->n, &sp) < 0)
+		return -1;
+	for (i = 0; i < sp.nknobs; i++)
+		if (strcmp(sp.knobs[i].name, knob) == 0 &&
+		    aoe_knob_count(&sp.knobs[i]) > 1)
+			return aoe_knob_value(&sp.knobs[i], 1);
+	return -1;
+}
+
 static void
 test_conv(const char *name, cspec p, int nsamples, int illegal)
 {
@@ -374,6 +390,11 @@ test_conv(const char *name, cspec p, int nsamples, int illegal)
 		check_illegal(&t, what, "algo", 5, "planes", 1);
 		if (p.c / p.group != 1)
 			check_illegal(&t, what, "algo", 4, NULL, 0);
+		/* Algo 6 reads a pointwise Conv's input in place. */
+		if (p.kh * p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pt + p.pl +
+		    p.pb + p.pr == 0)
+			check_illegal(&t, what, "algo", 6, "tile",
+			    second_value(&t, "tile"));
 	}
 	free(ref);
 	aoe_graph_free(t.g);

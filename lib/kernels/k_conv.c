@@ -2713,6 +2713,13 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		    "im2col) only");
 		return -1;
 	}
+	/* Algo 6 reads a pointwise Conv's input in place: no tiles. */
+	if (sp->fact[1] == 0 && sp->fact[7] && algo == ALGO_IM2COL_T &&
+	    aoe_sched_get(s, "tile", 0) != 0) {
+		snprintf(why, len, "algo=6 reads a pointwise Conv's input in "
+		    "place: tile must be 0");
+		return -1;
+	}
 	if (sp->fact[1] == 0 && (algo == ALGO_IM2COL ||
 	    algo == ALGO_IM2COL_T) &&
 	    aoe_sched_get(s, "batch_par", -1) != -1) {
@@ -2835,6 +2842,7 @@ aoe_space_conv(aoe_space *sp)
 		} else if ((rc = aoe_space_c8(sp, NULL, 0)) < 0)
 			return rc;
 		sp->fact[6] = aoe_grp_ok(&cg);
+		sp->fact[7] = is_pointwise(&cg);
 		if ((rc = aoe_space_grp(sp, (int)sp->fact[6], &cg)) < 0)
 			return rc;
 	}
