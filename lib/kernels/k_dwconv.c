@@ -831,13 +831,14 @@ df_geom_of(const aoe_conv_geom *g, int vw, struct df_geom *f)
 	f->nblk = (f->nout + DF_NV * vw - 1) / (DF_NV * vw);
 	omax = (KH - 1) / S * f->PW + (KW - 1) / S;
 	/* A block's loads stay inside its phase; the slack reads zeros. */
-	f->ps = max64(f->PH * f->PW, f->nblk * DF_NV * vw + omax) + 16;
+	f->ps = max64(f->PH * f->PW, f->nblk * DF_NV * vw + omax) + 64;
 	f->nt = 0;
 	for (kh = 0; kh < KH; kh++)
 		for (kw = 0; kw < KW; kw++)
 			f->off[f->nt++] = (kh % S * S + kw % S) * f->ps +
 			    kh / S * f->PW + kw / S;
-	f->size = S * S * f->ps + f->nblk * DF_NV * vw + 64;
+	/* The phases, the grid, then one padded input row (df_line). */
+	f->size = S * S * f->ps + f->nblk * DF_NV * vw + 2 * f->PW + 128;
 }
 
 size_t
@@ -850,60 +851,114 @@ aoe_dw_flat_bufsize(const aoe_conv_geom *g)
 }
 
 /*
- * Plane x into the phases at buf (the slack after each phase's PH * PW
- * floats is left as it is: zeroed once by the caller).
+ * Plane x into the phases at buf, an input row at a time: the row is
+ * written zero-padded into a line (the phase itself at stride 1), and
+ * at stride 2 the line is split into its even and odd columns.  Every
+ * store is a whole vector: a row may spill up to a vector's worth of
+ * floats into the next row of its phase (made later) or into the slack
+ * after the phase, which only grid points that are dropped read.  The
+ * same code at both widths, VW floats a step.
  */
-static void
-df_fill(const aoe_conv_geom *g, const struct df_geom *f, const float *x,
-    float *buf)
-{
-	const int64_t S = f->S, PW = f->PW, W = g->in[2], pl = g->pb[2];
-	int64_t a, b, i, j;
-
-	for (a = 0; a < S; a++)
-		for (i = 0; i < f->PH; i++) {
-			int64_t ih = i * S + a - g->pb[1];
-			const float *src = x + ih * W;
-			for (b = 0; b < S; b++) {
-				float *d = buf + (a * S + b) * f->ps + i * PW;
-				/* Columns j with 0 <= j * S + b - pl < W. */
-				int64_t o = b - pl;
-				int64_t lo = o >= 0 ? 0 : (-o + S - 1) / S;
-				int64_t hi = W - 1 - o >= 0 ?
-				    (W - 1 - o) / S + 1 : 0;
-				const float *sq = src + o;
-				if (ih < 0 || ih >= g->in[1]) {
-					memset(d, 0, sizeof(float) * PW);
-					continue;
-				}
-				lo = min64(lo, PW);
-				hi = min64(max64(hi, lo), PW);
-				memset(d, 0, sizeof(float) * lo);
-				if (S == 1)
-					memcpy(d + lo, sq + lo,
-					    sizeof(float) * (hi - lo));
-				else {
-					j = lo;
-					for (; j + 8 <= hi &&
-					    2 * j + 16 + o <= W; j += 8) {
-						__m256 u = _mm256_loadu_ps(sq +
-						    2 * j);
-						__m256 v = _mm256_loadu_ps(sq +
-						    2 * j + 8);
-						__m256 e = _mm256_shuffle_ps(u,
-						    v, 0x88);
-						_mm256_storeu_ps(d + j,
-						    _mm256_castpd_ps(
-						    _mm256_permute4x64_pd(
-						    _mm256_castps_pd(e), 0xd8)));
-					}
-					for (; j < hi; j++)
-						d[j] = sq[2 * j];
-				}
-				memset(d + hi, 0, sizeof(float) * (PW - hi));
-			}
-		}
+#define DF_FILL(NAME, VT, VW, MT, ZERO, LOADU, MLOAD, STOREU, EVEN, ODD) \
+static void								\
+NAME(const aoe_conv_geom *g, const struct df_geom *f, const float *x,	\
+    float *buf, float *line)						\
+{									\
+	const int64_t S = f->S, PW = f->PW, W = g->in[2];		\
+	const int64_t pl = g->pb[2], n = S * PW;			\
+	int64_t a, i, c, k;						\
+									\
+	for (a = 0; a < S; a++)						\
+		for (i = 0; i < f->PH; i++) {				\
+			int64_t ih = i * S + a - g->pb[1];		\
+			float *d0 = buf + a * S * f->ps + i * PW;	\
+			float *d1 = d0 + f->ps, *l = S == 1 ? d0 : line; \
+			if (ih < 0 || ih >= g->in[1]) {			\
+				for (c = 0; c < PW; c += VW) {		\
+					STOREU(d0 + c, ZERO);		\
+					if (S == 2)			\
+						STOREU(d1 + c, ZERO);	\
+				}					\
+				continue;				\
+			}						\
+			/* The line: pl zeros, the row, zeros to n. */	\
+			for (c = 0; c < pl && c < n; c += VW)		\
+				STOREU(l + c, ZERO);			\
+			if (pl < n) {					\
+				const float *r = x + ih * W;		\
+				for (k = 0; k + VW <= W; k += VW)	\
+					STOREU(l + pl + k, LOADU(r + k)); \
+				if (k < W)				\
+					STOREU(l + pl + k, MLOAD(r + k,	\
+					    W - k));			\
+				for (c = pl + k + VW; c < n; c += VW)	\
+					STOREU(l + c, ZERO);		\
+				if (k == W)				\
+					STOREU(l + pl + k, ZERO);	\
+			}						\
+			for (c = 0; S == 2 && c < PW; c += VW) {	\
+				VT u = LOADU(line + 2 * c);		\
+				VT v = LOADU(line + 2 * c + VW);	\
+				STOREU(d0 + c, EVEN(u, v));		\
+				STOREU(d1 + c, ODD(u, v));		\
+			}						\
+		}							\
 }
+
+static inline __attribute__((always_inline)) __m256
+df_mload8(const float *p, int64_t n)
+{
+	return _mm256_maskload_ps(p, aoe_lane_mask((int)n));
+}
+
+static inline __attribute__((always_inline)) __m256
+df_even8(__m256 u, __m256 v)
+{
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(
+	    _mm256_shuffle_ps(u, v, 0x88)), 0xd8));
+}
+
+static inline __attribute__((always_inline)) __m256
+df_odd8(__m256 u, __m256 v)
+{
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(
+	    _mm256_shuffle_ps(u, v, 0xdd)), 0xd8));
+}
+
+DF_FILL(df_fill8, __m256, 8, int, _mm256_setzero_ps(), _mm256_loadu_ps,
+    df_mload8, _mm256_storeu_ps, df_even8, df_odd8)
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+df_mload16(const float *p, int64_t n)
+{
+	return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
+}
+
+static inline __attribute__((always_inline)) __m512
+df_even16(__m512 u, __m512 v)
+{
+	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(0, 2, 4, 6, 8,
+	    10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), v);
+}
+
+static inline __attribute__((always_inline)) __m512
+df_odd16(__m512 u, __m512 v)
+{
+	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(1, 3, 5, 7, 9,
+	    11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), v);
+}
+
+DF_FILL(df_fill16, __m512, 16, int, _mm512_setzero_ps(), _mm512_loadu_ps,
+    df_mload16, _mm512_storeu_ps, df_even16, df_odd16)
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
 
 /*
  * The grid: blocks of DF_NV vectors of VW floats, out[p] = bias + the
@@ -1116,7 +1171,10 @@ planes:
 				    pl * g->outsz : NULL, g->outsz);
 			continue;
 		}
-		df_fill(g, f, d->x + (b * g->c + m / g->mg) * g->insz, buf);
+		if (d->vw == 16)
+			df_fill16(g, f, x, buf, grid + f->nblk * DF_NV * 16);
+		else
+			df_fill8(g, f, x, buf, grid + f->nblk * DF_NV * 8);
 		(d->vw == 16 ? df_grid16_any : df_grid8_any)((int)f->nt, buf,
 		    f->off, d->w + m * g->ksz, d->bias ? d->bias[m] : 0,
 		    grid, f->nblk);
