@@ -1706,9 +1706,9 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 /*
  * Which kernel algo 4 runs: 2 the register-blocked one (k_dwconv.c,
  * dw_rows=2), 1 by rows through a ring (dw_rows=1), 0 the NCHW plane
- * and 8-channel kernels above (dw_rows=0), each where it applies.  By
- * default (dw_rows=-1, aoe_dw_auto) 2 at stride 1 where it applies,
- * else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
+ * and 8-channel kernels above (dw_rows=0), 3 the flat one (k_dwconv.c,
+ * dw_rows=3), each where it applies.  By default (dw_rows=-1,
+ * aoe_dw_auto) 2 or 3 at stride 1 where they apply, else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
  * mobilenet_v2's layers, most on small planes, where a row's fixed
  * costs outweigh its few FMAs.)
  */

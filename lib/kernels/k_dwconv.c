@@ -23,9 +23,9 @@
  * where aoe_cpu_avx512() allows), and for dw_rows=2 "dw_oh" and "dw_ow"
  * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
  * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 and for
- * planes 8 wide or less only) and k_conv.c's 8-channel kernel at
- * stride 2.  The third kernel (dw_rows=3, flat, below) is a choice for
- * the tuner.
+ * planes 8 wide or less only; on AVX-512 3x3 on planes 8 wide or less
+ * runs the third kernel, dw_rows=3, flat, below) and k_conv.c's
+ * 8-channel kernel at stride 2.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -615,11 +615,17 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * against 49 us, 1152 @7 56 against 67), on 14x14 even, on larger
  * planes 0.9x to 0.93x (144 @56 0.91x, 192 @28 0.93x), stride 2 0.7x
  * to 0.85x: on AVX2 5x5 at stride 1 and 3x3 on planes 8 wide or less
- * run by rows.  The flat kernel (dw_rows=3) is never the default: it
- * ties dw_rows=2 on 3x3 @7 (34 against 36 us with Clip, 31 against 28
- * bare) and loses elsewhere, 1.1x to 4x (a tap there is a load a FMA,
- * with no reuse across rows, and its copy costs at stride 2).  See
- * bench/results/dw-20261204.txt and mb-20261204.txt.
+ * run by rows.  The flat kernel (dw_rows=3, 16-float vectors) is the
+ * AVX-512 default for 3x3 at stride 1 on planes 8 wide or less, where
+ * its whole vectors over the 7x7 plane beat dw_rows=2's 7-of-8-lane
+ * rows once an epilogue is fused (minima of 3 runs: 960 @7 34.5
+ * against 37.0 us with Clip, 40.6 against 43.5 with SiLU; 1152 @7 41.2
+ * against 45.5, 49.1 against 54.5) though not bare (29.7 against 27.5),
+ * and a Conv there always has one in these models.  Elsewhere it loses,
+ * 1.1x to 4x (a tap there is a load a FMA, with no reuse across rows,
+ * and at stride 2 its copy costs), and under AVX2 (8-float vectors) on
+ * 7x7 too (52 against 42 us).  See bench/results/dw-20261204.txt and
+ * mb-20261204.txt.
  */
 int
 aoe_dw_auto(const aoe_conv_geom *g)
@@ -628,7 +634,7 @@ aoe_dw_auto(const aoe_conv_geom *g)
 		return 0;
 	if (!aoe_cpu_avx512())
 		return g->k[1] == 5 || g->out[2] <= 8 ? 2 : 0;
-	return 2;
+	return g->k[1] == 3 && g->out[2] <= 8 && aoe_dw_flat_ok(g) ? 3 : 2;
 }
 
 struct dr_ctx {
@@ -793,9 +799,8 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
  * cache.  At stride 1 with OW == W (same padding) there is no copy:
  * the grid is the plane itself, each tap a load under a per-lane mask
  * (precomputed once a call) that zeroes what falls outside the image
- * or wraps to the next row.  Threads split the planes.  A choice for
- * the tuner, not a default: it ties dw_rows=2 on 7x7 planes and loses
- * elsewhere (see aoe_dw_auto).
+ * or wraps to the next row.  Threads split the planes.  The AVX-512
+ * default for 3x3 on 7x7 planes only (see aoe_dw_auto).
  */
 #define DF_MAXK 7
 #define DF_NV 4
@@ -1289,9 +1294,9 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	if (flat)
 		rows[nr++] = 3;
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
-	    "algo=4: -1 auto (2 at stride 1 where it applies, on AVX2 "
-	    "only for 5x5 and planes 8 wide or less; else 0), 0 the NCHW "
-	    "plane "
+	    "algo=4: -1 auto (at stride 1: AVX-512 3 for 3x3 on planes "
+	    "8 wide or less, else 2 where it applies; AVX2 2 for 5x5 and "
+	    "planes 8 wide or less; else 0), 0 the NCHW plane "
 	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
 	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
 	    "in place under edge masks (3x3 and 5x5, strides 1 and 2), 3 "
