@@ -796,8 +796,9 @@ aoe_graph_plan(aoe_graph *g, const aoe_run_opts *o)
 int
 aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 {
+	static int prof_min = -1;
 	aoe_kctx k;
-	int i, rc, nthreads = o->nthreads, pmin = 0;
+	int i, rc, nthreads = o->nthreads;
 	double t0 = 0;
 
 	if (!g->prepared)
@@ -806,13 +807,6 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 		nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (nthreads <= 0)
 		nthreads = 1;
-	/*
-	 * AOE_PROF_MIN (bench/node-compare.sh -m): each node's minimum
-	 * over the runs instead of its mean, the figure a loaded machine's
-	 * preemptions spoil least.
-	 */
-	if (o->profile)
-		pmin = aoe_env_true("AOE_PROF_MIN");
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *n = &g->nodes[g->order[i]];
 		k.g = g;
@@ -827,15 +821,22 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 		k.scratch = g->scratch;
 		if ((rc = n->op->run(&k)) < 0)
 			return rc;
-		if (o->profile && pmin) {
+		if (o->profile) {
 			double d = aoe_now_us() - t0;
-			if (n->prof_runs == 0 || d < n->prof_us)
-				n->prof_us = d;
-			n->prof_runs = 1;
-			n->prof_threads = k.nthreads;
-		} else if (o->profile) {
-			n->prof_us += aoe_now_us() - t0;
-			n->prof_runs++;
+			/*
+			 * AOE_PROF_MIN keeps each node's fastest run instead
+			 * of the mean: on a loaded machine the minimum is
+			 * the figure that preemptions spoil least.
+			 */
+			if (prof_min < 0)
+				prof_min = aoe_env_true("AOE_PROF_MIN");
+			if (prof_min && n->prof_runs > 0) {
+				if (d < n->prof_us)
+					n->prof_us = d;
+			} else {
+				n->prof_us += d;
+				n->prof_runs++;
+			}
 			n->prof_threads = k.nthreads;
 		}
 	}
