@@ -2591,14 +2591,14 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 2 &&
-	    !sp->fact[5]) {
+	    !(sp->fact[5] & 1)) {
 		snprintf(why, len, "dw_rows=2 needs a 3x3 or 5x5 depthwise "
 		    "kernel, strides 1,1 or 2,2, unit dilations, pads below "
 		    "the kernel");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 3 &&
-	    !sp->fact[6]) {
+	    !(sp->fact[5] & 2)) {
 		snprintf(why, len, "dw_rows=3 needs a depthwise kernel up to "
 		    "7x7, strides 1,1 or 2,2, unit dilations");
 		return -1;
@@ -2734,11 +2734,12 @@ aoe_space_conv(aoe_space *sp)
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
 		    (int)sp->fact[3], cg.mg, cg.out[1], cg.out[2])) < 0)
 			return rc;
-		sp->fact[5] = cg.cg == 1 && aoe_dw_reg_ok(&cg);
-		sp->fact[6] = cg.cg == 1 && aoe_dw_flat_ok(&cg);
+		/* Bit 0: dw_rows=2 applies, bit 1: dw_rows=3 does. */
+		sp->fact[5] = (cg.cg == 1 && aoe_dw_reg_ok(&cg)) |
+		    (cg.cg == 1 && aoe_dw_flat_ok(&cg)) << 1;
 		if ((rc = aoe_space_dw(sp, cg.cg == 1 &&
-		    aoe_dw_rows_ok(&cg), (int)sp->fact[5],
-		    (int)sp->fact[6])) < 0)
+		    aoe_dw_rows_ok(&cg), (int)(sp->fact[5] & 1),
+		    (int)(sp->fact[5] >> 1 & 1))) < 0)
 			return rc;
 		if (blocked_ok(&cg)) {
 			aoe_c8 p;
