@@ -5,11 +5,13 @@
 # prints node_compare.py's tables (by op type, then by node, biggest loss
 # first).
 #
-#   bench/node-compare.sh [-t THREADS] [-r RUNS] [-B] [-k DIR] MODEL
+#   bench/node-compare.sh [-t THREADS] [-r RUNS] [-B] [-m] [-k DIR] MODEL
 #
 # MODEL is a path to an .onnx file or a name in
 # ${AOE_CACHE:-$HOME/.cache/aoe}/models.  -B runs aoe untuned (--no-bank;
-# by default it reads the bank, as a user's run would); -k DIR keeps the
+# by default it reads the bank, as a user's run would); -m compares
+# per-node minima over the runs (AOE_PROF_MIN=1 for aoe, node_compare.py
+# -m for ORT), the figure a loaded machine spoils least; -k DIR keeps the
 # two raw profiles there.  The input binding is that of compare-ort.sh
 # (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
 # binary (a build from before a change, for before/after tables).  Timings under a profiler are
@@ -19,19 +21,20 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
-t=1 runs=20 nobank= keep=
-while getopts t:r:Bk: c; do
+t=1 runs=20 nobank= keep= min=
+while getopts t:r:Bmk: c; do
 	case $c in
 	t) t=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	B) nobank=--no-bank ;;
+	m) min=-m ;;
 	k) keep=$OPTARG ;;
-	*) echo "usage: $0 [-t threads] [-r runs] [-B] [-k dir] model" >&2
+	*) echo "usage: $0 [-t threads] [-r runs] [-B] [-m] [-k dir] model" >&2
 	   exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-t threads] [-r runs] [-B] [-k dir] model" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [-t threads] [-r runs] [-B] [-m] [-k dir] model" >&2; exit 2; }
 case $1 in
 *.onnx) f=$1 ;;
 *) f=$CACHE/models/$1.onnx ;;
@@ -58,7 +61,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 ' "${spec#*:}" >"$tmp/in.bin"
 node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" -p "$tmp/ort.json" \
     "$f" "$spec=$tmp/in.bin" >"$tmp/ort.txt"
-"${AOE_RUN:-$top/tools/aoe-run}" $nobank --profile --threads "$t" --warmup 3 \
+AOE_PROF_MIN=${min:+1} "${AOE_RUN:-$top/tools/aoe-run}" $nobank --profile --threads "$t" --warmup 3 \
     --runs "$runs" -s "$spec" -i "$name=$tmp/in.bin" "$f" \
     >"$tmp/aoe.txt" 2>"$tmp/aoe.prof"
 echo "# $m, $t thread(s), $runs runs; $(grep -m1 'model name' /proc/cpuinfo |
@@ -70,4 +73,4 @@ if [ -n "$keep" ]; then
 	cp "$tmp/ort.json" "$keep/$m-t$t.ort.json"
 	cp "$tmp/aoe.prof" "$keep/$m-t$t.aoe.txt"
 fi
-/usr/bin/python3 "$here/node_compare.py" "$f" "$tmp/ort.json" "$tmp/aoe.prof"
+/usr/bin/python3 "$here/node_compare.py" $min "$f" "$tmp/ort.json" "$tmp/aoe.prof"

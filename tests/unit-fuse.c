@@ -119,6 +119,34 @@ hardswish(aoe_graph *g, int x, const char *tag)
 }
 
 /*
+ * HardSwish as torch.onnx writes it below opset 14: x * HardSigmoid(x)
+ * with alpha 1/6 (beta 1/2 by default or given); returns the output.
+ */
+static int
+hardswish_hs(aoe_graph *g, int x, const char *tag)
+{
+	int in[2], out[1], h, nd, o;
+	char name[96];
+
+	in[0] = x;
+	snprintf(name, sizeof(name), "hh%s", tag);
+	out[0] = h = aoe_graph_tensor(g, name);
+	nd = aoe_graph_add_node(g, name, "HardSigmoid", 1, in, 1, out);
+	aoe_node_add_attr(&g->nodes[nd], "alpha", AOE_A_FLOAT)->f =
+	    1.0f / 6;
+	if (irand(2))
+		aoe_node_add_attr(&g->nodes[nd], "beta", AOE_A_FLOAT)->f =
+		    0.5f;
+	o = irand(2);
+	in[o] = x;
+	in[1 - o] = h;
+	snprintf(name, sizeof(name), "hm%s", tag);
+	out[0] = aoe_graph_tensor(g, name);
+	aoe_graph_add_node(g, name, "Mul", 2, in, 1, out);
+	return out[0];
+}
+
+/*
  * A random chain: Conv [BN] [Add] [act] [Conv [BN] [Add] [act]]
  * [Flatten Gemm [act] | MatMul Add [act]], each residual Add's other
  * operand a graph input.
@@ -217,10 +245,18 @@ random_graph(int *nfusable)
 			x = y;
 		}
 		if (irand(4) == 0) {
-			/* HardSwish written out: four nodes, all fused. */
+			/*
+			 * HardSwish written out: four nodes, or two
+			 * (x * HardSigmoid(x)), all fused.
+			 */
 			snprintf(name, sizeof(name), "hs%d", i);
-			x = hardswish(g, x, name);
-			(*nfusable) += 4;
+			if (irand(2)) {
+				x = hardswish_hs(g, x, name);
+				(*nfusable) += 2;
+			} else {
+				x = hardswish(g, x, name);
+				(*nfusable) += 4;
+			}
 			if (irand(2)) {
 				/* An affine after the activation. */
 				snprintf(name, sizeof(name), "post%d", i);

@@ -8,6 +8,7 @@ m=$HOME/.cache/aoe/models
 "$top/tests/unit-fuse" "$top/share/aoe/models/example.onnx" "$d" \
     "$m/resnet18.onnx@input:1,3,224,224" \
     "$m/mobilenet_v2.onnx@input:1,3,224,224" \
+    "$m/mobilenet_v3_large.onnx@input:1,3,224,224" \
     "$m/ppocrv4_det.onnx@x:1,3,320,320" \
     "$m/ppocrv4_rec.onnx@x:1,3,48,320" \
     "$m/transformer_encoder.onnx@input:1,128,256"

@@ -1763,9 +1763,9 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 /*
  * Which kernel algo 4 runs: 2 the register-blocked one (k_dwconv.c,
  * dw_rows=2), 1 by rows through a ring (dw_rows=1), 0 the NCHW plane
- * and 8-channel kernels above (dw_rows=0), each where it applies.  By
- * default (dw_rows=-1, aoe_dw_auto) 2 at stride 1 where it applies,
- * else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
+ * and 8-channel kernels above (dw_rows=0), 3 the flat one (k_dwconv.c,
+ * dw_rows=3), each where it applies.  By default (dw_rows=-1,
+ * aoe_dw_auto) 2 or 3 at stride 1 where they apply, else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
  * mobilenet_v2's layers, most on small planes, where a row's fixed
  * costs outweigh its few FMAs.)
  */
@@ -1778,6 +1778,8 @@ dw_mode_of(const conv_geom *g, const aoe_sched *s)
 		return aoe_dw_rows_ok(g) ? 1 : 0;
 	if (v == 2)
 		return aoe_dw_reg_ok(g) ? 2 : 0;
+	if (v == 3)
+		return aoe_dw_flat_ok(g) ? 3 : 0;
 	if (v == 0)
 		return 0;
 	return aoe_dw_auto(g);
@@ -2279,6 +2281,15 @@ conv_run(aoe_kctx *k)
 			    n->op_type, n->name);
 		return 0;
 	}
+	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 3) {
+		aoe_act_of(n, &act);
+		if (aoe_dw_flat(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
+		    (int)aoe_sched_get(k->sched, "dw_vec", 0),
+		    k->nthreads) < 0)
+			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+			    n->op_type, n->name);
+		return 0;
+	}
 	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 1) {
 		aoe_act_of(n, &act);
 		if (aoe_dw_rows(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
@@ -2672,8 +2683,10 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 1 &&
 	    aoe_sched_get(s, "dw_rows", -1) != 2 &&
+	    aoe_sched_get(s, "dw_rows", -1) != 3 &&
 	    aoe_sched_get(s, "dw_vec", 0) != 0) {
-		snprintf(why, len, "dw_vec applies to dw_rows=1 and 2 only");
+		snprintf(why, len, "dw_vec applies to dw_rows=1, 2 and 3 "
+		    "only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 2 &&
@@ -2683,10 +2696,16 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 2 &&
-	    !sp->fact[5]) {
+	    !(sp->fact[5] & 1)) {
 		snprintf(why, len, "dw_rows=2 needs a 3x3 or 5x5 depthwise "
 		    "kernel, strides 1,1 or 2,2, unit dilations, pads below "
 		    "the kernel");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 3 &&
+	    !(sp->fact[5] & 2)) {
+		snprintf(why, len, "dw_rows=3 needs a depthwise kernel up to "
+		    "7x7, strides 1,1 or 2,2, unit dilations");
 		return -1;
 	}
 	if (algo == ALGO_DEPTHWISE) {
@@ -2829,9 +2848,12 @@ aoe_space_conv(aoe_space *sp)
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
 		    (int)sp->fact[3], cg.mg, cg.out[1], cg.out[2])) < 0)
 			return rc;
-		sp->fact[5] = cg.cg == 1 && aoe_dw_reg_ok(&cg);
+		/* Bit 0: dw_rows=2 applies, bit 1: dw_rows=3 does. */
+		sp->fact[5] = (cg.cg == 1 && aoe_dw_reg_ok(&cg)) |
+		    (cg.cg == 1 && aoe_dw_flat_ok(&cg)) << 1;
 		if ((rc = aoe_space_dw(sp, cg.cg == 1 &&
-		    aoe_dw_rows_ok(&cg), (int)sp->fact[5])) < 0)
+		    aoe_dw_rows_ok(&cg), (int)(sp->fact[5] & 1),
+		    (int)(sp->fact[5] >> 1 & 1))) < 0)
 			return rc;
 		if (blocked_ok(&cg)) {
 			aoe_c8 p;
@@ -2853,9 +2875,11 @@ aoe_space_conv(aoe_space *sp)
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default but dw_rows, "
 	    "dw_vec, dw_oh and dw_ow, which apply to algo=4 only; dw_vec 0 "
-	    "unless dw_rows=1 or 2; dw_oh and dw_ow 0 unless dw_rows=2; "
+	    "unless dw_rows=1, 2 or 3; dw_oh and dw_ow 0 unless dw_rows=2; "
 	    "dw_rows=2 only for 3x3 and 5x5 depthwise kernels with strides "
 	    "1,1 or 2,2, unit dilations and pads below the kernel; "
+	    "dw_rows=3 only for depthwise kernels up to 7x7 with strides "
+	    "1,1 or 2,2 and unit dilations; "
 	    "tile != 0 only with algo=3 or 6; batch_par == -1 with algo=3 "
 	    "or 6; "
 	    "packb == -1 with algo=2; planes == -1 unless algo=2; "

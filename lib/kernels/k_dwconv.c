@@ -22,8 +22,10 @@
  * register-blocked one), "dw_vec" (0 auto, 8 AVX2 vectors, 16 AVX-512
  * where aoe_cpu_avx512() allows), and for dw_rows=2 "dw_oh" and "dw_ow"
  * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
- * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 only) and
- * k_conv.c's 8-channel kernel at stride 2.
+ * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 and for
+ * planes 8 wide or less only; on AVX-512 3x3 on planes 8 wide or less
+ * runs the third kernel, dw_rows=3, flat, below) and k_conv.c's
+ * 8-channel kernel at stride 2.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -602,16 +604,28 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * layers as Conv nodes (tests/unit-dwconv with DWCONV_BENCH, CPU time,
  * medians; a loaded machine): at stride 1 dw_rows=2 is 1.1x to 1.65x
  * faster than the 8-channel kernel (dw_rows=0) with no epilogue or with
- * SiLU fused (5x5 most: 240>240 @28 1.65x bare, 1.35x with SiLU), but
- * for 3x3 on 7x7 planes (0.93x); at stride 2 the 8-channel kernel wins
- * 1.05x to 1.4x (a tap there is two loads and a permute), so it stays.
- * Under AOE_MAX_ISA=avx2 (8-wide vectors, the path a Zen 2 runs; Clip
- * fused): 5x5 at stride 1 1.0x to 1.2x faster by rows (672>672 @14
- * 1.15x, 960 @7 1.2x), 3x3 at stride 1 0.9x to 1.03x (144 @56 0.91x),
- * stride 2 0.7x to 0.85x: on AVX2 only 5x5 at stride 1 runs by rows.
- * On a Zen 2, whose FMA units are 256 bits wide and whose loads are
- * fewer, the taps' loads weigh more and the rows' reuse of them should
- * gain at least as much as here.  See bench/results/dw-20261204.txt.
+ * SiLU fused (5x5 most: 240>240 @28 1.65x bare, 1.35x with SiLU), and
+ * on 7x7 planes, where it takes 8-float vectors, 1.1x to 1.3x (960 @7
+ * 3x3: 28 against 35 us bare, 36 against 41 with Clip, 42 against 56
+ * with SiLU); at stride 2 the 8-channel kernel wins 1.05x to 1.4x (a
+ * tap there is two loads and a permute), so it stays.  Under
+ * AOE_MAX_ISA=avx2 (8-wide vectors, the path a Zen 2 runs; Clip fused):
+ * 5x5 at stride 1 1.0x to 1.2x faster by rows (672>672 @14 1.15x, 960
+ * @7 1.2x), 3x3 at stride 1 on 7x7 planes 1.17x to 1.2x (960 @7 42
+ * against 49 us, 1152 @7 56 against 67), on 14x14 even, on larger
+ * planes 0.9x to 0.93x (144 @56 0.91x, 192 @28 0.93x), stride 2 0.7x
+ * to 0.85x: on AVX2 5x5 at stride 1 and 3x3 on planes 8 wide or less
+ * run by rows.  The flat kernel (dw_rows=3, 16-float vectors) is the
+ * AVX-512 default for 3x3 at stride 1 on planes 8 wide or less, where
+ * its whole vectors over the 7x7 plane beat dw_rows=2's 7-of-8-lane
+ * rows once an epilogue is fused (minima of 3 runs: 960 @7 34.5
+ * against 37.0 us with Clip, 40.6 against 43.5 with SiLU; 1152 @7 41.2
+ * against 45.5, 49.1 against 54.5) though not bare (29.7 against 27.5),
+ * and a Conv there always has one in these models.  Elsewhere it loses,
+ * 1.1x to 4x (a tap there is a load a FMA, with no reuse across rows,
+ * and at stride 2 its copy costs), and under AVX2 (8-float vectors) on
+ * 7x7 too (52 against 42 us).  See bench/results/dw-20261204.txt and
+ * mb-20261204.txt.
  */
 int
 aoe_dw_auto(const aoe_conv_geom *g)
@@ -619,8 +633,8 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
 		return 0;
 	if (!aoe_cpu_avx512())
-		return g->k[1] == 5 ? 2 : 0;
-	return g->k[1] == 3 && g->out[2] <= 8 ? 0 : 2;
+		return g->k[1] == 5 || g->out[2] <= 8 ? 2 : 0;
+	return g->k[1] == 3 && g->out[2] <= 8 && aoe_dw_flat_ok(g) ? 3 : 2;
 }
 
 struct dr_ctx {
@@ -767,26 +781,533 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	return 0;
 }
 
-int
-aoe_space_dw(aoe_space *sp, int live, int reg)
-{
-	static const int64_t rows[] = { -1, 0, 1, 2 }, vec[] = { 0, 8, 16 };
-	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
-	int nv = aoe_cpu_avx512() ? 3 : 2;
+/*
+ * The flat kernel (dw_rows=3): any kernel up to 7x7, strides 1,1 and
+ * 2,2, unit dilations, any pads.  A plane is first copied into a
+ * zero-padded buffer split into its stride phases (one at stride 1,
+ * four at stride 2: row parity a, column parity b), each phase PW =
+ * ceil(padded width / S) floats wide.  The output is then made on a
+ * grid of OH rows of PW columns, flattened: output p = oh * PW + ow
+ * reads, for tap (kh, kw), phase (kh % S, kw % S) at p + (kh / S) * PW
+ * + kw / S, so that every tap is one plain load of whole vectors over
+ * the flattened plane and no lane is lost to a row's end: a 7x7 plane
+ * at 3x3 is 63 grid points, four 16-float vectors (row by row it is
+ * seven, each 7 of 16 lanes full), and a stride-2 tap is one load, not
+ * two and a permute.  Pads cost nothing (they are zeros in the copy),
+ * and the columns ow >= OW of the grid are made and dropped when the
+ * rows are copied out to y; the epilogue then runs on the plane in
+ * cache.  At stride 1 with OW == W (same padding) there is no copy:
+ * the grid is the plane itself, each tap a load under a per-lane mask
+ * (precomputed once a call) that zeroes what falls outside the image
+ * or wraps to the next row.  Threads split the planes.  The AVX-512
+ * default for 3x3 on 7x7 planes only (see aoe_dw_auto).
+ */
+#define DF_MAXK 7
+#define DF_NV 4
 
-	if (aoe_space_add(sp, "dw_rows", live ? (reg ? 4 : 3) : 1, rows,
-	    "algo=4: -1 auto (2 at stride 1 where it applies, AVX-512 "
-	    "but 3x3 on planes 8 wide or less, AVX2 5x5 only; else 0), 0 "
-	    "the NCHW plane "
+int
+aoe_dw_flat_ok(const aoe_conv_geom *g)
+{
+	return g->nsp == 2 && g->cg == 1 && g->s[1] == g->s[2] &&
+	    (g->s[1] == 1 || g->s[1] == 2) && g->d[1] == 1 &&
+	    g->d[2] == 1 && g->k[1] <= DF_MAXK && g->k[2] <= DF_MAXK;
+}
+
+/* The flat layout of g at vector width vw. */
+struct df_geom {
+	int64_t S, PW, PH, ps;	/* stride, phase width and rows, stride */
+	int64_t nout, nblk;	/* grid points OH * PW, blocks of DF_NV */
+	int64_t nt, off[DF_MAXK * DF_MAXK];	/* taps, their offsets */
+	int64_t size;		/* floats: phases and the grid */
+};
+
+static void
+df_geom_of(const aoe_conv_geom *g, int vw, struct df_geom *f)
+{
+	const int64_t S = g->s[1], KH = g->k[1], KW = g->k[2];
+	const int64_t Hp = (g->out[1] - 1) * S + KH;
+	const int64_t Wp = (g->out[2] - 1) * S + KW;
+	int64_t kh, kw, omax;
+
+	f->S = S;
+	f->PW = (Wp + S - 1) / S;
+	f->PH = (Hp + S - 1) / S;
+	f->nout = g->out[1] * f->PW;
+	f->nblk = (f->nout + DF_NV * vw - 1) / (DF_NV * vw);
+	omax = (KH - 1) / S * f->PW + (KW - 1) / S;
+	/* A block's loads stay inside its phase; the slack reads zeros. */
+	f->ps = max64(f->PH * f->PW, f->nblk * DF_NV * vw + omax) + 64;
+	f->nt = 0;
+	for (kh = 0; kh < KH; kh++)
+		for (kw = 0; kw < KW; kw++)
+			f->off[f->nt++] = (kh % S * S + kw % S) * f->ps +
+			    kh / S * f->PW + kw / S;
+	/* The phases, the grid, then one padded input row (df_line). */
+	f->size = S * S * f->ps + f->nblk * DF_NV * vw + 2 * f->PW + 128;
+}
+
+size_t
+aoe_dw_flat_bufsize(const aoe_conv_geom *g)
+{
+	struct df_geom f;
+
+	df_geom_of(g, 16, &f);
+	return (size_t)f.size;
+}
+
+/*
+ * Plane x into the phases at buf, an input row at a time: the row is
+ * written zero-padded into a line (the phase itself at stride 1), and
+ * at stride 2 the line is split into its even and odd columns.  Every
+ * store is a whole vector: a row may spill up to a vector's worth of
+ * floats into the next row of its phase (made later) or into the slack
+ * after the phase, which only grid points that are dropped read.  The
+ * same code at both widths, VW floats a step.
+ */
+#define DF_FILL(NAME, VT, VW, MT, ZERO, LOADU, MLOAD, STOREU, EVEN, ODD) \
+static void								\
+NAME(const aoe_conv_geom *g, const struct df_geom *f, const float *x,	\
+    float *buf, float *line)						\
+{									\
+	const int64_t S = f->S, PW = f->PW, W = g->in[2];		\
+	const int64_t pl = g->pb[2], n = S * PW;			\
+	int64_t a, i, c, k;						\
+									\
+	for (a = 0; a < S; a++)						\
+		for (i = 0; i < f->PH; i++) {				\
+			int64_t ih = i * S + a - g->pb[1];		\
+			float *d0 = buf + a * S * f->ps + i * PW;	\
+			float *d1 = d0 + f->ps, *l = S == 1 ? d0 : line; \
+			if (ih < 0 || ih >= g->in[1]) {			\
+				for (c = 0; c < PW; c += VW) {		\
+					STOREU(d0 + c, ZERO);		\
+					if (S == 2)			\
+						STOREU(d1 + c, ZERO);	\
+				}					\
+				continue;				\
+			}						\
+			/* The line: pl zeros, the row, zeros to n. */	\
+			for (c = 0; c < pl && c < n; c += VW)		\
+				STOREU(l + c, ZERO);			\
+			if (pl < n) {					\
+				const float *r = x + ih * W;		\
+				for (k = 0; k + VW <= W; k += VW)	\
+					STOREU(l + pl + k, LOADU(r + k)); \
+				if (k < W)				\
+					STOREU(l + pl + k, MLOAD(r + k,	\
+					    W - k));			\
+				for (c = pl + k + VW; c < n; c += VW)	\
+					STOREU(l + c, ZERO);		\
+				if (k == W)				\
+					STOREU(l + pl + k, ZERO);	\
+			}						\
+			for (c = 0; S == 2 && c < PW; c += VW) {	\
+				VT u = LOADU(line + 2 * c);		\
+				VT v = LOADU(line + 2 * c + VW);	\
+				STOREU(d0 + c, EVEN(u, v));		\
+				STOREU(d1 + c, ODD(u, v));		\
+			}						\
+		}							\
+}
+
+static inline __attribute__((always_inline)) __m256
+df_mload8(const float *p, int64_t n)
+{
+	return _mm256_maskload_ps(p, aoe_lane_mask((int)n));
+}
+
+static inline __attribute__((always_inline)) __m256
+df_even8(__m256 u, __m256 v)
+{
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(
+	    _mm256_shuffle_ps(u, v, 0x88)), 0xd8));
+}
+
+static inline __attribute__((always_inline)) __m256
+df_odd8(__m256 u, __m256 v)
+{
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(
+	    _mm256_shuffle_ps(u, v, 0xdd)), 0xd8));
+}
+
+DF_FILL(df_fill8, __m256, 8, int, _mm256_setzero_ps(), _mm256_loadu_ps,
+    df_mload8, _mm256_storeu_ps, df_even8, df_odd8)
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+df_mload16(const float *p, int64_t n)
+{
+	return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
+}
+
+static inline __attribute__((always_inline)) __m512
+df_even16(__m512 u, __m512 v)
+{
+	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(0, 2, 4, 6, 8,
+	    10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), v);
+}
+
+static inline __attribute__((always_inline)) __m512
+df_odd16(__m512 u, __m512 v)
+{
+	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(1, 3, 5, 7, 9,
+	    11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), v);
+}
+
+DF_FILL(df_fill16, __m512, 16, int, _mm512_setzero_ps(), _mm512_loadu_ps,
+    df_mload16, _mm512_storeu_ps, df_even16, df_odd16)
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/*
+ * The grid: blocks of DF_NV vectors of VW floats, out[p] = bias + the
+ * sum over the taps of w[t] * buf[off[t] + p]; T is the tap count when
+ * it is a constant (the loop unrolls).  Written once for both widths.
+ */
+#define DF_GRID(NAME, VT, VW, SET1, LOADU, FMADD, STOREU)		\
+static inline __attribute__((always_inline)) void			\
+NAME(const int T, int nt, const float *buf, const int64_t *off,	\
+    const float *w, float bv, float *out, int64_t nblk)		\
+{									\
+	VT wv[DF_MAXK * DF_MAXK], acc[DF_NV];				\
+	int64_t p, bk;							\
+	int t, v;							\
+									\
+	if (T)								\
+		nt = T;							\
+	for (t = 0; t < nt && T; t++)					\
+		wv[t] = SET1(w[t]);					\
+	for (bk = 0, p = 0; bk < nblk; bk++, p += DF_NV * VW) {		\
+		for (v = 0; v < DF_NV; v++)				\
+			acc[v] = SET1(bv);				\
+		for (t = 0; t < nt; t++) {				\
+			const float *q = buf + off[t] + p;		\
+			VT wt = T ? wv[t] : SET1(w[t]);			\
+			for (v = 0; v < DF_NV; v++)			\
+				acc[v] = FMADD(wt, LOADU(q + v * VW),	\
+				    acc[v]);				\
+		}							\
+		for (v = 0; v < DF_NV; v++)				\
+			STOREU(out + p + v * VW, acc[v]);		\
+	}								\
+}
+
+DF_GRID(df_grid8, __m256, 8, _mm256_set1_ps, _mm256_loadu_ps,
+    _mm256_fmadd_ps, _mm256_storeu_ps)
+
+static void
+df_grid8_any(int nt, const float *buf, const int64_t *off, const float *w,
+    float bv, float *out, int64_t nblk)
+{
+	if (nt == 9)
+		df_grid8(9, 9, buf, off, w, bv, out, nblk);
+	else if (nt == 25)
+		df_grid8(25, 25, buf, off, w, bv, out, nblk);
+	else
+		df_grid8(0, nt, buf, off, w, bv, out, nblk);
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+DF_GRID(df_grid16, __m512, 16, _mm512_set1_ps, _mm512_loadu_ps,
+    _mm512_fmadd_ps, _mm512_storeu_ps)
+
+static void
+df_grid16_any(int nt, const float *buf, const int64_t *off, const float *w,
+    float bv, float *out, int64_t nblk)
+{
+	if (nt == 9)
+		df_grid16(9, 9, buf, off, w, bv, out, nblk);
+	else if (nt == 25)
+		df_grid16(25, 25, buf, off, w, bv, out, nblk);
+	else
+		df_grid16(0, nt, buf, off, w, bv, out, nblk);
+}
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/*
+ * In place (stride 1, OW == W, so that output p and its input for tap
+ * t are off[t] floats apart over the flattened plane): blocks of NB
+ * vectors, each tap a load under its mask mk[v * nt + t] (zero where the
+ * tap falls outside the image or wraps to another row), the last
+ * vector stored in part.  No copy at all; the plane is read and written
+ * where it lies.
+ */
+#define DM_BLK(NAME, VT, VW, MT, SET1, MLOAD, FMADD, STOREU, PSTORE)	\
+static inline __attribute__((always_inline)) void			\
+NAME(const int NB, const int T, int nt, const float *x,		\
+    const int64_t *off, const MT *mk, const float *w, float bv,	\
+    float *y, int64_t n, int64_t v0)					\
+{									\
+	VT acc[DF_NV];							\
+	int t, v;							\
+									\
+	if (T)								\
+		nt = T;							\
+	for (v = 0; v < NB; v++)					\
+		acc[v] = SET1(bv);					\
+	for (t = 0; t < nt; t++) {					\
+		VT wt = SET1(w[t]);					\
+		for (v = 0; v < NB; v++)				\
+			acc[v] = FMADD(wt, MLOAD(x + (v0 + v) * VW +	\
+			    off[t], mk + (v0 + v) * nt + t), acc[v]);	\
+	}								\
+	for (v = 0; v < NB; v++)					\
+		if ((v0 + v + 1) * VW <= n)				\
+			STOREU(y + (v0 + v) * VW, acc[v]);		\
+		else							\
+			PSTORE(y + (v0 + v) * VW, acc[v],		\
+			    n - (v0 + v) * VW);				\
+}
+#define DM_PLANE(NAME, BLK, MT)						\
+static void								\
+NAME(int nt, const float *x, const int64_t *off, const MT *mk,		\
+    const float *w, float bv, float *y, int64_t n, int64_t nvec)	\
+{									\
+	int64_t v0 = 0;							\
+									\
+	if (nt == 9)							\
+		for (; v0 + DF_NV <= nvec; v0 += DF_NV)			\
+			BLK(DF_NV, 9, 9, x, off, mk, w, bv, y, n, v0);	\
+	else if (nt == 25)						\
+		for (; v0 + DF_NV <= nvec; v0 += DF_NV)			\
+			BLK(DF_NV, 25, 25, x, off, mk, w, bv, y, n, v0); \
+	else								\
+		for (; v0 + DF_NV <= nvec; v0 += DF_NV)			\
+			BLK(DF_NV, 0, nt, x, off, mk, w, bv, y, n, v0);	\
+	for (; v0 < nvec; v0++)						\
+		BLK(1, 0, nt, x, off, mk, w, bv, y, n, v0);		\
+}
+
+static inline __attribute__((always_inline)) __m256
+dm_load8(const float *p, const dr_m8 *mk)
+{
+	return _mm256_maskload_ps(p, _mm256_loadu_si256(
+	    (const __m256i *)mk->l));
+}
+
+DM_BLK(dm_blk8, __m256, 8, dr_m8, _mm256_set1_ps, dm_load8,
+    _mm256_fmadd_ps, _mm256_storeu_ps, dr_pstore8)
+DM_PLANE(dm_plane8, dm_blk8, dr_m8)
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+dm_load16(const float *p, const uint16_t *mk)
+{
+	return _mm512_maskz_loadu_ps(*mk, p);
+}
+
+DM_BLK(dm_blk16, __m512, 16, uint16_t, _mm512_set1_ps, dm_load16,
+    _mm512_fmadd_ps, _mm512_storeu_ps, dr_pstore16)
+DM_PLANE(dm_plane16, dm_blk16, uint16_t)
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+struct df_ctx {
+	const aoe_conv_geom *g;
+	const struct df_geom *f;
+	const void *mk;		/* in place: the masks, else NULL */
+	int64_t moff[DF_MAXK * DF_MAXK], nvec;
+	const float *x, *w, *bias, *add;
+	float *y;
+	aoe_epi e;
+	int epi, vw;
+	int64_t items, nch;
+	int *fail;
+};
+
+static void
+df_chunk(void *arg, int64_t c, int tid)
+{
+	const struct df_ctx *d = arg;
+	const aoe_conv_geom *g = d->g;
+	const struct df_geom *f = d->f;
+	const int64_t OH = g->out[1], OW = g->out[2], PW = f->PW;
+	int64_t pl, p1 = aoe_chunk_lo(d->items, d->nch, c + 1), q, oh;
+	float *buf = d->mk ? NULL : aoe_sgemm_tlbuf(2, (size_t)f->size);
+	float *grid = NULL;
+
+	(void)tid;
+	if (d->mk != NULL)
+		goto planes;
+	if (buf == NULL) {
+		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	grid = buf + f->S * f->S * f->ps;
+	for (q = 0; q < f->S * f->S; q++)
+		memset(buf + q * f->ps + f->PH * PW, 0, sizeof(float) *
+		    (f->ps - f->PH * PW));
+planes:
+	for (pl = aoe_chunk_lo(d->items, d->nch, c); pl < p1; pl++) {
+		int64_t b = pl / g->m, m = pl % g->m;
+		float *y = d->y + pl * g->outsz;
+		const float *x = d->x + (b * g->c + m / g->mg) * g->insz;
+
+		if (d->mk != NULL) {
+			if (d->vw == 16)
+				dm_plane16((int)f->nt, x, d->moff, d->mk,
+				    d->w + m * g->ksz, d->bias ? d->bias[m] :
+				    0, y, g->outsz, d->nvec);
+			else
+				dm_plane8((int)f->nt, x, d->moff, d->mk,
+				    d->w + m * g->ksz, d->bias ? d->bias[m] :
+				    0, y, g->outsz, d->nvec);
+			if (d->epi)
+				aoe_epi_row(&d->e, m, y, d->add ? d->add +
+				    pl * g->outsz : NULL, g->outsz);
+			continue;
+		}
+		if (d->vw == 16)
+			df_fill16(g, f, x, buf, grid + f->nblk * DF_NV * 16);
+		else
+			df_fill8(g, f, x, buf, grid + f->nblk * DF_NV * 8);
+		(d->vw == 16 ? df_grid16_any : df_grid8_any)((int)f->nt, buf,
+		    f->off, d->w + m * g->ksz, d->bias ? d->bias[m] : 0,
+		    grid, f->nblk);
+		for (oh = 0; oh < OH; oh++)
+			memcpy(y + oh * OW, grid + oh * PW,
+			    sizeof(float) * OW);
+		if (d->epi)
+			aoe_epi_row(&d->e, m, y, d->add ? d->add +
+			    pl * g->outsz : NULL, g->outsz);
+	}
+}
+
+/*
+ * The in-place masks and offsets for d (stride 1, OW == W): lane l of
+ * vector v is output p = v * vw + l, and tap (kh, kw) reads it from
+ * the input row oh + kh - pt, column ow + kw - pl, when that is inside
+ * the image.  Returns the masks' memory (d->mk), NULL when out of it.
+ */
+static void *
+df_masks(const aoe_conv_geom *g, int vw, struct df_ctx *d)
+{
+	const int64_t OW = g->out[2], n = g->outsz, KW = g->k[2];
+	const int64_t nt = g->k[1] * KW, nvec = (n + vw - 1) / vw;
+	uint16_t *m16;
+	dr_m8 *m8;
+	void *p;
+	int64_t v, t, l;
+
+	p = malloc((size_t)(nvec * nt) * (vw == 16 ? sizeof(uint16_t) :
+	    sizeof(dr_m8)) + 64);
+	if (p == NULL)
+		return NULL;
+	m16 = p;
+	m8 = p;
+	for (t = 0; t < nt; t++)
+		d->moff[t] = (t / KW - g->pb[1]) * g->in[2] + t % KW - g->pb[2];
+	for (v = 0; v < nvec; v++)
+		for (t = 0; t < nt; t++) {
+			uint32_t bits = 0;
+			for (l = 0; l < vw; l++) {
+				int64_t q = v * vw + l;
+				int64_t ih = q / OW + t / KW - g->pb[1];
+				int64_t iw = q % OW + t % KW - g->pb[2];
+				int in = q < n && ih >= 0 && ih < g->in[1] &&
+				    iw >= 0 && iw < g->in[2];
+				bits |= (uint32_t)in << l;
+				if (vw == 8)
+					m8[v * nt + t].l[l] = in ? -1 : 0;
+			}
+			if (vw == 16)
+				m16[v * nt + t] = (uint16_t)bits;
+		}
+	d->nvec = nvec;
+	d->mk = p;
+	return p;
+}
+
+int
+aoe_dw_flat(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nthreads)
+{
+	struct df_ctx d;
+	struct df_geom f;
+	int64_t planes = g->n * g->m;
+	int fail = 0;
+	void *heap = NULL;
+
+	if (!aoe_dw_flat_ok(g))
+		return aoe_err(AOE_EINTERNAL, "dw_rows=3 does not apply");
+	memset(&d, 0, sizeof(d));
+	d.vw = vw == 16 || (vw != 8 && aoe_dw_default_vec() == 16) ? 16 : 8;
+	if (d.vw == 16 && !aoe_cpu_avx512())
+		d.vw = 8;
+	df_geom_of(g, d.vw, &f);
+	d.g = g;
+	d.f = &f;
+	d.x = x;
+	d.w = w;
+	d.bias = bias;
+	d.add = add;
+	d.y = y;
+	d.epi = (act != NULL && aoe_act_epi(act, &d.e)) || add != NULL;
+	if (d.epi && act == NULL) {
+		d.e.kind = AOE_EPI_CLAMP;
+		d.e.lo = -3.4028235e38f;
+		d.e.hi = 3.4028235e38f;
+	}
+	if (g->s[1] == 1 && g->out[2] == g->in[2] &&
+	    (heap = df_masks(g, d.vw, &d)) == NULL)
+		return -1;
+	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
+		nthreads = 1;
+	d.items = planes;
+	d.nch = aoe_nchunks(planes, nthreads);
+	d.fail = &fail;
+	aoe_parallel(nthreads, d.nch, df_chunk, &d);
+	free(heap);
+	return fail ? -1 : 0;
+}
+
+int
+aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
+{
+	static const int64_t vec[] = { 0, 8, 16 };
+	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
+	int64_t rows[5] = { -1, 0, 1 };
+	int nv = aoe_cpu_avx512() ? 3 : 2, nr = 3;
+
+	if (reg)
+		rows[nr++] = 2;
+	if (flat)
+		rows[nr++] = 3;
+	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
+	    "algo=4: -1 auto (at stride 1: AVX-512 3 for 3x3 on planes "
+	    "8 wide or less, else 2 where it applies; AVX2 2 for 5x5 and "
+	    "planes 8 wide or less; else 0), 0 the NCHW plane "
 	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
 	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
-	    "in place under edge masks (3x3 and 5x5, strides 1 and 2); 1 "
-	    "and 2 fuse the epilogue (k_dwconv.c)") < 0)
+	    "in place under edge masks (3x3 and 5x5, strides 1 and 2), 3 "
+	    "flat: a padded, phase-split copy of the plane and whole vectors "
+	    "over its flattened output grid (up to 7x7, strides 1 and 2); "
+	    "1, 2 and 3 fuse the epilogue (k_dwconv.c)") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, -1);
 	if (aoe_space_add(sp, "dw_vec", live ? nv : 1, vec, "algo=4 with "
-	    "dw_rows=1 or 2: vector width, 0 auto (dw_rows=1: 16 where "
-	    "AVX-512 is allowed, else 8; dw_rows=2: 16 there when the "
+	    "dw_rows=1, 2 or 3: vector width, 0 auto (dw_rows=1 and 3: 16 "
+	    "where AVX-512 is allowed, else 8; dw_rows=2: 16 there when the "
 	    "output is wider than 8 columns, else 8), 8, 16") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);

@@ -324,7 +324,8 @@ int aoe_conv_geom_of(const aoe_graph *g, const aoe_node *n,
  * as it is made, with vw-float vectors (8, or 16 where AVX-512 is
  * allowed); -1 when out of memory.  aoe_space_dw adds the knobs dw_rows
  * and dw_vec (live: their choices, else only the defaults) and dw_oh and
- * dw_ow (reg: aoe_dw_reg_ok, their choices and dw_rows=2).
+ * dw_ow (reg: aoe_dw_reg_ok, their choices and dw_rows=2; flat:
+ * aoe_dw_flat_ok, dw_rows=3).
  */
 struct aoe_act;
 int aoe_dw_rows_ok(const aoe_conv_geom *g);
@@ -348,7 +349,18 @@ void aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow);
 int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
     float *y, int vw, int oh, int ow, int nthreads);
-int aoe_space_dw(aoe_space *sp, int live, int reg);
+/*
+ * The flat depthwise kernel (k_dwconv.c, dw_rows=3): aoe_dw_flat_ok
+ * says whether it applies (2-D, one input channel per group, kernels up
+ * to 7x7, strides 1,1 or 2,2, unit dilations); aoe_dw_flat computes y as
+ * aoe_dw_rows does; -1 when out of memory.
+ */
+int aoe_dw_flat_ok(const aoe_conv_geom *g);
+size_t aoe_dw_flat_bufsize(const aoe_conv_geom *g);
+int aoe_dw_flat(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nthreads);
+int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
 
 /*
  * Grouped 2-D convolution (k_grpconv.c), Conv's algo 8: aoe_grp_ok says

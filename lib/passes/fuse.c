@@ -1187,6 +1187,40 @@ canon_silu(aoe_graph *g, const int *ncons, const char *isout, char *kill)
 }
 
 /*
+ * x * HardSigmoid(x) with alpha 1/6 and beta 1/2 (HardSwish as
+ * torch.onnx writes it below opset 14, as in mobilenet_v3) becomes one
+ * HardSwish node (the Mul's), which fuse_act can fold into the Conv
+ * that makes x.  Returns the nodes killed.
+ */
+static int
+canon_hswish(aoe_graph *g, const int *ncons, const char *isout, char *kill)
+{
+	int i, j, nk = 0;
+
+	for (i = 0; i < g->norder; i++) {
+		aoe_node *m = &g->nodes[g->order[i]], *hs = NULL;
+		if (m->dead || kill[m - g->nodes] || m->domain ||
+		    strcmp(m->op_type, "Mul") != 0 || m->nin != 2 ||
+		    m->nout != 1)
+			continue;
+		for (j = 0; j < 2; j++)
+			if ((hs = sole_producer(g, m->in[j], ncons, isout,
+			    "HardSigmoid")) != NULL && hs->nin == 1 &&
+			    hs->in[0] == m->in[1 - j] &&
+			    fabsf(aoe_attr_float(hs, "alpha", 0.2f) -
+			    1.0f / 6) <= 1e-6f &&
+			    aoe_attr_float(hs, "beta", 0.5f) == 0.5f)
+				break;
+		if (j == 2 || g->tensors[m->in[1 - j]]->dtype != AOE_F32)
+			continue;
+		become(m, "HardSwish", m->in[1 - j]);
+		kill[hs - g->nodes] = 1;
+		nk++;
+	}
+	return nk;
+}
+
+/*
  * The cube of x as an exported model writes it, Pow(x, 3) or
  * Mul(Mul(x, x), x) in either order, made as tensor t for its one
  * reader: the nodes that make it go to kill[], their count is returned
@@ -1393,6 +1427,7 @@ aoe_fuse_canon(aoe_graph *g)
 		nk += 3;
 	}
 	nk += canon_silu(g, ncons, isout, kill);
+	nk += canon_hswish(g, ncons, isout, kill);
 	nk += canon_gelu(g, ncons, isout, kill);
 	if (nk > 0)
 		aoe_fuse_compact(g, kill);
