@@ -733,19 +733,21 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 		int64_t nb = ceildiv(w->nt, cap);
 		jobs = p->n * p->group * nb;
 		/*
-		 * Threads over the blocks read U once each: split a plane
-		 * further only where blocks keep 32 tiles, and only when
-		 * asked (batch_par=1).  By default a plane that fits one
-		 * block is one job, and the threads split its output
-		 * channels (and so U) inside it: with U out of cache, as in
-		 * a model, that ran squeezenet1_1's 3x3 16>64 @55 in 148
-		 * us instead of 184 on 2 threads, 32>128 @27 in 135 instead
-		 * of 166, 64>256 @13 in 148 instead of 182, 128>128 @28 even
-		 * (AMD EPYC Zen 5; each chunk timed on one core, where the
-		 * second thread's reads of U hit the cache the first one
-		 * warmed, so two real cores favour the split more).
+		 * Threads over the blocks read U once each; threads inside
+		 * one block split its output channels (and so U).  A plane
+		 * that fits one block is split into blocks for the threads
+		 * only where they keep about 32 tiles (nt over 32 blocks at
+		 * least), and then by default for F(4,3) only: on two real
+		 * cores of an AMD EPYC Zen 5 (idle, weights cold, bench/convb)
+		 * the split ran 16>64 @54 in 0.85 of the time, 128>128 @28
+		 * in 0.78, 32>128 @27 even, while F(2,3) on 13x13 planes
+		 * lost (64>256 1.14, 48>192 1.07).  An earlier choice of
+		 * no split for both, judged on a simulated two-core clock,
+		 * did not hold on the real one.  batch_par=1 asks for the
+		 * split, 0 forbids it.
 		 */
-		if (nthreads > 1 && par == 1 && jobs % nthreads != 0 &&
+		if (nthreads > 1 && (par == 1 || (par < 0 && m == 4)) &&
+		    jobs % nthreads != 0 &&
 		    ceildiv(nb, nthreads) * nthreads <= ceildiv(w->nt, 32))
 			nb = ceildiv(nb, nthreads) * nthreads;
 		tb = ceildiv(ceildiv(w->nt, nb), 8) * 8;
