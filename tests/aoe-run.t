@@ -1,7 +1,7 @@
 #!/bin/sh
 # aoe-run: success paths on the bundled example, and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 37
+plan 38
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkexample -d "$T/dyn.onnx" && mkexample -u "$T/unsup.onnx" &&
@@ -95,6 +95,11 @@ fails_with 3 "node 'r': op_type 'AoeReorder' is internal to libaoe" "an op libao
 # here: an ASan build reserves terabytes of address space at start.)
 printf '{"format": "aoe-graph", "tensors": [{"name": "x", "dtype": "float32", "shape": [5]}, {"name": "c", "dtype": "float32", "shape": [4666666666], "const": {"b64": "AAAAPwAAgL8AAABAAAAAAA=="}}, {"name": "y", "dtype": "float32", "shape": [5]}], "inputs": ["x"], "outputs": ["y"], "nodes": [{"name": "a", "op_type": "Add", "inputs": ["x", "c"], "outputs": ["y"]}]}\n' > "$T/huge.json"
 fails_with 3 "constant 'c' has bad or wrongly sized base64 data" "a constant whose shape is far larger than its data" aoe-run "$T/huge.json"
+# The same in ONNX: an initializer of 15 G floats beside 16 bytes of raw
+# data.  The old code asked for the 60 GB first and failed "out of
+# memory" (exit 6) where the machine has less (fuzz_onnx's input,
+# fuzz/regress/onnx-const-shape-beyond-data.onnx, asked for 12.7 GB).
+fails_with 3 "tensor 'c' has 16 bytes of data, expected 60000000000" "an ONNX initializer whose shape is far larger than its data" aoe-run tests/fixtures/const-60g.onnx
 fails_with 4 "unsupported operators: NoSuchOperator, StringNormalizer" "unknown ops are all listed" aoe-run "$T/unsup.onnx"
 fails_with 3 "input 'image' has a dynamic shape Nx3x64x64: bind it with --input-shape image:" "unbound dynamic dimension" aoe-run "$T/dyn.onnx"
 fails_with 6 "too large" "a shape product that overflows" aoe-run --input-shape image:2147483647,3,2147483647,2147483647 "$T/big.onnx"

@@ -46,14 +46,22 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 		return aoe_err(AOE_ENOMEM, "tensor '%s' is too large",
 		    t->name);
 	nb = (size_t)numel * es;
-	if (aoe_tensor_alloc_const(t) < 0)
-		return -AOE_ENOMEM;
-	dst = t->data;
+	/*
+	 * The buffer is allocated only once the data is known to fill it:
+	 * a shape of billions of values beside a few bytes of data is an
+	 * error, not an allocation of gigabytes.
+	 */
+#define ALLOC() do {							\
+	if (aoe_tensor_alloc_const(t) < 0)				\
+		return -AOE_ENOMEM;					\
+	dst = t->data;							\
+} while (0)
 
 	if (tp->has_data_location &&
 	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
 		const char *loc = NULL;
 		int64_t off = 0, len = -1;
+		long size;
 		char path[4096];
 		FILE *fp;
 
@@ -80,7 +88,19 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 		if ((fp = fopen(path, "rb")) == NULL)
 			return aoe_err(AOE_EIO, "cannot open '%s': %s", path,
 			    strerror(errno));
-		if (off < 0 || fseek(fp, (long)off, SEEK_SET) != 0 ||
+		if (off < 0 || fseek(fp, 0, SEEK_END) != 0 ||
+		    (size = ftell(fp)) < 0 || off > size ||
+		    (uint64_t)(size - off) < nb) {
+			fclose(fp);
+			return aoe_err(AOE_EDATA, "tensor '%s': external "
+			    "data in '%s' is truncated", t->name, path);
+		}
+		if (aoe_tensor_alloc_const(t) < 0) {
+			fclose(fp);
+			return -AOE_ENOMEM;
+		}
+		dst = t->data;
+		if (fseek(fp, (long)off, SEEK_SET) != 0 ||
 		    fread(dst, 1, nb, fp) != nb) {
 			fclose(fp);
 			return aoe_err(AOE_EDATA, "tensor '%s': external "
@@ -94,6 +114,7 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 			return aoe_err(AOE_EDATA, "tensor '%s' has %zu bytes "
 			    "of data, expected %zu", t->name,
 			    tp->raw_data.len, nb);
+		ALLOC();
 		if (nb)
 			memcpy(dst, tp->raw_data.data, nb);
 		return 0;
@@ -104,12 +125,15 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 		return aoe_err(AOE_EDATA, "tensor '%s' has %zu values, "	\
 		    "expected %lld", t->name, (size_t)(count),		\
 		    (long long)numel);					\
+	ALLOC();							\
 	for (i = 0; i < (size_t)numel; i++)				\
 		((ctype *)dst)[i] = (ctype)tp->field[i];		\
 } while (0)
 
-	if (numel == 0)
+	if (numel == 0) {
+		ALLOC();
 		return 0;
+	}
 	switch (tp->data_type) {
 	case AOE_F32:
 		TYPED(float_data, tp->n_float_data, float);
@@ -149,6 +173,7 @@ tensor_from_proto(const Onnx__TensorProto *tp, aoe_tensor *t,
 		    "data type %d", t->name, tp->data_type);
 	}
 #undef TYPED
+#undef ALLOC
 	return 0;
 }
 
