@@ -295,15 +295,22 @@ aoe_json_save(const aoe_graph *g, FILE *fp)
 static int
 json_int(const cJSON *v, int64_t min, int64_t max, int64_t *out)
 {
+	int64_t i;
 	double d;
 
 	if (!cJSON_IsNumber(v))
 		return -1;
 	d = v->valuedouble;
-	if (d != d || d < (double)min || d > (double)max ||
-	    d != (double)(int64_t)d)
+	/*
+	 * 2^63 first: (double)INT64_MAX rounds up to it, and converting it
+	 * (or more) to int64_t is undefined.
+	 */
+	if (d != d || d < (double)min || d >= 9223372036854775808.0)
 		return -1;
-	*out = (int64_t)d;
+	i = (int64_t)d;
+	if (i > max || (double)i != d)
+		return -1;
+	*out = i;
 	return 0;
 }
 
