@@ -43,4 +43,29 @@ cmpd(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+#ifdef AOE_H
+/*
+ * Declare tensor name of g as a float input, or as a constant filled by
+ * fill_range(lo, hi); returns its index.
+ */
+static inline int
+bench_input(aoe_graph *g, const char *name, int konst, int ndim,
+    const int64_t *dims, double lo, double hi)
+{
+	int i = aoe_graph_tensor(g, name);
+	aoe_tensor *t = g->tensors[i];
+
+	aoe_tensor_set(t, AOE_F32, ndim, dims);
+	if (konst) {
+		t->kind = AOE_T_CONST;
+		aoe_tensor_alloc_const(t);
+		fill_range(t->data, aoe_tensor_numel(t), lo, hi);
+	} else {
+		t->kind = AOE_T_INPUT;
+		g->inputs[g->ninputs++] = i;
+	}
+	return i;
+}
+#endif
+
 #endif

@@ -33,25 +33,6 @@
 #define FLUSH_BYTES ((size_t)64 << 20)
 #define MAXV 12
 
-static int
-add_in(aoe_graph *g, const char *name, int konst, int ndim,
-    const int64_t *dims)
-{
-	int i = aoe_graph_tensor(g, name);
-	aoe_tensor *t = g->tensors[i];
-
-	aoe_tensor_set(t, AOE_F32, ndim, dims);
-	if (konst) {
-		t->kind = AOE_T_CONST;
-		aoe_tensor_alloc_const(t);
-		fill_range(t->data, aoe_tensor_numel(t), -0.1, 0.1);
-	} else {
-		t->kind = AOE_T_INPUT;
-		g->inputs[g->ninputs++] = i;
-	}
-	return i;
-}
-
 static void
 ints_attr(aoe_node *n, const char *name, int cnt, int64_t v)
 {
@@ -102,16 +83,19 @@ main(int argc, char **argv)
 	g->opset = 17;
 	g->inputs = aoe_xcalloc(2, sizeof(int));
 	g->outputs = aoe_xcalloc(1, sizeof(int));
-	in[0] = add_in(g, "x", 0, 4, (int64_t[]){ 1, c, h, h });
-	in[1] = add_in(g, "w", 1, 4, (int64_t[]){ m, c, k, k });
-	in[2] = add_in(g, "b", 1, 1, (int64_t[]){ m });
+	in[0] = bench_input(g, "x", 0, 4, (int64_t[]){ 1, c, h, h }, -0.1,
+	    0.1);
+	in[1] = bench_input(g, "w", 1, 4, (int64_t[]){ m, c, k, k }, -0.1,
+	    0.1);
+	in[2] = bench_input(g, "b", 1, 1, (int64_t[]){ m }, -0.1, 0.1);
 	y = aoe_graph_tensor(g, "y");
 	i = aoe_graph_add_node(g, "conv", "Conv", 3, in, 1, &y);
 	ints_attr(&g->nodes[i], "kernel_shape", 2, k);
 	ints_attr(&g->nodes[i], "strides", 2, s);
 	ints_attr(&g->nodes[i], "pads", 4, k / 2);
 	if (resid) {
-		rr = add_in(g, "res", 0, 4, (int64_t[]){ 1, m, oh, oh });
+		rr = bench_input(g, "res", 0, 4, (int64_t[]){ 1, m, oh, oh },
+		    -0.1, 0.1);
 		ai[0] = y;
 		ai[1] = rr;
 		y = aoe_graph_tensor(g, "sum");

@@ -67,25 +67,6 @@ typedef struct conv1 {
 	aoe_run_opts o;
 } conv1;
 
-static int
-add_in(aoe_graph *g, const char *name, int konst, int ndim,
-    const int64_t *dims)
-{
-	int i = aoe_graph_tensor(g, name);
-	aoe_tensor *t = g->tensors[i];
-
-	aoe_tensor_set(t, AOE_F32, ndim, dims);
-	if (konst) {
-		t->kind = AOE_T_CONST;
-		aoe_tensor_alloc_const(t);
-		fill(t->data, aoe_tensor_numel(t));
-	} else {
-		t->kind = AOE_T_INPUT;
-		g->inputs[g->ninputs++] = i;
-	}
-	return i;
-}
-
 /* Conv(1x1) + bias + Clip(0, 6), fused by the graph's passes. */
 static int
 conv1_new(conv1 *b, int c, int m, int h, int nthreads)
@@ -97,9 +78,9 @@ conv1_new(conv1 *b, int c, int m, int h, int nthreads)
 	g->opset = 17;
 	g->inputs = aoe_xcalloc(3, sizeof(int));
 	g->outputs = aoe_xcalloc(1, sizeof(int));
-	in[0] = add_in(g, "x", 0, 4, (int64_t[]){ 1, c, h, h });
-	in[1] = add_in(g, "w", 1, 4, (int64_t[]){ m, c, 1, 1 });
-	in[2] = add_in(g, "b", 1, 1, (int64_t[]){ m });
+	in[0] = bench_input(g, "x", 0, 4, (int64_t[]){ 1, c, h, h }, -1, 1);
+	in[1] = bench_input(g, "w", 1, 4, (int64_t[]){ m, c, 1, 1 }, -1, 1);
+	in[2] = bench_input(g, "b", 1, 1, (int64_t[]){ m }, -1, 1);
 	y = aoe_graph_tensor(g, "y");
 	z = aoe_graph_tensor(g, "z");
 	k = aoe_graph_add_node(g, "conv", "Conv", 3, in, 1, &y);
@@ -112,8 +93,8 @@ conv1_new(conv1 *b, int c, int m, int h, int nthreads)
 		a->ints[0] = a->ints[1] = 1;
 	}
 	if (strcmp(act, "Clip") == 0) {
-		int cin[3] = { y, add_in(g, "lo", 1, 0, NULL),
-		    add_in(g, "hi", 1, 0, NULL) };
+		int cin[3] = { y, bench_input(g, "lo", 1, 0, NULL, -1, 1),
+		    bench_input(g, "hi", 1, 0, NULL, -1, 1) };
 		((float *)g->tensors[cin[1]]->data)[0] = 0;
 		((float *)g->tensors[cin[2]]->data)[0] = 6;
 		aoe_graph_add_node(g, "clip", "Clip", 3, cin, 1, &z);
