@@ -2630,9 +2630,10 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	if (sp->fact[1] == 0 && algo != ALGO_WINOGRAD &&
 	    (aoe_sched_get(s, "wino_m", 0) != sp->fact[3] ||
 	    aoe_sched_get(s, "wino_tb", 0) != 0 ||
-	    aoe_sched_get(s, "wino_kb", 0) != 0)) {
-		snprintf(why, len, "wino_m, wino_tb and wino_kb apply to "
-		    "algo=5 (winograd) only");
+	    aoe_sched_get(s, "wino_kb", 0) != 0 ||
+	    aoe_sched_get(s, "wino_pf", -1) != -1)) {
+		snprintf(why, len, "wino_m, wino_tb, wino_kb and wino_pf apply "
+		    "to algo=5 (winograd) only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_space_c8_check(sp, s, (int)algo,
@@ -2885,7 +2886,8 @@ aoe_space_conv(aoe_space *sp)
 	    "packb == -1 with algo=2; planes == -1 unless algo=2; "
 	    "algo=5 only for 2-D 3x3 kernels "
 	    "with unit strides and dilations, holding mr nr mc kc nc par "
-	    "packb tile planes at their defaults; wino_m, wino_tb, wino_kb "
+	    "packb tile planes at their defaults; wino_m, wino_tb, wino_kb, "
+	    "wino_pf "
 	    "at their defaults unless algo=5; "
 	    "algo=7 only for 2-D Convs with group 1, depthwise groups or "
 	    "groups of multiples of 8 channels in and out, holding mr nr mc "

@@ -116,6 +116,29 @@ tw1(int m, const double *g, double *u)
 /* Output channels a panel holds (the micro-kernel's rows). */
 #define MR 6
 
+/*
+ * How far ahead in U the micro-kernels prefetch (floats, 3 KB).  U is
+ * read once a block of tiles, a strip of six floats per input channel,
+ * and is too big for the caches in a model (four times the weights);
+ * the hardware's prefetcher does not keep up with so thin a stream.
+ * Knob wino_pf: 0 none, 1 into L1, 2 into L2, -1 (auto) into L1.  On
+ * an AMD EPYC Zen 5 (bench/convb, cold weights, medians of 21, 1 and 2
+ * threads; bench/results/wino-pf-20261205.txt) into L1 ran 256>256 @14
+ * in 0.72 / 0.79 of the time without, 512>512 @14 0.66 / 0.71,
+ * 128>128 @28 0.92 / 0.82, 64>64 @56 0.98 / 0.95, 16>64 @54 1.03 /
+ * 1.05 (with 16 input channels U is small); into L2 within 0.05 of L1.
+ */
+#define U_PF 768
+
+static inline __attribute__((always_inline)) void
+u_prefetch(const int pf, const float *u)
+{
+	if (pf == 1)
+		_mm_prefetch((const char *)(u + U_PF), _MM_HINT_T0);
+	else if (pf == 2)
+		_mm_prefetch((const char *)(u + U_PF), _MM_HINT_T1);
+}
+
 size_t
 aoe_wino_wsize(int m, int64_t c, int64_t k, int64_t group)
 {
@@ -203,6 +226,7 @@ typedef struct wctx {
 	int64_t pw, prows;		/* phase rows' width, rows of P */
 	const float *u;
 	int64_t ugs;			/* U's group stride */
+	int pf;				/* U's prefetch: 0, 1 to L1, 2 to L2 */
 	/* Inside a job: the job, its V, channel chunks. */
 	int64_t job, nch;
 	float *V;
@@ -376,8 +400,8 @@ input_tf(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
  * NV*8 columns.
  */
 static inline __attribute__((always_inline)) void
-ukr(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
-    float *m, int64_t ldm)
+ukr(const int NV, const int pf, int64_t C, const float *u, const float *v,
+    int64_t ldv, float *m, int64_t ldm)
 {
 	__m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00;
 	__m256 c20 = c00, c21 = c00, c30 = c00, c31 = c00, c40 = c00;
@@ -386,6 +410,7 @@ ukr(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
 
 	for (c = 0; c < C; c++, u += MR, v += ldv) {
 		b0 = _mm256_loadu_ps(v);
+		u_prefetch(pf, u);
 		if (NV > 1)
 			b1 = _mm256_loadu_ps(v + 8);
 #define UKR_ROW(r, x0, x1) do {						\
@@ -418,6 +443,21 @@ ukr(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
 	}
 }
 
+/* The strips of a panel in AVX2: n columns, n16 of them in pairs. */
+static inline __attribute__((always_inline)) void
+strips(const int pf, int64_t C, const float *u, const float *v, int64_t ldv,
+    float *m, int64_t n, int64_t n16)
+{
+	int64_t j;
+
+	for (j = 0; j < n16; j += 16)
+		ukr(2, pf, C, u, v + j, ldv, m + j, ldv);
+	if (n - n16 > 8)
+		ukr(2, pf, C, u, v + j, ldv, m + j, ldv);
+	else if (n > n16)
+		ukr(1, pf, C, u, v + j, ldv, m + j, ldv);
+}
+
 /*
  * The micro-kernel in AVX-512 (where aoe_cpu_avx512() allows): six rows,
  * NV*16 columns; and the strips of a panel, n columns rounded up to 16.
@@ -428,8 +468,8 @@ ukr(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
 #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
 #endif
 static inline __attribute__((always_inline)) void
-ukr512(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
-    float *m, int64_t ldm)
+ukr512(const int NV, const int pf, int64_t C, const float *u, const float *v,
+    int64_t ldv, float *m, int64_t ldm)
 {
 	__m512 c0[MR], c1[MR], b0, b1 = _mm512_setzero_ps(), a;
 	int64_t c;
@@ -439,6 +479,7 @@ ukr512(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
 		c0[r] = c1[r] = _mm512_setzero_ps();
 	for (c = 0; c < C; c++, u += MR, v += ldv) {
 		b0 = _mm512_loadu_ps(v);
+		u_prefetch(pf, u);
 		if (NV > 1)
 			b1 = _mm512_loadu_ps(v + 16);
 		for (r = 0; r < MR; r++) {
@@ -455,16 +496,32 @@ ukr512(const int NV, int64_t C, const float *u, const float *v, int64_t ldv,
 	}
 }
 
-static void
-strips512(int64_t C, const float *u, const float *v, int64_t ldv, float *m,
-    int64_t n)
-{
-	int64_t j, n16 = (n + 15) / 16 * 16;
+#define STRIPS512(pf)							\
+static void								\
+strips512_##pf(int64_t C, const float *u, const float *v, int64_t ldv,	\
+    float *m, int64_t n)						\
+{									\
+	int64_t j, n16 = (n + 15) / 16 * 16;				\
+									\
+	for (j = 0; j + 32 <= n16; j += 32)				\
+		ukr512(2, pf, C, u, v + j, ldv, m + j, ldv);		\
+	if (j < n16)							\
+		ukr512(1, pf, C, u, v + j, ldv, m + j, ldv);		\
+}
+STRIPS512(0)
+STRIPS512(1)
+STRIPS512(2)
 
-	for (j = 0; j + 32 <= n16; j += 32)
-		ukr512(2, C, u, v + j, ldv, m + j, ldv);
-	if (j < n16)
-		ukr512(1, C, u, v + j, ldv, m + j, ldv);
+static void
+strips512(int pf, int64_t C, const float *u, const float *v, int64_t ldv,
+    float *m, int64_t n)
+{
+	if (pf == 1)
+		strips512_1(C, u, v, ldv, m, n);
+	else if (pf == 2)
+		strips512_2(C, u, v, ldv, m, n);
+	else
+		strips512_0(C, u, v, ldv, m, n);
 }
 #ifdef __clang__
 #pragma clang attribute pop
@@ -589,7 +646,7 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 	const int64_t kp1 = ceildiv(k1, MR), kbp = (kp1 - kp0) * MR;
 	const int64_t n16 = n / 16 * 16;
 	const float *ug = w->u + gi * w->ugs;
-	int64_t e, kp, j, k, t;
+	int64_t e, kp, k, t;
 
 	for (e = 0; e < A * A; e++) {
 		const float *ve = V + e * C * ldv;
@@ -597,15 +654,15 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 			const float *up = ug + (e * w->kp + kp) * C * MR;
 			float *mp = Mb + (e * kbp + (kp - kp0) * MR) * ldv;
 			if (w->avx512) {
-				strips512(C, up, ve, ldv, mp, n);
+				strips512(w->pf, C, up, ve, ldv, mp, n);
 				continue;
 			}
-			for (j = 0; j < n16; j += 16)
-				ukr(2, C, up, ve + j, ldv, mp + j, ldv);
-			if (n - n16 > 8)
-				ukr(2, C, up, ve + j, ldv, mp + j, ldv);
-			else if (n > n16)
-				ukr(1, C, up, ve + j, ldv, mp + j, ldv);
+			if (w->pf == 1)
+				strips(1, C, up, ve, ldv, mp, n, n16);
+			else if (w->pf == 2)
+				strips(2, C, up, ve, ldv, mp, n, n16);
+			else
+				strips(0, C, up, ve, ldv, mp, n, n16);
 		}
 	}
 	for (k = k0; k < k1; k++) {
@@ -717,9 +774,11 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 	int64_t tb = aoe_sched_get(s, "wino_tb", 0);
 	int64_t kb = aoe_sched_get(s, "wino_kb", 0), jobs;
 	int par = (int)aoe_sched_get(s, "batch_par", -1), outer;
+	int pf = (int)aoe_sched_get(s, "wino_pf", -1);
 
 	w->m = m;
 	w->a = m + 2;
+	w->pf = pf >= 0 && pf <= 2 ? pf : 1;
 	w->cg = p->c / p->group;
 	w->mg = p->k / p->group;
 	w->kp = ceildiv(w->mg, MR);
@@ -851,7 +910,7 @@ int
 aoe_space_wino(aoe_space *sp, int live, int m, int64_t k, int64_t oh,
     int64_t ow)
 {
-	static const int64_t ms[] = { 2, 4 };
+	static const int64_t ms[] = { 2, 4 }, pfv[] = { -1, 0, 1, 2 };
 	int64_t tv[8], kv[8], nt = ceildiv(oh, 2) * ceildiv(ow, 2), v;
 	int ntv = 0, nkv = 0;
 
@@ -876,7 +935,10 @@ aoe_space_wino(aoe_space *sp, int live, int m, int64_t k, int64_t oh,
 	if (aoe_space_add(sp, "wino_tb", ntv, tv, "winograd tiles per block, "
 	    "algo=5 (0: auto, fits L2)") < 0 ||
 	    aoe_space_add(sp, "wino_kb", nkv, kv, "winograd output channels "
-	    "per block, algo=5 (0: auto)") < 0)
+	    "per block, algo=5 (0: auto)") < 0 ||
+	    aoe_space_add(sp, "wino_pf", live ? 4 : 1, pfv, "winograd "
+	    "prefetch of the weights, algo=5 (-1 auto, 0 none, 1 L1, "
+	    "2 L2)") < 0)
 		return -AOE_EINTERNAL;
 	return 0;
 }
