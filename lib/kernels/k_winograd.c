@@ -566,6 +566,25 @@ store_row(const int M, const __m256 *o, float *y, int64_t cols)
 }
 
 /*
+ * cols (at most 32) floats from s to d, in registers: a call of memcpy
+ * for each row of a group of tiles that straddles rows of tiles cost
+ * more than the copy (on 54x54 planes, 14 tiles a row, most groups do).
+ */
+static inline __attribute__((always_inline)) void
+copy_row(float *d, const float *s, int64_t cols)
+{
+	int64_t i;
+
+	for (i = 0; i + 8 <= cols; i += 8)
+		_mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+	if (i < cols) {
+		__m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols -
+		    i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		_mm256_maskstore_ps(d + i, m, _mm256_maskload_ps(s + i, m));
+	}
+}
+
+/*
  * The output transform of tiles [t, t + lanes) (lanes <= 8) of one
  * output channel, from ms (transform element e at ms + e*es): bias bv,
  * the fused Relu or Clip, and the stores into the plane y, row by row of
@@ -624,7 +643,7 @@ out_group(const int M, const wctx *w, const float *ms, int64_t es, float bv,
 			if ((th + j) * M + r >= p->oh)
 				continue;
 			off = ((th + j) * M + r) * p->ow + tw * M;
-			memcpy(y + off, tmp + l0 * M, sizeof(float) * cols);
+			copy_row(y + off, tmp + l0 * M, cols);
 			if (w->epi)
 				aoe_epi_row(&w->e, ko, y + off,
 				    d ? d + off : NULL, cols);
