@@ -996,14 +996,15 @@ conv_default_algo(const conv_geom *g)
 	/*
 	 * Winograd beats the implicit GEMM 1.3x to 2x from 4 channels and
 	 * 6x6 planes up (3x3, unit strides), timed alone.  In a model its
-	 * weights, four times the direct ones, come from memory, and each
-	 * 6x6 tile uses them once: below 8 tiles a plane (resnet18's 7x7
-	 * layer4) the implicit GEMM wins there, the whole model 5% faster
-	 * at 1 thread and 3% at 2 (Zen 5).
+	 * weights, four times the direct ones (F(2,3): 16/9), come from
+	 * memory.  Until U was prefetched (wino_pf) the implicit GEMM won
+	 * on planes of fewer than 8 F(4,3) tiles (7x7); since, F(2,3) on
+	 * resnet18's 512>512 @7 takes 0.82x the time at 1 and 2 threads in
+	 * the model (per-node minima, Zen 5), resnet50's 0.80x
+	 * (bench/results/wino-pf-20261205.txt).
 	 */
 	if (is_wino(g) && g->cg >= 4 && g->mg >= 8 && g->out[1] >= 6 &&
-	    g->out[2] >= 6 && ceildiv(g->out[1], 4) * ceildiv(g->out[2], 4) >=
-	    8)
+	    g->out[2] >= 6)
 		return ALGO_WINOGRAD;
 	/*
 	 * The direct blocked convolution, its reorders included, on
