@@ -220,6 +220,12 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	    _mm256_setzero_ps();
 	for (r = 0; r < MR; r++)
 		_mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+	/* The residual, as in zkr_gen. */
+	if (d != NULL)
+		for (r = 0; r < MR; r++)
+			for (int v = 0; v < NV; v += 2)
+				_mm_prefetch((const char *)(d + r * ldc +
+				    8 * v), _MM_HINT_T0);
 #pragma GCC unroll 4
 	for (p = 0; p < kc; p++) {
 		b0 = _mm256_loadu_ps(b);
@@ -398,6 +404,17 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 
 	for (r = 0; r < MR; r++)
 		_mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+	/*
+	 * The residual the epilogue adds: MR rows a plane apart, the
+	 * tile's width each, from L3 or memory; asked for now, they come
+	 * while the loop runs (64>256 @56 with its residual, warm, 1
+	 * thread: 0.8x the time).
+	 */
+	if (d != NULL)
+		for (r = 0; r < MR; r++)
+			for (int v = 0; v < NV; v++)
+				_mm_prefetch((const char *)(d + r * ldc +
+				    16 * v), _MM_HINT_T0);
 #pragma GCC unroll 4
 	for (p = 0; p < kc; p++) {
 		b0 = _mm512_loadu_ps(b);
