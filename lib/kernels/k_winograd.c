@@ -227,9 +227,8 @@ typedef struct wctx {
 	const float *u;
 	int64_t ugs;			/* U's group stride */
 	int pf;				/* U's prefetch: 0, 1 to L1, 2 to L2 */
-	/* Inside a job: the job, its V, channel chunks. */
-	int64_t job, nch;
-	float *V;
+	/* Inside a job: the threads over its output channel blocks. */
+	int64_t nsplit;
 	_Atomic int fail;		/* a buffer could not be had */
 } wctx;
 
@@ -733,7 +732,16 @@ do_kblock(const wctx *w, int64_t job, int64_t kbi, const float *V, float *Mb)
 		kblock(4, w, b, gi, t0, n, k0, k1, V, Mb);
 }
 
-/* Threads over jobs: job c whole, in the thread's own buffers. */
+/*
+ * Chunk c: part c % nsplit of job c / nsplit's output channel blocks, in
+ * the thread's own buffers.  Threads go over the jobs (nsplit 1) or
+ * inside them, each transforming the job's input into a V of its own.  Threads that shared one V (the input transform split by
+ * channels, a barrier, then the output channel blocks) ran 1.15-1.3x
+ * slower at 2 threads on an AMD EPYC Zen 5 (bench/convb, cold and warm:
+ * 256>256 @14 0.77-0.88x, 512>512 @7 0.85x, 128>128 @14 0.74-0.8x,
+ * 48>192 @13 0.85-0.9x): the V one thread wrote, the other read from
+ * its cache, and the barrier waited for the slower.
+ */
 static void
 job_chunk(void *ctx, int64_t c, int tid)
 {
@@ -741,46 +749,20 @@ job_chunk(void *ctx, int64_t c, int tid)
 	float *V = aoe_sgemm_tlbuf(0, v_floats(w));
 	float *Mb = aoe_sgemm_tlbuf(1, m_floats(w));
 	float *P = aoe_sgemm_tlbuf(2, p_floats(w));
-	int64_t i;
+	int64_t i, job = c / w->nsplit, part = c % w->nsplit;
+	int64_t k0 = aoe_chunk_lo(w->nkb, w->nsplit, part);
+	int64_t k1 = aoe_chunk_lo(w->nkb, w->nsplit, part + 1);
 
 	if (V == NULL || Mb == NULL || P == NULL) {
 		w->fail = 1;
 		return;
 	}
+	if (k0 >= k1)
+		return;
 	for (i = 0; i < w->cg; i++)
-		do_input(w, c, i, P, V);
-	for (i = 0; i < w->nkb; i++)
-		do_kblock(w, c, i, V, Mb);
-}
-
-/* Threads inside a job: the input transform of channel chunk c. */
-static void
-input_chunk(void *ctx, int64_t c, int tid)
-{
-	wctx *w = ctx;
-	float *P = aoe_sgemm_tlbuf(2, p_floats(w));
-	int64_t i, i1 = aoe_chunk_lo(w->cg, w->nch, c + 1);
-
-	if (P == NULL) {
-		w->fail = 1;
-		return;
-	}
-	for (i = aoe_chunk_lo(w->cg, w->nch, c); i < i1; i++)
-		do_input(w, w->job, i, P, w->V);
-}
-
-/* Threads inside a job: output channel block c. */
-static void
-kblock_chunk(void *ctx, int64_t c, int tid)
-{
-	wctx *w = ctx;
-	float *Mb = aoe_sgemm_tlbuf(1, m_floats(w));
-
-	if (Mb == NULL) {
-		w->fail = 1;
-		return;
-	}
-	do_kblock(w, w->job, c, w->V, Mb);
+		do_input(w, job, i, P, V);
+	for (i = k0; i < k1; i++)
+		do_kblock(w, job, i, V, Mb);
 }
 
 /*
@@ -901,18 +883,9 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	}
 	w.u = u;
 	w.ugs = w.a * w.a * w.kp * w.cg * MR;
-	w.nch = aoe_nchunks(w.cg, nthreads);
 	jobs = p->n * p->group * w.nblk;
-	if (outer)
-		aoe_parallel(nthreads, jobs, job_chunk, &w);
-	else if ((w.V = aoe_sgemm_tlbuf(0, v_floats(&w))) == NULL)
-		w.fail = 1;
-	else
-		/* Each phase ends when every chunk has. */
-		for (w.job = 0; w.job < jobs && !w.fail; w.job++) {
-			aoe_parallel(nthreads, w.nch, input_chunk, &w);
-			aoe_parallel(nthreads, w.nkb, kblock_chunk, &w);
-		}
+	w.nsplit = outer ? 1 : max64(1, min64(nthreads, w.nkb));
+	aoe_parallel(nthreads, jobs * w.nsplit, job_chunk, &w);
 	fail = w.fail;
 	free(uown);
 	if (fail)
