@@ -680,6 +680,7 @@ struct planes_ctx {
 	const conv_planes *pl;
 	const float *x;
 	int64_t nch;
+	int64_t h0, h1;		/* the padded rows to copy */
 };
 
 /* Channels of a chunk into their planes. */
@@ -694,7 +695,7 @@ planes_chunk(void *arg, int64_t ch, int tid)
 
 	for (ci = lo; ci < hi; ci++)
 		for (z = 0; z < pl->dp; z++)
-			for (h = 0; h < pl->hp; h++) {
+			for (h = c->h0; h < c->h1; h++) {
 				id = z - g->pb[0];
 				ih = h - g->pb[1];
 				planes_row(g, pl, id >= 0 && id < g->in[0] &&
@@ -724,10 +725,37 @@ planes_fill(const conv_geom *g, const float *x, float *buf, int nth,
 	c.g = g;
 	c.pl = pl;
 	c.x = x;
+	c.h0 = 0;
+	c.h1 = pl->hp;
 	if (nth > 1 && n < 65536)
 		nth = 1;
 	c.nch = aoe_nchunks(g->cg, nth);
 	aoe_parallel(nth, c.nch, planes_chunk, &c);
+}
+
+/*
+ * Fill pl in buf with the padded rows that the output positions [j0, j1)
+ * of a 2-D Conv read, on the calling thread: the rest of buf is not
+ * written (and not read by those positions' packer).
+ */
+static void
+planes_fill_cols(const conv_geom *g, const float *x, float *buf, int64_t j0,
+    int64_t j1, conv_planes *pl)
+{
+	struct planes_ctx c;
+	int64_t oy0 = j0 / g->out[2], oy1 = (j1 - 1) / g->out[2];
+
+	planes_geom(g, pl);
+	pl->p = buf + PLANES_SLACK;
+	memset(buf, 0, sizeof(float) * PLANES_SLACK);
+	memset(pl->p + g->cg * pl->cs, 0, sizeof(float) * PLANES_SLACK);
+	c.g = g;
+	c.pl = pl;
+	c.x = x;
+	c.nch = 1;
+	c.h0 = oy0 * g->s[1];
+	c.h1 = min64(pl->hp, oy1 * g->s[1] + (g->k[1] - 1) * g->d[1] + 1);
+	planes_chunk(&c, 0, 0);
 }
 
 /*
@@ -1906,6 +1934,7 @@ struct colsplit_ctx {
 	const aoe_sched *s;
 	int64_t nparts;
 	int fail;
+	int own_planes;		/* each thread copies its own rows */
 };
 
 static void
@@ -1917,9 +1946,24 @@ colsplit_chunk(void *arg, int64_t c, int tid)
 	int64_t hi = min64(n, aoe_chunk_lo(nv, cs->nparts, c + 1) * 8);
 	aoe_gemm_ex x = *cs->xe;
 	packb_ctx p = *cs->pc;
+	conv_planes pl;
 
 	if (lo >= hi)
 		return;
+	if (cs->own_planes) {
+		/*
+		 * The padded copy of the rows this thread's columns read,
+		 * in a buffer of its own: copied by the threads that read
+		 * them, no barrier and no rows from another core's cache.
+		 */
+		float *buf = aoe_sgemm_tlbuf(3, (size_t)planes_floats(p.g));
+		/* A buffer that cannot be had: the in-place packer. */
+		if (buf != NULL) {
+			planes_fill_cols(p.g, p.x, buf, lo, hi, &pl);
+			p.pl = &pl;
+			x.packb = conv_packb_planes;
+		}
+	}
 	p.j0 = lo;
 	x.ctx = &p;
 	x.n = hi - lo;
@@ -2133,6 +2177,21 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		ctx.fail = &fail;
 		xe.packb = conv_packb;
 		xe.ctx = &ctx;
+		if (nth > 1 && conv_split_cols(cg, k->sched, nth)) {
+			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0,
+			    conv_planes_on(cg, k->sched) && cg->nsp == 2 };
+			if (cs.own_planes == 0 && conv_planes_on(cg, k->sched)) {
+				float *buf = aoe_sgemm_tlbuf(3,
+				    (size_t)planes_floats(cg));
+				if (buf != NULL) {
+					planes_fill(cg, xg, buf, nth, &pl);
+					ctx.pl = &pl;
+					xe.packb = conv_packb_planes;
+				}
+			}
+			aoe_parallel(nth, nth, colsplit_chunk, &cs);
+			return cs.fail || fail ? -1 : 0;
+		}
 		if (conv_planes_on(cg, k->sched)) {
 			/* A buffer that cannot be had: the in-place packer. */
 			float *buf = aoe_sgemm_tlbuf(3,
@@ -2142,11 +2201,6 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 				ctx.pl = &pl;
 				xe.packb = conv_packb_planes;
 			}
-		}
-		if (nth > 1 && conv_split_cols(cg, k->sched, nth)) {
-			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0 };
-			aoe_parallel(nth, nth, colsplit_chunk, &cs);
-			return cs.fail || fail ? -1 : 0;
 		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
