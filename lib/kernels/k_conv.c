@@ -937,6 +937,52 @@ is_pointwise(const conv_geom *g)
 	return 1;
 }
 
+/*
+ * A 1x1 Conv with strides and no padding (resnets' downsampling): its
+ * column matrix is its input subsampled, and no padded copy is needed.
+ */
+static int
+is_pointwise_strided(const conv_geom *g)
+{
+	int i;
+
+	if (g->ksz != 1 || is_pointwise(g))
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (g->pb[i] != 0 || g->pe[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* Channels [lo, hi) of the subsampled input of such a Conv. */
+struct sub_ctx {
+	const conv_geom *g;
+	const float *x;
+	float *buf;
+	int64_t nch;
+};
+
+static void
+sub_chunk(void *arg, int64_t ch, int tid)
+{
+	const struct sub_ctx *c = arg;
+	const conv_geom *g = c->g;
+	int64_t lo = aoe_chunk_lo(g->cg, c->nch, ch);
+	int64_t hi = aoe_chunk_lo(g->cg, c->nch, ch + 1), ci, z, y, x;
+
+	for (ci = lo; ci < hi; ci++)
+		for (z = 0; z < g->out[0]; z++)
+			for (y = 0; y < g->out[1]; y++) {
+				const float *src = c->x + ci * g->insz +
+				    (z * g->s[0] * g->in[1] + y * g->s[1]) *
+				    g->in[2];
+				float *dst = c->buf + ci * g->outsz +
+				    (z * g->out[1] + y) * g->out[2];
+				for (x = 0; x < g->out[2]; x++)
+					dst[x] = src[x * g->s[2]];
+			}
+}
+
 /* Whether Winograd applies: 2-D, 3x3, unit strides and dilations. */
 static int
 is_wino(const conv_geom *g)
@@ -2170,6 +2216,30 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 			return -1;
 		return 0;
 	case ALGO_IMPLICIT:
+		/*
+		 * A strided 1x1 Conv, planes at auto: the input subsampled
+		 * (a quarter of it at stride 2), then the plain GEMM on it
+		 * as on a pointwise Conv, against the packer gathering the
+		 * strided columns itself: AMD EPYC Zen 5, bench/convb, cold,
+		 * 64>128 @56 /2 0.65x the time at 1 thread, 256>512 @56 /2
+		 * 0.9x at 1 and 2 threads, 512>1024 @28 /2 and 1024>2048
+		 * @14 /2 even (bench/results/wino-pf-20261205.txt).
+		 */
+		if (is_pointwise_strided(cg) &&
+		    aoe_sched_get(k->sched, "planes", -1) == -1) {
+			float *buf = aoe_sgemm_tlbuf(3, (size_t)(cg->cg *
+			    cg->outsz));
+			if (buf != NULL) {
+				struct sub_ctx sc = { cg, xg, buf,
+				    aoe_nchunks(cg->cg, cg->cg * cg->outsz >=
+				    65536 ? nth : 1) };
+				aoe_parallel(nth, sc.nch, sub_chunk, &sc);
+				xe.b = buf;
+				xe.ldb = cg->outsz;
+				return aoe_sgemm_ex(&xe, nth, k->sched) < 0 ?
+				    -1 : 0;
+			}
+		}
 		ctx.g = cg;
 		ctx.x = xg;
 		ctx.pl = NULL;
