@@ -10,8 +10,10 @@
  * The register-blocked kernel (dw_rows=2) is tested the same way over
  * 3x3 and 5x5 kernels, strides 1 and 2, channels 1..67, any pads, its
  * pass shapes (dw_oh, dw_ow) and every epilogue (SiLU and GELU too).
- * With DWCONV_BENCH set it also times the MobileNet and EfficientNet
- * layers under each kernel.
+ * The flat kernel (dw_rows=3) and the channels-in-lanes one (dw_rows=4,
+ * any kernel up to 64 taps, strides 1 to 3, dilations, multipliers) are
+ * tested the same way.  With DWCONV_BENCH set it also times the
+ * MobileNet and EfficientNet layers under each kernel.
  */
 #include <float.h>
 #include <math.h>
@@ -868,14 +870,24 @@ main(void)
 		s.sh = s.sw = 2;
 		s.pt = s.pl = s.pb = s.pr = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 0,
-		    "dw_rows=2 takes 3x3 stride 2, but the default does not");
+		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 4,
+		    "dw_rows=2 takes 3x3 stride 2 (5x5 output), but the "
+		    "default is dw_rows=4");
+		s.h = s.w = 112;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == 0, "3x3 stride 2 from 112x112 runs "
+		    "dw_rows=0 by default");
+		s.h = s.w = 56;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 4 : 0), "3x3 stride 2 "
+		    "from 56x56 runs dw_rows=%d by default",
+		    aoe_cpu_avx512() ? 4 : 0);
 		s.h = s.w = 7;
 		s.sh = s.sw = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 3 : 2) &&
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 4 : 2) &&
 		    aoe_dw_flat_ok(&g), "3x3 stride 1 on a 7x7 plane runs "
-		    "dw_rows=%d by default", aoe_cpu_avx512() ? 3 : 2);
+		    "dw_rows=%d by default", aoe_cpu_avx512() ? 4 : 2);
 		s.h = s.w = 9;
 		s.kh = s.kw = 7;
 		s.sh = s.sw = 2;

@@ -630,9 +630,22 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
 int
 aoe_dw_auto(const aoe_conv_geom *g)
 {
+	int avx512 = aoe_cpu_avx512();
+
+	/*
+	 * The channels-in-lanes kernel (dw_rows=4, below): at stride 2 on
+	 * outputs up to 28 wide (AVX-512) or 16 (AVX2), and under AVX-512
+	 * on planes 8 wide or less at stride 1.  Its figures are by
+	 * aoe_dw_lanes.
+	 */
+	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
+	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
+	    g->out[2] <= (avx512 ? 28 : 16)) || (avx512 && g->s[1] == 1 &&
+	    g->out[2] <= 8)))
+		return 4;
 	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
 		return 0;
-	if (!aoe_cpu_avx512())
+	if (!avx512)
 		return g->k[1] == 5 || g->out[2] <= 8 ? 2 : 0;
 	return g->k[1] == 3 && g->out[2] <= 8 && aoe_dw_flat_ok(g) ? 3 : 2;
 }
