@@ -23,9 +23,11 @@
  * where aoe_cpu_avx512() allows), and for dw_rows=2 "dw_oh" and "dw_ow"
  * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
  * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 and for
- * planes 8 wide or less only; on AVX-512 3x3 on planes 8 wide or less
- * runs the third kernel, dw_rows=3, flat, below) and k_conv.c's
- * 8-channel kernel at stride 2.
+ * planes 8 wide or less only; on AVX-512 planes 8 wide or less run the
+ * fourth kernel, dw_rows=4, channels in the lanes, last in this file),
+ * dw_rows=4 at stride 2 on outputs up to 28 wide (AVX-512) or 16
+ * (AVX2), and k_conv.c's 8-channel kernel at stride 2 on larger ones.
+ * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -625,7 +627,9 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * 1.1x to 4x (a tap there is a load a FMA, with no reuse across rows,
  * and at stride 2 its copy costs), and under AVX2 (8-float vectors) on
  * 7x7 too (52 against 42 us).  See bench/results/dw-20261204.txt and
- * mb-20261204.txt.
+ * mb-20261204.txt.  The channels-in-lanes kernel (dw_rows=4) then took
+ * stride 2 on outputs up to 28 wide and, on AVX-512, planes 8 wide or
+ * less (figures at aoe_dw_lanes; bench/results/mv-20261205.txt).
  */
 int
 aoe_dw_auto(const aoe_conv_geom *g)
@@ -1786,6 +1790,23 @@ dl_chunk(void *arg, int64_t c, int tid)
 	}
 }
 
+/*
+ * Measured (tests/unit-dwconv with DWCONV_BENCH=1 DWCONV_ACT=2, Clip
+ * fused, 1 thread, CPU time, medians of 15 interleaved rounds, a
+ * loaded Zen 5), us, dw_rows=4 at 16 lanes against the previous
+ * default: AVX-512, stride 2: 576 @14 3x3 23.3 against 35.6, 672 @14
+ * 5x5 43.1 against 67.8, 192 @28 3x3 27.4 against 31.2, 240 @28 3x3
+ * 37.4 against 39.0, 144 @56 5x5 139.4 against 152.6, 144 @56 3x3 86.6
+ * against 89.2; 96 @112 3x3 234.7 against 207.0 for the 8-channel
+ * kernel (that one stays); stride 1 on 7x7 planes: 960 3x3 30.3
+ * against 34.1 (dw_rows=3), 1152 3x3 35.9 against 41.2, 1152 5x5 61.6
+ * against 75.0 (dw_rows=2), 960 5x5 51.5 against 62.1; on 14x14 and
+ * larger at stride 1 it ties or loses (384 @14 3x3 34.3 against 32.2,
+ * 240 @28 5x5 163.6 against 115.7).  AVX2 (8 lanes): stride 2 576 @14
+ * 33.6 against 40.1, 672 @14 5x5 60.6 against 74.0, @28 even (34.0
+ * against 34.6), @56 and @112 1.1x to 1.4x slower; stride 1 @7 5%
+ * slower than dw_rows=2.
+ */
 int
 aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
