@@ -1312,9 +1312,10 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 		rows[nr++] = 3;
 	rows[nr++] = 4;
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
-	    "algo=4: -1 auto (at stride 1: AVX-512 3 for 3x3 on planes "
-	    "8 wide or less, else 2 where it applies; AVX2 2 for 5x5 and "
-	    "planes 8 wide or less; else 0), 0 the NCHW plane "
+	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: 4 on outputs up "
+	    "to 28 wide on AVX-512, 16 on AVX2, else 0; at stride 1: "
+	    "AVX-512 4 on planes 8 wide or less, else 2; AVX2 2 for 5x5 "
+	    "and planes 8 wide or less, else 0), 0 the NCHW plane "
 	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
 	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
 	    "in place under edge masks (3x3 and 5x5, strides 1 and 2), 3 "
