@@ -3,7 +3,8 @@
  * by the graph's passes as in a ResNet) under several schedules,
  * interleaved, for choosing the defaults of the GEMM-based algorithms.
  *
- *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] SHAPE [SCHED...]
+ *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] [-g groups]
+ *       SHAPE [SCHED...]
  *
  * SHAPE is Cin>Cout@H[/k][/s] (H the input's height and width, k the
  * square kernel, default 1, s the stride, default 1; the padding is k/2),
@@ -14,7 +15,8 @@
  * (a 64 MB buffer is written, then the input read back), so that the
  * weights come from memory as in a model whose weights exceed the L3,
  * and the input from the cache as when the previous node wrote it.
- * -a adds the residual Add.  Prints each variant's minimum and median
+ * -a adds the residual Add; -g sets the Conv's groups (-g 0: Cin, a
+ * depthwise Conv, e.g. -g 0 '96>96@112/3/2').  Prints each variant's minimum and median
  * (microseconds), GFLOP/s at the minimum and the median over the
  * rounds of its time over the first variant's (x); -c times by the process's
  * CPU time (1 thread on a loaded machine).  convb-sim is convb on
@@ -48,6 +50,7 @@ int
 main(int argc, char **argv)
 {
 	int nthreads = 1, rounds = 15, warm = 0, resid = 0, ch, i, r, nv;
+	int grp = 1;
 	int c, m, h, k = 1, s = 1, oh, in[3], y, z, rr, ai[2];
 	double t[MAXV][64], rt[MAXV], fl;
 	aoe_sched sc[MAXV];
@@ -59,25 +62,31 @@ main(int argc, char **argv)
 	float *x, *yp;
 	int64_t xn, yn;
 
-	while ((ch = getopt(argc, argv, "t:r:wca")) != -1)
+	while ((ch = getopt(argc, argv, "t:r:wcag:")) != -1)
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'w': warm = 1; break;
 		case 'c': bench_clk = CLOCK_PROCESS_CPUTIME_ID; break;
 		case 'a': resid = 1; break;
+		case 'g': grp = atoi(optarg); break;
 		default:
 		usage:
 			fprintf(stderr, "usage: convb [-t threads] [-r rounds] "
-			    "[-w] [-c] [-a] Cin>Cout@H[/k][/s] [sched...]\n");
+			    "[-w] [-c] [-a] [-g groups] Cin>Cout@H[/k][/s] "
+			    "[sched...]\n");
 			return 2;
 		}
 	if (optind >= argc || rounds < 1 || rounds > 64)
 		goto usage;
 	if (sscanf(argv[optind], "%d>%d@%d/%d/%d", &c, &m, &h, &k, &s) < 3)
 		goto usage;
+	if (grp == 0)
+		grp = c;
+	if (grp < 1 || c % grp != 0 || m % grp != 0)
+		goto usage;
 	oh = (h + 2 * (k / 2) - k) / s + 1;
-	fl = 2.0 * c * m * k * k * oh * oh;
+	fl = 2.0 * c / grp * m * k * k * oh * oh;
 
 	g = aoe_graph_new("convb");
 	g->opset = 17;
@@ -85,7 +94,7 @@ main(int argc, char **argv)
 	g->outputs = aoe_xcalloc(1, sizeof(int));
 	in[0] = bench_input(g, "x", 0, 4, (int64_t[]){ 1, c, h, h }, -0.1,
 	    0.1);
-	in[1] = bench_input(g, "w", 1, 4, (int64_t[]){ m, c, k, k }, -0.1,
+	in[1] = bench_input(g, "w", 1, 4, (int64_t[]){ m, c / grp, k, k }, -0.1,
 	    0.1);
 	in[2] = bench_input(g, "b", 1, 1, (int64_t[]){ m }, -0.1, 0.1);
 	y = aoe_graph_tensor(g, "y");
@@ -93,6 +102,7 @@ main(int argc, char **argv)
 	ints_attr(&g->nodes[i], "kernel_shape", 2, k);
 	ints_attr(&g->nodes[i], "strides", 2, s);
 	ints_attr(&g->nodes[i], "pads", 4, k / 2);
+	aoe_node_add_attr(&g->nodes[i], "group", AOE_A_INT)->i = grp;
 	if (resid) {
 		rr = bench_input(g, "res", 0, 4, (int64_t[]){ 1, m, oh, oh },
 		    -0.1, 0.1);

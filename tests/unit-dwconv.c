@@ -10,8 +10,10 @@
  * The register-blocked kernel (dw_rows=2) is tested the same way over
  * 3x3 and 5x5 kernels, strides 1 and 2, channels 1..67, any pads, its
  * pass shapes (dw_oh, dw_ow) and every epilogue (SiLU and GELU too).
- * With DWCONV_BENCH set it also times the MobileNet and EfficientNet
- * layers under each kernel.
+ * The flat kernel (dw_rows=3) and the channels-in-lanes one (dw_rows=4,
+ * any kernel up to 64 taps, strides 1 to 3, dilations, multipliers) are
+ * tested the same way.  With DWCONV_BENCH set it also times the
+ * MobileNet and EfficientNet layers under each kernel.
  */
 #include <float.h>
 #include <math.h>
@@ -138,7 +140,7 @@ static const int actkind[] = { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP,
 /*
  * The kernel run_case runs: reg = 0 the row kernel (dw_rows=1), 1 the
  * register-blocked one (dw_rows=2) at pass shape reg_oh, reg_ow, 2 the
- * flat one (dw_rows=3).
+ * flat one (dw_rows=3), 3 the channels-in-lanes one (dw_rows=4).
  */
 static int reg, reg_oh, reg_ow;
 
@@ -171,6 +173,9 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	reference(&g, x, w, bias, &a, add, r);
 	if (reg == 2) {
 		if (aoe_dw_flat(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
+			ok_ = 0;
+	} else if (reg == 3) {
+		if (aoe_dw_lanes(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
 			ok_ = 0;
 	} else if (reg ? aoe_dw_reg(&g, x, w, bias, &a, add, y, vw, reg_oh, reg_ow,
 	    nthreads) < 0 : aoe_dw_rows(&g, x, w, bias, &a, add, y, vw,
@@ -265,7 +270,8 @@ bench(void)
 	static const int64_t cfg[][5] = { { 0, 0, 0, 0 }, { 1, 16, 0, 0 },
 	    { 2, 0, 0, 0 }, { 2, 8, 0, 0 }, { 2, 16, 1, 1 }, { 2, 16, 2, 1 },
 	    { 2, 16, 4, 1 }, { 2, 16, 2, 2 }, { 2, 16, 4, 2 }, { 3, 8, 0, 0 },
-	    { 3, 16, 0, 0 }, { -1, 0, 0, 0 } };
+	    { 3, 16, 0, 0 }, { 4, 8, 0, 0 }, { 4, 16, 0, 0 },
+	    { -1, 0, 0, 0 } };
 	enum { NC = sizeof(cfg) / sizeof(cfg[0]) };
 	unsigned k;
 	int th = getenv("DWCONV_THREADS") ? atoi(getenv("DWCONV_THREADS")) : 1;
@@ -641,6 +647,122 @@ main(void)
 		    worst);
 		reg = 0;
 	}
+	/*
+	 * The channels-in-lanes kernel (dw_rows=4): the model shapes, then
+	 * random shapes (kernels 1x1 to 7x7 and not only square, strides 1
+	 * to 3, dilations, pads up to the kernel's size, channels 1..67,
+	 * multipliers, batches).
+	 */
+	{
+		static const int64_t L[][5] = { { 96, 112, 3, 2, 1 },
+		    { 144, 56, 5, 2, 2 }, { 576, 14, 3, 2, 1 },
+		    { 67, 14, 5, 2, 2 }, { 960, 7, 3, 1, 1 },
+		    { 33, 7, 5, 1, 2 }, { 17, 14, 3, 1, 1 },
+		    { 20, 9, 3, 2, 1 }, { 40, 28, 5, 1, 2 },
+		    { 72, 56, 5, 2, 2 }, { 240, 28, 3, 2, 1 } };
+		unsigned k;
+		reg = 3;
+		bad = nc = 0;
+		worst = 0;
+		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
+			for (vw = 8; vw <= 16; vw += 8) {
+				spec s = { 1, L[k][0], 1, L[k][1], L[k][1],
+				    L[k][2], L[k][2], L[k][3], L[k][3], 1, 1,
+				    L[k][4], L[k][4], L[k][4], L[k][4],
+				    (int)((k + vw / 8) % 7), (int)(k & 1),
+				    (int)(k % 3 == 0), 1 };
+				nc++;
+				if (!run_case(&s, vw, 1 + (int)(k & 1), &e)) {
+					bad++;
+					printf("# mismatch: c=%lld hw=%lld k=%lld "
+					    "s=%lld vw=%d error %.3g\n",
+					    (long long)s.c, (long long)s.h,
+					    (long long)s.kh, (long long)s.sh, vw,
+					    e);
+				}
+				if (e > worst)
+					worst = e;
+			}
+		ok(bad == 0, "dw_rows=4: %d model shapes (widths 8 and 16) "
+		    "match the reference, worst error %.2g", nc, worst);
+		bad = nc = 0;
+		worst = 0;
+		for (i = 0; i < 300; i++) {
+			spec s;
+			memset(&s, 0, sizeof(s));
+			s.n = 1 + (frand() > 0.7f);
+			s.c = 1 + (int64_t)((frand() + 1) / 2 * 67) % 67;
+			s.mult = frand() > 0.85f ? 2 : 1;
+			s.h = frand() > 0.5f ? pick(sizes, 13) :
+			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+			s.w = frand() > 0.5f ? pick(sizes, 13) :
+			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+			s.kh = 1 + (int64_t)((frand() + 1) / 2 * 7) % 7;
+			s.kw = frand() > 0.7f ? 1 + (int64_t)((frand() + 1) /
+			    2 * 7) % 7 : s.kh;
+			s.sh = pick(strides, 5);
+			s.sw = frand() > 0.8f ? pick(strides, 5) : s.sh;
+			s.dh = frand() > 0.85f ? 2 : 1;
+			s.dw = frand() > 0.85f ? 2 : 1;
+			s.pt = (int64_t)((frand() + 1) / 2 * (s.kh + 1)) %
+			    (s.kh + 1);
+			s.pl = (int64_t)((frand() + 1) / 2 * (s.kw + 1)) %
+			    (s.kw + 1);
+			s.pb = (int64_t)((frand() + 1) / 2 * (s.kh + 1)) %
+			    (s.kh + 1);
+			s.pr = (int64_t)((frand() + 1) / 2 * (s.kw + 1)) %
+			    (s.kw + 1);
+			s.act = (int)((frand() + 1) / 2 * 7) % 7;
+			s.affine = frand() > 0.6f;
+			s.add = frand() > 0.6f;
+			s.bias = frand() > 0.3f;
+			geom_of(&s, &g);
+			if (g.out[1] < 1 || g.out[2] < 1 ||
+			    !aoe_dw_rows_ok(&g)) {
+				i--;
+				continue;
+			}
+			for (vw = 8; vw <= 16; vw += 8)
+				for (th = 1; th <= 2; th++) {
+					nc++;
+					if (!run_case(&s, vw, th, &e)) {
+						bad++;
+						printf("# mismatch: n=%lld c=%lld "
+						    "x%lld %lldx%lld k=%lldx%lld "
+						    "s=%lld,%lld d=%lld,%lld "
+						    "p=%lld,%lld,%lld,%lld "
+						    "act=%s affine=%d add=%d "
+						    "bias=%d vw=%d threads=%d "
+						    "error %.3g\n",
+						    (long long)s.n,
+						    (long long)s.c,
+						    (long long)s.mult,
+						    (long long)s.h,
+						    (long long)s.w,
+						    (long long)s.kh,
+						    (long long)s.kw,
+						    (long long)s.sh,
+						    (long long)s.sw,
+						    (long long)s.dh,
+						    (long long)s.dw,
+						    (long long)s.pt,
+						    (long long)s.pl,
+						    (long long)s.pb,
+						    (long long)s.pr,
+						    actname[s.act], s.affine,
+						    s.add, s.bias, vw, th, e);
+					}
+					if (e > worst)
+						worst = e;
+				}
+		}
+		ok(bad == 0, "dw_rows=4: %d random cases (channels 1..67, "
+		    "multipliers, kernels up to 7x7, strides 1 to 3, "
+		    "dilations, pads up to the kernel, every epilogue, widths "
+		    "8 and 16, 1 and 2 threads) match the reference, worst "
+		    "error %.2g", nc, worst);
+		reg = 0;
+	}
 	/* Through Conv's space: each dw schedule gives the same output. */
 	{
 		static const int64_t L[][4] = { { 17, 23, 3, 1 },
@@ -650,7 +772,8 @@ main(void)
 		    { 4, -1, 0, 0, 0 }, { 4, 2, 0, 0, 0 },
 		    { 4, 2, 8, 2, 1 }, { 4, 2, 16, 4, 2 },
 		    { 4, 2, 16, 1, 2 }, { 4, 3, 0, 0, 0 }, { 4, 3, 8, 0, 0 },
-		    { 4, 3, 16, 0, 0 } };
+		    { 4, 3, 16, 0, 0 }, { 4, 4, 0, 0, 0 }, { 4, 4, 8, 0, 0 },
+		    { 4, 4, 16, 0, 0 } };
 		enum { NCFG = sizeof(cfg) / sizeof(cfg[0]) };
 		unsigned k, c;
 		int same = 1, refused = 1;
@@ -747,14 +870,24 @@ main(void)
 		s.sh = s.sw = 2;
 		s.pt = s.pl = s.pb = s.pr = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 0,
-		    "dw_rows=2 takes 3x3 stride 2, but the default does not");
+		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 4,
+		    "dw_rows=2 takes 3x3 stride 2 (5x5 output), but the "
+		    "default is dw_rows=4");
+		s.h = s.w = 112;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == 0, "3x3 stride 2 from 112x112 runs "
+		    "dw_rows=0 by default");
+		s.h = s.w = 56;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 4 : 0), "3x3 stride 2 "
+		    "from 56x56 runs dw_rows=%d by default",
+		    aoe_cpu_avx512() ? 4 : 0);
 		s.h = s.w = 7;
 		s.sh = s.sw = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 3 : 2) &&
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 4 : 2) &&
 		    aoe_dw_flat_ok(&g), "3x3 stride 1 on a 7x7 plane runs "
-		    "dw_rows=%d by default", aoe_cpu_avx512() ? 3 : 2);
+		    "dw_rows=%d by default", aoe_cpu_avx512() ? 4 : 2);
 		s.h = s.w = 9;
 		s.kh = s.kw = 7;
 		s.sh = s.sw = 2;

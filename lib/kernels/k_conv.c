@@ -1855,6 +1855,8 @@ dw_mode_of(const conv_geom *g, const aoe_sched *s)
 		return aoe_dw_reg_ok(g) ? 2 : 0;
 	if (v == 3)
 		return aoe_dw_flat_ok(g) ? 3 : 0;
+	if (v == 4)
+		return aoe_dw_rows_ok(g) ? 4 : 0;
 	if (v == 0)
 		return 0;
 	return aoe_dw_auto(g);
@@ -2415,6 +2417,15 @@ conv_run(aoe_kctx *k)
 			    n->op_type, n->name);
 		return 0;
 	}
+	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 4) {
+		aoe_act_of(n, &act);
+		if (aoe_dw_lanes(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
+		    (int)aoe_sched_get(k->sched, "dw_vec", 0),
+		    k->nthreads) < 0)
+			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+			    n->op_type, n->name);
+		return 0;
+	}
 	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 1) {
 		aoe_act_of(n, &act);
 		if (aoe_dw_rows(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
@@ -2810,8 +2821,9 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 1 &&
 	    aoe_sched_get(s, "dw_rows", -1) != 2 &&
 	    aoe_sched_get(s, "dw_rows", -1) != 3 &&
+	    aoe_sched_get(s, "dw_rows", -1) != 4 &&
 	    aoe_sched_get(s, "dw_vec", 0) != 0) {
-		snprintf(why, len, "dw_vec applies to dw_rows=1, 2 and 3 "
+		snprintf(why, len, "dw_vec applies to dw_rows=1, 2, 3 and 4 "
 		    "only");
 		return -1;
 	}
@@ -3001,7 +3013,7 @@ aoe_space_conv(aoe_space *sp)
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default but dw_rows, "
 	    "dw_vec, dw_oh and dw_ow, which apply to algo=4 only; dw_vec 0 "
-	    "unless dw_rows=1, 2 or 3; dw_oh and dw_ow 0 unless dw_rows=2; "
+	    "unless dw_rows=1, 2, 3 or 4; dw_oh and dw_ow 0 unless dw_rows=2; "
 	    "dw_rows=2 only for 3x3 and 5x5 depthwise kernels with strides "
 	    "1,1 or 2,2, unit dilations and pads below the kernel; "
 	    "dw_rows=3 only for depthwise kernels up to 7x7 with strides "

@@ -23,9 +23,11 @@
  * where aoe_cpu_avx512() allows), and for dw_rows=2 "dw_oh" and "dw_ow"
  * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
  * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 and for
- * planes 8 wide or less only; on AVX-512 3x3 on planes 8 wide or less
- * runs the third kernel, dw_rows=3, flat, below) and k_conv.c's
- * 8-channel kernel at stride 2.
+ * planes 8 wide or less only; on AVX-512 planes 8 wide or less run the
+ * fourth kernel, dw_rows=4, channels in the lanes, last in this file),
+ * dw_rows=4 at stride 2 on outputs up to 28 wide (AVX-512) or 16
+ * (AVX2), and k_conv.c's 8-channel kernel at stride 2 on larger ones.
+ * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -625,14 +627,29 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * 1.1x to 4x (a tap there is a load a FMA, with no reuse across rows,
  * and at stride 2 its copy costs), and under AVX2 (8-float vectors) on
  * 7x7 too (52 against 42 us).  See bench/results/dw-20261204.txt and
- * mb-20261204.txt.
+ * mb-20261204.txt.  The channels-in-lanes kernel (dw_rows=4) then took
+ * stride 2 on outputs up to 28 wide and, on AVX-512, planes 8 wide or
+ * less (figures at aoe_dw_lanes; bench/results/mv-20261205.txt).
  */
 int
 aoe_dw_auto(const aoe_conv_geom *g)
 {
+	int avx512 = aoe_cpu_avx512();
+
+	/*
+	 * The channels-in-lanes kernel (dw_rows=4, below): at stride 2 on
+	 * outputs up to 28 wide (AVX-512) or 16 (AVX2), and under AVX-512
+	 * on planes 8 wide or less at stride 1.  Its figures are by
+	 * aoe_dw_lanes.
+	 */
+	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
+	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
+	    g->out[2] <= (avx512 ? 28 : 16)) || (avx512 && g->s[1] == 1 &&
+	    g->out[2] <= 8)))
+		return 4;
 	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
 		return 0;
-	if (!aoe_cpu_avx512())
+	if (!avx512)
 		return g->k[1] == 5 || g->out[2] <= 8 ? 2 : 0;
 	return g->k[1] == 3 && g->out[2] <= 8 && aoe_dw_flat_ok(g) ? 3 : 2;
 }
@@ -1286,27 +1303,31 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 {
 	static const int64_t vec[] = { 0, 8, 16 };
 	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
-	int64_t rows[5] = { -1, 0, 1 };
+	int64_t rows[6] = { -1, 0, 1 };
 	int nv = aoe_cpu_avx512() ? 3 : 2, nr = 3;
 
 	if (reg)
 		rows[nr++] = 2;
 	if (flat)
 		rows[nr++] = 3;
+	rows[nr++] = 4;
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
-	    "algo=4: -1 auto (at stride 1: AVX-512 3 for 3x3 on planes "
-	    "8 wide or less, else 2 where it applies; AVX2 2 for 5x5 and "
-	    "planes 8 wide or less; else 0), 0 the NCHW plane "
+	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: 4 on outputs up "
+	    "to 28 wide on AVX-512, 16 on AVX2, else 0; at stride 1: "
+	    "AVX-512 4 on planes 8 wide or less, else 2; AVX2 2 for 5x5 "
+	    "and planes 8 wide or less, else 0), 0 the NCHW plane "
 	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
 	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
 	    "in place under edge masks (3x3 and 5x5, strides 1 and 2), 3 "
 	    "flat: a padded, phase-split copy of the plane and whole vectors "
-	    "over its flattened output grid (up to 7x7, strides 1 and 2); "
-	    "1, 2 and 3 fuse the epilogue (k_dwconv.c)") < 0)
+	    "over its flattened output grid (up to 7x7, strides 1 and 2), 4 "
+	    "channels in the lanes: dw_vec planes interleaved a band of rows "
+	    "at a time, whole vectors over the flattened output grid (any "
+	    "kernel, stride, pads); 1 to 4 fuse the epilogue (k_dwconv.c)") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, -1);
 	if (aoe_space_add(sp, "dw_vec", live ? nv : 1, vec, "algo=4 with "
-	    "dw_rows=1, 2 or 3: vector width, 0 auto (dw_rows=1 and 3: 16 "
+	    "dw_rows=1 to 4: vector width, 0 auto (dw_rows=1, 3 and 4: 16 "
 	    "where AVX-512 is allowed, else 8; dw_rows=2: 16 there when the "
 	    "output is wider than 8 columns, else 8), 8, 16") < 0)
 		return -AOE_EINTERNAL;
@@ -1320,4 +1341,524 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
 	return 0;
+}
+
+/*
+ * The channels-in-lanes kernel (dw_rows=4): any 2-D depthwise Conv of at
+ * most 64 taps, any strides, dilations and pads, vw channels (8 under
+ * AVX2, 16 under AVX-512) a pass, the lanes of one vector being the
+ * channels.  A band of input rows of the vw planes is interleaved,
+ * zero-padded, into a per-thread buffer as [row][column][channel] (a
+ * vw x vw transpose a vw pixels), so that every tap of an output pixel,
+ * at any stride, is one plain load and one FMA for vw channels; the
+ * output pixels of the band go vw at a time over the flattened
+ * rows-by-columns grid (no lanes lost to short rows: a 7x7 plane is 49
+ * pixels, not 7 rows of 16), are transposed back, and the fused
+ * epilogue (residual, activation, per-channel affine) runs on them in
+ * registers before the store.  It is k_conv.c's 8-channel kernel
+ * (dw_rows=0) at 16 lanes and with the epilogue fused, which that one
+ * runs as a second pass over the output.
+ */
+struct dl_ctx {
+	const aoe_conv_geom *g;
+	const float *x, *w, *bias, *add;
+	float *y;
+	aoe_epi e;
+	int epi, vw;
+	int64_t RW, OB, nb, groups, items, nch, ring;
+	size_t bufsz;
+	int *fail;
+};
+
+/* One band: output rows oh0..oh1 of channels m0..m0+nch of image b. */
+struct dl_band {
+	const float *xp[16];
+	float *yp[16];
+	const float *ap[16];
+	float ps[16], pt[16], wt[DW_MAXT * 16], bv[16];
+	int64_t toff[DW_MAXT];
+	int64_t oh0, oh1, RH;
+	int nch, aff;
+	float *buf;
+};
+
+static void
+dl_band_of(const struct dl_ctx *d, int64_t b, int64_t m0, int nch,
+    int64_t oh0, int64_t oh1, float *buf, struct dl_band *bd)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t nt = g->k[1] * g->k[2], vw = d->vw;
+	int64_t t;
+	int l;
+
+	bd->oh0 = oh0;
+	bd->oh1 = oh1;
+	bd->RH = (oh1 - oh0 - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+	bd->nch = nch;
+	bd->buf = buf;
+	bd->aff = d->e.ps != NULL || d->e.pt != NULL;
+	for (l = 0; l < vw; l++) {
+		/* Lanes past the last channel repeat it (and are not stored). */
+		int64_t m = m0 + (l < nch ? l : nch - 1);
+		bd->xp[l] = d->x + (b * g->c + m / g->mg) * g->insz;
+		bd->yp[l] = d->y + (b * g->m + m) * g->outsz;
+		bd->ap[l] = d->add ? d->add + (b * g->m + m) * g->outsz : NULL;
+		bd->bv[l] = d->bias ? d->bias[m] : 0;
+		bd->ps[l] = d->e.ps ? d->e.ps[m] : 1;
+		bd->pt[l] = d->e.pt ? d->e.pt[m] : 0;
+		for (t = 0; t < nt; t++)
+			bd->wt[t * vw + l] = d->w[m * nt + t];
+	}
+	for (t = 0; t < nt; t++)
+		bd->toff[t] = ((t / g->k[2]) * g->d[1] * d->RW +
+		    (t % g->k[2]) * g->d[2]) * vw;
+}
+
+/* The buffer offsets (floats) of the output pixels p..p+n of a band. */
+static inline __attribute__((always_inline)) void
+dl_offsets(const aoe_conv_geom *g, int64_t RW, int vw, int64_t p, int n,
+    int64_t *po)
+{
+	const int64_t OW = g->out[2], sh = g->s[1], sw = g->s[2];
+	int64_t oh = p / OW, ow = p % OW;
+	int l;
+
+	for (l = 0; l < vw; l++) {
+		po[l] = (oh * sh * RW + ow * sw) * vw;
+		if (l + 1 < n && ++ow == OW) {
+			ow = 0;
+			oh++;
+		}
+	}
+}
+
+/*
+ * The rows of a band go through the buffer in one of two ways.  Flat
+ * (ring 0): every input row of the band is interleaved first, then the
+ * output pixels go vw at a time over the flattened band, rows run
+ * together; for small planes, whose band fits L1.  Ring (ring = the
+ * kernel's dilated height): the buffer holds that many rows, each
+ * output row interleaves the input rows it is the first to need into
+ * the ring (so a row is copied once and read while in L1) and goes vw
+ * pixels at a time along the row.
+ */
+#define DL_BAND(NAME, V, VT, FILLROW, BLOCK)				\
+static void								\
+NAME(const struct dl_ctx *d, struct dl_band *bd)			\
+{									\
+	const aoe_conv_geom *g = d->g;					\
+	const int64_t OW = g->out[2], RW = d->RW, sh = g->s[1];		\
+	const int64_t KW = g->k[2], nt = g->k[1] * KW;			\
+	const int64_t np = (bd->oh1 - bd->oh0) * OW;			\
+	const int64_t ih0 = bd->oh0 * sh - g->pb[1];			\
+	VT wv[DW_MAXT];							\
+	int64_t rr, p, t, j, filled = 0, po[V];				\
+	int l;								\
+									\
+	for (t = 0; t < nt; t++)					\
+		wv[t] = LOADW(bd->wt + t * V);				\
+	if (!d->ring) {							\
+		for (rr = 0; rr < bd->RH; rr++)				\
+			FILLROW(d, bd, ih0 + rr, bd->buf + rr * RW * V); \
+		for (p = 0; p < np; p += V) {				\
+			int n = (int)min64(V, np - p);			\
+			dl_offsets(g, RW, V, p, n, po);			\
+			BLOCK(d, bd, wv, po, nt, n, bd->oh0 * OW + p);	\
+		}							\
+		return;							\
+	}								\
+	for (j = 0; j < bd->oh1 - bd->oh0; j++) {			\
+		int64_t need = j * sh + (g->k[1] - 1) * g->d[1] + 1, ow; \
+		for (; filled < need; filled++)				\
+			FILLROW(d, bd, ih0 + filled, bd->buf +		\
+			    filled % d->ring * RW * V);			\
+		for (t = 0; t < nt; t++)				\
+			bd->toff[t] = ((j * sh + t / KW * g->d[1]) %	\
+			    d->ring * RW + t % KW * g->d[2]) * V;	\
+		for (ow = 0; ow < OW; ow += V) {			\
+			int n = (int)min64(V, OW - ow);			\
+			for (l = 0; l < V; l++)				\
+				po[l] = min64(ow + l, OW - 1) * g->s[2] * V; \
+			BLOCK(d, bd, wv, po, nt, n, (bd->oh0 + j) * OW + ow); \
+		}							\
+	}								\
+}
+
+/*
+ * Eight-lane form (AVX2).  One input row ih (zeros outside the image)
+ * interleaved into dst as [column][8 channels].
+ */
+static inline __attribute__((always_inline)) void
+dl_fill8(const struct dl_ctx *d, const struct dl_band *bd, int64_t ih,
+    float *dst)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t I2 = g->in[2], RW = d->RW, pw = g->pb[2];
+	const int64_t lo = min64(pw, RW), hi = min64(pw + I2, RW);
+	const int64_t mid = max64(hi, lo);
+	__m256 r[8];
+	int64_t c;
+	int l;
+
+	if (ih < 0 || ih >= g->in[1]) {
+		memset(dst, 0, sizeof(float) * RW * 8);
+		return;
+	}
+	memset(dst, 0, sizeof(float) * lo * 8);
+	for (c = lo; c < hi; c += 8) {
+		int n = (int)min64(8, hi - c);
+		if (n == 8)
+			for (l = 0; l < 8; l++)
+				r[l] = _mm256_loadu_ps(bd->xp[l] + ih * I2 +
+				    c - pw);
+		else {
+			__m256i mk = aoe_lane_mask(n);
+			for (l = 0; l < 8; l++)
+				r[l] = _mm256_maskload_ps(bd->xp[l] +
+				    ih * I2 + c - pw, mk);
+		}
+		aoe_tr8(r);
+		/*
+		 * A whole block by constant-count stores (a loop of n of
+		 * them compiles to a rep movs from a spill, 3x slower).
+		 */
+		if (n == 8)
+			for (l = 0; l < 8; l++)
+				_mm256_storeu_ps(dst + (c + l) * 8, r[l]);
+		else
+			for (l = 0; l < 8; l++)
+				if (l < n)
+					_mm256_storeu_ps(dst + (c + l) * 8,
+					    r[l]);
+	}
+	memset(dst + mid * 8, 0, sizeof(float) * (RW - mid) * 8);
+}
+
+/*
+ * Eight output pixels (buffer offsets po) of the eight channels, four
+ * accumulators a pass as dw8_pixels, transposed, the epilogue, and the
+ * first n stored at yo of each channel's plane.
+ */
+static inline __attribute__((always_inline)) void
+dl_block8(const struct dl_ctx *d, const struct dl_band *bd,
+    const __m256 *wv, const int64_t *po, int64_t nt, int n, int64_t yo)
+{
+	const __m256 vb = _mm256_loadu_ps(bd->bv);
+	__m256 r[8];
+	int64_t t;
+	int l;
+
+	for (l = 0; l < 8; l += 4) {
+		const float *p0 = bd->buf + po[l], *p1 = bd->buf + po[l + 1];
+		const float *p2 = bd->buf + po[l + 2], *p3 = bd->buf +
+		    po[l + 3];
+		__m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+#define DL_TAP8 do {							\
+	int64_t o = bd->toff[t];					\
+	a0 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(p0 + o), a0);	\
+	a1 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(p1 + o), a1);	\
+	a2 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(p2 + o), a2);	\
+	a3 = _mm256_fmadd_ps(wv[t], _mm256_loadu_ps(p3 + o), a3);	\
+} while (0)
+		if (nt == 9)
+			for (t = 0; t < 9; t++)
+				DL_TAP8;
+		else
+			for (t = 0; t < nt; t++)
+				DL_TAP8;
+#undef DL_TAP8
+		r[l] = a0;
+		r[l + 1] = a1;
+		r[l + 2] = a2;
+		r[l + 3] = a3;
+	}
+	aoe_tr8(r);
+	if (n == 8 && !d->epi) {
+		for (l = 0; l < bd->nch; l++)
+			_mm256_storeu_ps(bd->yp[l] + yo, r[l]);
+		return;
+	}
+	{
+		__m256i mk = aoe_lane_mask(n);
+		for (l = 0; l < bd->nch; l++) {
+			__m256 v = r[l];
+			if (d->epi) {
+				if (bd->ap[l])
+					v = _mm256_add_ps(v, n == 8 ?
+					    _mm256_loadu_ps(bd->ap[l] + yo) :
+					    _mm256_maskload_ps(bd->ap[l] + yo,
+					    mk));
+				v = aoe_epi_k8(d->e.kind, &d->e, v);
+				if (bd->aff)
+					v = _mm256_fmadd_ps(v,
+					    _mm256_set1_ps(bd->ps[l]),
+					    _mm256_set1_ps(bd->pt[l]));
+			}
+			if (n == 8)
+				_mm256_storeu_ps(bd->yp[l] + yo, v);
+			else
+				_mm256_maskstore_ps(bd->yp[l] + yo, mk, v);
+		}
+	}
+}
+
+#define LOADW _mm256_loadu_ps
+DL_BAND(dl_band8, 8, __m256, dl_fill8, dl_block8)
+#undef LOADW
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+/* Transpose 16x16 in registers: on return r[q] holds lane q of each r. */
+static inline __attribute__((always_inline)) void
+dl_tr16(__m512 r[16])
+{
+	__m512 t[16], u[16];
+	int i;
+
+	for (i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+	}
+	/* t[2j], t[2j+1]: rows 2j, 2j+1 interleaved in pairs per 128 bits. */
+	for (i = 0; i < 16; i += 4) {
+		u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(
+		    _mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+		u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(
+		    _mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+		u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(
+		    _mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+		u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(
+		    _mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+	}
+	/*
+	 * u[4a + q], lane block j (of four floats): column 4j + q of rows
+	 * 4a..4a+3.  Gather the 128-bit blocks across the four groups.
+	 */
+	for (i = 0; i < 4; i++) {
+		t[i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0x88);
+		t[4 + i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0xdd);
+		t[8 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0x88);
+		t[12 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0xdd);
+	}
+	for (i = 0; i < 4; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+		r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
+		r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
+		r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xdd);
+	}
+}
+
+/* The sixteen-lane forms (AVX-512) of dl_fill8 and dl_block8. */
+static inline __attribute__((always_inline)) void
+dl_fill16(const struct dl_ctx *d, const struct dl_band *bd, int64_t ih,
+    float *dst)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t I2 = g->in[2], RW = d->RW, pw = g->pb[2];
+	const int64_t lo = min64(pw, RW), hi = min64(pw + I2, RW);
+	const int64_t mid = max64(hi, lo);
+	__m512 r[16];
+	int64_t c;
+	int l;
+
+	if (ih < 0 || ih >= g->in[1]) {
+		memset(dst, 0, sizeof(float) * RW * 16);
+		return;
+	}
+	memset(dst, 0, sizeof(float) * lo * 16);
+	for (c = lo; c < hi; c += 16) {
+		int n = (int)min64(16, hi - c);
+		__mmask16 mk = (__mmask16)((1u << n) - 1);
+		for (l = 0; l < 16; l++)
+			r[l] = _mm512_maskz_loadu_ps(mk, bd->xp[l] + ih * I2 +
+			    c - pw);
+		dl_tr16(r);
+		if (n == 16)
+			for (l = 0; l < 16; l++)
+				_mm512_storeu_ps(dst + (c + l) * 16, r[l]);
+		else
+			for (l = 0; l < 16; l++)
+				if (l < n)
+					_mm512_storeu_ps(dst + (c + l) * 16,
+					    r[l]);
+	}
+	memset(dst + mid * 16, 0, sizeof(float) * (RW - mid) * 16);
+}
+
+/* Eight accumulators a pass. */
+static inline __attribute__((always_inline)) void
+dl_block16(const struct dl_ctx *d, const struct dl_band *bd,
+    const __m512 *wv, const int64_t *po, int64_t nt, int n, int64_t yo)
+{
+	const __m512 vb = _mm512_loadu_ps(bd->bv);
+	const __mmask16 mk = (__mmask16)((1u << n) - 1);
+	__m512 r[16];
+	int64_t t;
+	int l;
+
+	for (l = 0; l < 16; l += 8) {
+		const float *p0 = bd->buf + po[l], *p1 = bd->buf + po[l + 1];
+		const float *p2 = bd->buf + po[l + 2], *p3 = bd->buf +
+		    po[l + 3];
+		const float *p4 = bd->buf + po[l + 4], *p5 = bd->buf +
+		    po[l + 5];
+		const float *p6 = bd->buf + po[l + 6], *p7 = bd->buf +
+		    po[l + 7];
+		__m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb,
+		    a6 = vb, a7 = vb;
+#define DL_TAP16 do {							\
+	int64_t o = bd->toff[t];					\
+	a0 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p0 + o), a0);	\
+	a1 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p1 + o), a1);	\
+	a2 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p2 + o), a2);	\
+	a3 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p3 + o), a3);	\
+	a4 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p4 + o), a4);	\
+	a5 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p5 + o), a5);	\
+	a6 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p6 + o), a6);	\
+	a7 = _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(p7 + o), a7);	\
+} while (0)
+		if (nt == 9)
+			for (t = 0; t < 9; t++)
+				DL_TAP16;
+		else if (nt == 25)
+			for (t = 0; t < 25; t++)
+				DL_TAP16;
+		else
+			for (t = 0; t < nt; t++)
+				DL_TAP16;
+#undef DL_TAP16
+		r[l] = a0;
+		r[l + 1] = a1;
+		r[l + 2] = a2;
+		r[l + 3] = a3;
+		r[l + 4] = a4;
+		r[l + 5] = a5;
+		r[l + 6] = a6;
+		r[l + 7] = a7;
+	}
+	dl_tr16(r);
+	for (l = 0; l < bd->nch; l++) {
+		__m512 v = r[l];
+		if (d->epi) {
+			if (bd->ap[l])
+				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk,
+				    bd->ap[l] + yo));
+			v = aoe_epi_k16(d->e.kind, &d->e, v);
+			if (bd->aff)
+				v = _mm512_fmadd_ps(v, _mm512_set1_ps(bd->ps[l]),
+				    _mm512_set1_ps(bd->pt[l]));
+		}
+		_mm512_mask_storeu_ps(bd->yp[l] + yo, mk, v);
+	}
+}
+
+#define LOADW _mm512_loadu_ps
+DL_BAND(dl_band16, 16, __m512, dl_fill16, dl_block16)
+#undef LOADW
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+static void
+dl_chunk(void *arg, int64_t c, int tid)
+{
+	const struct dl_ctx *d = arg;
+	const aoe_conv_geom *g = d->g;
+	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
+	struct dl_band bd;
+
+	(void)tid;
+	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
+		int64_t band = it % d->nb, gi = it / d->nb % d->groups;
+		int64_t b = it / d->nb / d->groups, m0 = gi * d->vw;
+		int64_t oh0 = band * d->OB, oh1 = min64(oh0 + d->OB, g->out[1]);
+		float *buf = aoe_sgemm_tlbuf(2, d->bufsz);
+
+		if (buf == NULL) {
+			*d->fail = 1;
+			return;
+		}
+		dl_band_of(d, b, m0, (int)min64(d->vw, g->m - m0), oh0, oh1,
+		    buf, &bd);
+		if (d->vw == 16)
+			dl_band16(d, &bd);
+		else
+			dl_band8(d, &bd);
+	}
+}
+
+/*
+ * Measured (tests/unit-dwconv with DWCONV_BENCH=1 DWCONV_ACT=2, Clip
+ * fused, 1 thread, CPU time, medians of 15 interleaved rounds, a
+ * loaded Zen 5), us, dw_rows=4 at 16 lanes against the previous
+ * default: AVX-512, stride 2: 576 @14 3x3 23.3 against 35.6, 672 @14
+ * 5x5 43.1 against 67.8, 192 @28 3x3 27.4 against 31.2, 240 @28 3x3
+ * 37.4 against 39.0, 144 @56 5x5 139.4 against 152.6, 144 @56 3x3 86.6
+ * against 89.2; 96 @112 3x3 234.7 against 207.0 for the 8-channel
+ * kernel (that one stays); stride 1 on 7x7 planes: 960 3x3 30.3
+ * against 34.1 (dw_rows=3), 1152 3x3 35.9 against 41.2, 1152 5x5 61.6
+ * against 75.0 (dw_rows=2), 960 5x5 51.5 against 62.1; on 14x14 and
+ * larger at stride 1 it ties or loses (384 @14 3x3 34.3 against 32.2,
+ * 240 @28 5x5 163.6 against 115.7).  AVX2 (8 lanes): stride 2 576 @14
+ * 33.6 against 40.1, 672 @14 5x5 60.6 against 74.0, @28 even (34.0
+ * against 34.6), @56 and @112 1.1x to 1.4x slower; stride 1 @7 5%
+ * slower than dw_rows=2.
+ */
+int
+aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nthreads)
+{
+	struct dl_ctx d;
+	const int64_t OH = g->out[1], OW = g->out[2];
+	const int64_t kh = (g->k[1] - 1) * g->d[1] + 1;
+	int fail = 0;
+
+	if (!aoe_dw_rows_ok(g))
+		return aoe_err(AOE_EINTERNAL, "dw_rows=4 does not apply");
+	memset(&d, 0, sizeof(d));
+	d.vw = vw == 16 || (vw != 8 && aoe_dw_default_vec() == 16) ? 16 : 8;
+	if (d.vw == 16 && !aoe_cpu_avx512())
+		d.vw = 8;
+	d.g = g;
+	d.x = x;
+	d.w = w;
+	d.bias = bias;
+	d.add = add;
+	d.y = y;
+	d.epi = (act != NULL && aoe_act_epi(act, &d.e)) || add != NULL;
+	if (d.epi && act == NULL) {
+		d.e.kind = AOE_EPI_CLAMP;
+		d.e.lo = -3.4028235e38f;
+		d.e.hi = 3.4028235e38f;
+	}
+	if (!d.epi)
+		memset(&d.e, 0, sizeof(d.e));
+	d.RW = (OW - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
+	/*
+	 * Flat when the whole plane's interleaved input takes 32 KB or
+	 * less (in L1 while it is read), else through a ring of kh rows.
+	 * Bands of rows only where the channel groups are too few for the
+	 * threads.
+	 */
+	d.ring = ((OH - 1) * g->s[1] + kh) * d.RW * d.vw <= 8192 ? 0 : kh;
+	d.OB = OH;
+	d.groups = (g->m + d.vw - 1) / d.vw;
+	if (nthreads < 2 || g->n * g->m * g->outsz * g->ksz <= 32768)
+		nthreads = 1;
+	while (d.OB > 1 && g->n * d.groups * ((OH + d.OB - 1) / d.OB) <
+	    2 * nthreads)
+		d.OB = (d.OB + 1) / 2;
+	d.nb = (OH + d.OB - 1) / d.OB;
+	d.bufsz = (size_t)((d.ring ? kh : (d.OB - 1) * g->s[1] + kh) *
+	    d.RW * d.vw);
+	d.items = g->n * d.groups * d.nb;
+	d.nch = aoe_nchunks(d.items, nthreads);
+	d.fail = &fail;
+	aoe_parallel(nthreads, d.nch, dl_chunk, &d);
+	return fail ? -1 : 0;
 }

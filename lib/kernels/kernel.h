@@ -360,6 +360,14 @@ size_t aoe_dw_flat_bufsize(const aoe_conv_geom *g);
 int aoe_dw_flat(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
     float *y, int vw, int nthreads);
+/*
+ * The channels-in-lanes depthwise kernel (k_dwconv.c, dw_rows=4): where
+ * aoe_dw_rows_ok says; vw 8 or 16 (0 the default width); y as
+ * aoe_dw_rows computes it; -1 when out of memory.
+ */
+int aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nthreads);
 int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
 
 /*
