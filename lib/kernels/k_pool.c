@@ -31,12 +31,19 @@
  *         min(nthreads, n / par) threads.  Default 16384; searched over
  *         4096..1048576 (powers of two).  0 forces one thread.  The
  *         NCHW8c kernels count n as the plain path does.
- *   vec   2-D pooling: 1 the separable vector kernel, 0 the general
- *         N-D path (a baseline).  Default 1; {0, 1}.  Ignored in NCHW8c.
+ *   vec   2-D pooling: 2 each output row reduces its window's input
+ *         rows first, then one horizontal pass (stride-2 windows of 2
+ *         and 3 deinterleaved, 16 floats a vector where AVX-512 is
+ *         allowed) writes it (pool2d_rows_v2); 1 the separable vector
+ *         kernel; 0 the general N-D path (a baseline).  Default 2 (1
+ *         where the horizontal dilation is not 1); {0, 1, 2}.  Ignored
+ *         in NCHW8c.
  *   tile  2-D pooling: output rows produced per block of a plane, so
  *         that the row results of a block stay in cache (0: the whole
- *         plane at once).  Default 0; {0, 4, 8, 16, 32, 64}.  Ignored
- *         in NCHW8c, whose rows are independent.
+ *         plane at once; with vec=2, whole planes unless there are
+ *         fewer than 8 a thread, then blocks of rows, each block a work
+ *         item).  Default 0; {0, 4, 8, 16, 32, 64}.  Ignored in NCHW8c,
+ *         whose rows are independent.
  */
 #include <float.h>
 #include <math.h>
@@ -53,7 +60,7 @@
 #include "kernel.h"
 
 #define DEF_PAR 16384
-#define DEF_VEC 1
+#define DEF_VEC 2
 #define DEF_TILE 0
 #define MAXSP (AOE_MAXDIM - 2)
 
@@ -514,6 +521,210 @@ pool2d_rows_vfirst(const struct p2d *q, const float *x, float *y,
 		memcpy(yr, hb, (size_t)q->OW * sizeof(float));
 	}
 }
+
+/*
+ * vec=2, any 2-D pool of horizontal dilation 1: each output row reduces
+ * its window's input rows (max, or sum) straight from x into the padded
+ * line, then one horizontal pass writes the output row itself.  Windows
+ * 3 and 2 wide at stride 2 (resnet's and squeezenet's 3x3/2, the 2x2/2
+ * of U-Nets and PP-OCR) split the line into its even and odd floats once,
+ * with two shuffles a vector (the max or sum taken before the shuffles'
+ * common lane order is undone, one permute a vector) on AVX2, with
+ * two-source permutes on AVX-512; other windows go through hpass.  An
+ * average is scaled by its row's and columns' reciprocal counts.
+ * Against vec=1, squeezenet1_1's first MaxPool (3x3/2 ceil on 64 x 111
+ * x 111) and resnet18's: see bench/results/sq-20261205.txt.
+ */
+struct pv2 {
+	const struct p2d *q;
+	int w16;		/* AVX-512 */
+	float pad;
+};
+
+/* The reduction of nr rows of n floats into d, 8 a vector. */
+static void
+vred8(float *d, const float *const *rows, int nr, int64_t n, int avg)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	int64_t j;
+	int r;
+
+	for (j = 0; j + 8 <= n; j += 8) {
+		__m256 acc = _mm256_loadu_ps(rows[0] + j);
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm256_add_ps(acc, _mm256_loadu_ps(rows[r] +
+			    j)) : _mm256_max_ps(acc, _mm256_loadu_ps(rows[r] +
+			    j));
+		_mm256_storeu_ps(d + j, acc);
+	}
+	if (j < n) {
+		__m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j)),
+		    lane);
+		__m256 acc = _mm256_maskload_ps(rows[0] + j, m);
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm256_add_ps(acc, _mm256_maskload_ps(rows[r] +
+			    j, m)) : _mm256_max_ps(acc,
+			    _mm256_maskload_ps(rows[r] + j, m));
+		_mm256_maskstore_ps(d + j, m, acc);
+	}
+}
+
+/*
+ * The horizontal pass of a kw-wide (3 or 2) stride-2 window from line
+ * into y, ow outputs, times sc * invw[j] for an average.
+ */
+static void
+h2s8(float *y, const float *line, int64_t ow, int kw, int avg, float sc,
+    const float *invw)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	int64_t j;
+
+	for (j = 0; j < ow; j += 8) {
+		const float *b = line + 2 * j;
+		__m256 a0 = _mm256_loadu_ps(b), a1 = _mm256_loadu_ps(b + 8);
+		__m256 e = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
+		__m256 o = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
+		__m256 m = avg ? _mm256_add_ps(e, o) : _mm256_max_ps(e, o);
+
+		if (kw == 3) {
+			__m256 c0 = _mm256_loadu_ps(b + 2);
+			__m256 c1 = _mm256_loadu_ps(b + 10);
+			__m256 e2 = _mm256_shuffle_ps(c0, c1,
+			    _MM_SHUFFLE(2, 0, 2, 0));
+			m = avg ? _mm256_add_ps(m, e2) : _mm256_max_ps(m, e2);
+		}
+		m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m),
+		    _MM_SHUFFLE(3, 1, 2, 0)));
+		if (j + 8 <= ow) {
+			if (avg)
+				m = _mm256_mul_ps(_mm256_mul_ps(m,
+				    _mm256_set1_ps(sc)), _mm256_loadu_ps(invw +
+				    j));
+			_mm256_storeu_ps(y + j, m);
+		} else {
+			__m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(
+			    (int)(ow - j)), lane);
+			if (avg)
+				m = _mm256_mul_ps(_mm256_mul_ps(m,
+				    _mm256_set1_ps(sc)), _mm256_maskload_ps(invw +
+				    j, k));
+			_mm256_maskstore_ps(y + j, k, m);
+		}
+	}
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static void
+vred16(float *d, const float *const *rows, int nr, int64_t n, int avg)
+{
+	int64_t j;
+	int r;
+
+	for (j = 0; j < n; j += 16) {
+		__mmask16 m = n - j >= 16 ? 0xffff :
+		    (__mmask16)((1u << (n - j)) - 1);
+		__m512 acc = _mm512_maskz_loadu_ps(m, rows[0] + j);
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m,
+			    rows[r] + j)) : _mm512_max_ps(acc,
+			    _mm512_maskz_loadu_ps(m, rows[r] + j));
+		_mm512_mask_storeu_ps(d + j, m, acc);
+	}
+}
+
+static void
+h2s16(float *y, const float *line, int64_t ow, int kw, int avg, float sc,
+    const float *invw)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	int64_t j;
+
+	for (j = 0; j < ow; j += 16) {
+		const float *b = line + 2 * j;
+		__m512 a0 = _mm512_loadu_ps(b), a1 = _mm512_loadu_ps(b + 16);
+		__m512 e = _mm512_permutex2var_ps(a0, ev, a1);
+		__m512 o = _mm512_permutex2var_ps(a0, od, a1);
+		__m512 m = avg ? _mm512_add_ps(e, o) : _mm512_max_ps(e, o);
+		__mmask16 k = ow - j >= 16 ? 0xffff :
+		    (__mmask16)((1u << (ow - j)) - 1);
+
+		if (kw == 3) {
+			__m512 e2 = _mm512_permutex2var_ps(_mm512_loadu_ps(b +
+			    2), ev, _mm512_loadu_ps(b + 18));
+			m = avg ? _mm512_add_ps(m, e2) : _mm512_max_ps(m, e2);
+		}
+		if (avg)
+			m = _mm512_mul_ps(_mm512_mul_ps(m, _mm512_set1_ps(sc)),
+			    _mm512_maskz_loadu_ps(k, invw + j));
+		_mm512_mask_storeu_ps(y + j, k, m);
+	}
+}
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/* Floats of slack the line needs past 2 * OW for h2s8 and h2s16. */
+#define PV2_SLACK 64
+
+/* One plane, output rows [r0, r1), vec=2. */
+static void
+pool2d_rows_v2(const struct pv2 *v, const float *x, float *y, float *line,
+    float *hb, int64_t r0, int64_t r1)
+{
+	const struct p2d *q = v->q;
+	const int fast = q->sw == 2 && (q->kw == 2 || q->kw == 3);
+	const float *rows[64];
+	float *d = line + q->pw;
+	int64_t oh, j, t, ih, len;
+	int nr;
+
+	/* The pads, and past them what the horizontal pass may read. */
+	len = max64(q->linelen + 16, 2 * q->OW + PV2_SLACK);
+	for (j = 0; j < q->pw; j++)
+		line[j] = v->pad;
+	for (j = q->pw + q->W; j < len; j++)
+		line[j] = v->pad;
+	for (oh = r0; oh < r1; oh++) {
+		float *yr = y + oh * q->OW;
+		float sc = q->avg ? q->invh[oh] : 1.0f;
+
+		nr = 0;
+		for (t = 0; t < q->kh; t++) {
+			ih = oh * q->sh - q->ph + t * q->dh;
+			if (ih >= 0 && ih < q->H)
+				rows[nr++] = x + ih * q->W;
+		}
+		if (nr == 0) {
+			for (j = 0; j < q->OW; j++)
+				yr[j] = q->avg ? NAN : -INFINITY;
+			continue;
+		}
+		if (v->w16)
+			vred16(d, rows, nr, q->W, q->avg);
+		else
+			vred8(d, rows, nr, q->W, q->avg);
+		if (fast && v->w16)
+			h2s16(yr, line, q->OW, (int)q->kw, q->avg, sc, q->invw);
+		else if (fast)
+			h2s8(yr, line, q->OW, (int)q->kw, q->avg, sc, q->invw);
+		else {
+			hpass(hb, line, q->OW, q->kw, q->sw, q->dw, q->avg);
+			if (q->avg)
+				for (j = 0; j < q->OW; j++)
+					yr[j] = hb[j] * sc * q->invw[j];
+			else
+				memcpy(yr, hb, (size_t)q->OW * sizeof(float));
+		}
+	}
+}
 #endif
 
 /* One plane, output rows [r0, r1). */
@@ -614,6 +825,11 @@ struct pool2d_ctx {
 	float *buf;		/* per thread: a line, then the row results */
 	size_t per;		/* floats of buf per thread */
 	int64_t tile, planes, nch;
+	int64_t hoff;		/* floats from a line to its row results */
+	int64_t nrb;		/* vec=2: blocks of tile rows a plane */
+#ifdef HAVE_AVX2
+	const struct pv2 *v2;	/* vec=2, else NULL */
+#endif
 };
 
 static void
@@ -622,11 +838,24 @@ pool2d_chunk(void *ctx, int64_t chunk, int tid)
 	const struct pool2d_ctx *c = ctx;
 	const struct p2d *q = c->q;
 	float *line = c->buf + (size_t)tid * c->per;
-	float *hb = line + q->linelen + 16;
+	float *hb = line + c->hoff;
 	int64_t pl = aoe_chunk_lo(c->planes, c->nch, chunk);
 	int64_t end = aoe_chunk_lo(c->planes, c->nch, chunk + 1);
 	int64_t tile = c->tile, r0;
 
+#ifdef HAVE_AVX2
+	if (c->v2 != NULL) {
+		/* Items are (plane, block of tile output rows). */
+		for (; pl < end; pl++) {
+			int64_t p = pl / c->nrb;
+			r0 = pl % c->nrb * tile;
+			pool2d_rows_v2(c->v2, c->x + p * q->H * q->W,
+			    c->y + p * q->OH * q->OW, line, hb, r0,
+			    min64(r0 + tile, q->OH));
+		}
+		return;
+	}
+#endif
 	for (; pl < end; pl++)
 		for (r0 = 0; r0 < q->OH; r0 += tile)
 			pool2d_rows(q, c->x + pl * q->H * q->W,
@@ -636,10 +865,13 @@ pool2d_chunk(void *ctx, int64_t chunk, int tid)
 
 static int
 pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
-    int64_t planes)
+    int64_t planes, int vec)
 {
 	struct pool2d_ctx c;
 	struct p2d q;
+#ifdef HAVE_AVX2
+	struct pv2 v2;
+#endif
 	float *inv;
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int64_t tile = aoe_sched_get(k->sched, "tile", DEF_TILE);
@@ -682,6 +914,28 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	}
 	nt = nthreads_for(planes * (q.H * q.W + q.OH * q.OW), grain,
 	    k->nthreads);
+	c.nrb = 1;
+	c.hoff = q.linelen + 16;
+#ifdef HAVE_AVX2
+	c.v2 = NULL;
+	if (vec == 2 && q.dw == 1 && q.kh <= 64) {
+		v2.q = &q;
+		v2.w16 = aoe_cpu_avx512();
+		v2.pad = q.avg ? 0.0f : -INFINITY;
+		c.v2 = &v2;
+		/*
+		 * Whole planes a work item, unless the planes are too few
+		 * to keep the threads evenly busy: then blocks of rows.
+		 */
+		if (aoe_sched_get(k->sched, "tile", DEF_TILE) <= 0 &&
+		    nt > 1 && planes < 8 * nt)
+			tile = max64(1, ceildiv(q.OH, ceildiv(8 * nt,
+			    planes)));
+		c.nrb = ceildiv(q.OH, tile);
+		c.hoff = max64(q.linelen + 16, 2 * q.OW + PV2_SLACK) + 16;
+		tile = min64(tile, q.OH);
+	}
+#endif
 	/*
 	 * Each thread's line buffer and row results, for as many output rows
 	 * as one block needs at most; a multiple of 64 bytes apiece.
@@ -689,8 +943,7 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	hrows = (tile - 1) * q.sh + (q.kh - 1) * q.dh + 1;
 	if (hrows > q.H)
 		hrows = q.H;
-	c.per = ((size_t)(q.linelen + 16 + hrows * q.OW + 16) + 15) &
-	    ~(size_t)15;
+	c.per = ((size_t)(c.hoff + hrows * q.OW + 16) + 15) & ~(size_t)15;
 	c.buf = aligned_alloc(64, c.per * (size_t)nt * sizeof(float));
 	if (c.buf == NULL) {
 		free(inv);
@@ -701,8 +954,8 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	c.x = x;
 	c.y = y;
 	c.tile = tile;
-	c.planes = planes;
-	c.nch = aoe_nchunks(planes, nt);
+	c.planes = planes * c.nrb;
+	c.nch = aoe_nchunks(c.planes, nt);
 	aoe_parallel(nt, c.nch, pool2d_chunk, &c);
 	free(c.buf);
 	free(inv);
@@ -729,7 +982,7 @@ pool_run(aoe_kctx *k)
 		return 0;
 	if (x->dtype == AOE_F32 && p.ns == 2 && ti == NULL && vec &&
 	    prod(p.in, 0, 2) > 0)
-		return pool2d(k, &p, x->data, y->data, planes);
+		return pool2d(k, &p, x->data, y->data, planes, vec);
 	nt = nthreads_for(aoe_tensor_numel(y) * prod(p.k, 0, p.ns), grain,
 	    k->nthreads);
 	switch (x->dtype) {
@@ -2263,8 +2516,10 @@ aoe_space_pool(aoe_space *sp)
 	    "elements per thread (0: one thread)") < 0)
 		return -AOE_EINTERNAL;
 	if (aoe_sched_get(&sp->def, "vec", -1) != -1 &&
-	    (aoe_space_add_pow2(sp, "vec", 1, 1, 1, DEF_VEC, 1,
-	    "1 separable vector kernel, 0 the general N-D path") < 0 ||
+	    (aoe_space_add_pow2(sp, "vec", 1, 1, 2, DEF_VEC, 1,
+	    "2 rows first, the horizontal pass into the output (AVX-512 "
+	    "where allowed), 1 separable vector kernel, 0 the general N-D "
+	    "path") < 0 ||
 	    aoe_space_add_pow2(sp, "tile", 1, 4, 64, DEF_TILE, 1,
 	    "output rows per block of a plane (0: whole plane)") < 0))
 		return -AOE_EINTERNAL;
