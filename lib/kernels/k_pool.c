@@ -35,9 +35,10 @@
  *         rows first, then one horizontal pass (stride-2 windows of 2
  *         and 3 deinterleaved, 16 floats a vector where AVX-512 is
  *         allowed) writes it (pool2d_rows_v2); 1 the separable vector
- *         kernel; 0 the general N-D path (a baseline).  Default 2 (1
- *         where the horizontal dilation is not 1); {0, 1, 2}.  Ignored
- *         in NCHW8c.
+ *         kernel; 0 the general N-D path (a baseline).  2 runs as 1
+ *         where the horizontal dilation is not 1.  Default 2 where
+ *         AVX-512 is allowed, else 1 but for windows 2 wide at stride
+ *         2 (pool_def_vec); {0, 1, 2}.  Ignored in NCHW8c.
  *   tile  2-D pooling: output rows produced per block of a plane, so
  *         that the row results of a block stay in cache (0: the whole
  *         plane at once; with vec=2, whole planes unless there are
@@ -67,13 +68,38 @@
 static int layout_infer(aoe_graph *, aoe_node *);
 static int run_8c(aoe_kctx *);
 
+/*
+ * vec: 2 (rows first) where AVX-512 is allowed; under AVX2 only for
+ * windows 2 wide at stride 2, the others' shifted loads costing more
+ * there than the separable kernel's passes.  bench/poolb -c, 1 thread,
+ * Zen 5, time against vec=1: MaxPool 3x3/2 ceil 64@111 (squeezenet1_1)
+ * 0.70x, 128@55 0.78x, 256@27 0.84x, 3x3/2 pad 1 64@112 (resnet18)
+ * 0.75x, 2x2/2 64@112 0.75x, AveragePool 3x3/2 64@111 0.94x, 2x2/2
+ * 0.89x; 2 threads 0.71x, 0.79x, 0.86x, 0.73x.  Under AOE_MAX_ISA=avx2:
+ * 0.98x, 1.26x, 1.22x, 1.00x; 2x2/2 MaxPool 0.60x, AveragePool 0.89x.
+ * bench/results/sq-20261205.txt.
+ */
+static int
+pool_def_vec(const aoe_node *n)
+{
+	const int64_t *ks, *ss;
+	int nk, ns;
+
+	if (aoe_cpu_avx512())
+		return DEF_VEC;
+	ks = aoe_attr_ints(n, "kernel_shape", &nk);
+	ss = aoe_attr_ints(n, "strides", &ns);
+	return ks != NULL && ss != NULL && nk == 2 && ns == 2 && ks[1] == 2 &&
+	    ss[1] == 2 ? 2 : 1;
+}
+
 static void
 pool_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
 	aoe_sched_set(s, "par", DEF_PAR);
 	if (strcmp(n->op_type, "MaxPool") == 0 ||
 	    strcmp(n->op_type, "AveragePool") == 0) {
-		aoe_sched_set(s, "vec", DEF_VEC);
+		aoe_sched_set(s, "vec", pool_def_vec(n));
 		aoe_sched_set(s, "tile", DEF_TILE);
 	}
 }
@@ -524,16 +550,18 @@ pool2d_rows_vfirst(const struct p2d *q, const float *x, float *y,
 
 /*
  * vec=2, any 2-D pool of horizontal dilation 1: each output row reduces
- * its window's input rows (max, or sum) straight from x into the padded
- * line, then one horizontal pass writes the output row itself.  Windows
- * 3 and 2 wide at stride 2 (resnet's and squeezenet's 3x3/2, the 2x2/2
- * of U-Nets and PP-OCR) split the line into its even and odd floats once,
- * with two shuffles a vector (the max or sum taken before the shuffles'
- * common lane order is undone, one permute a vector) on AVX2, with
- * two-source permutes on AVX-512; other windows go through hpass.  An
- * average is scaled by its row's and columns' reciprocal counts.
- * Against vec=1, squeezenet1_1's first MaxPool (3x3/2 ceil on 64 x 111
- * x 111) and resnet18's: see bench/results/sq-20261205.txt.
+ * its window's input rows (max, or sum) first, then one horizontal pass
+ * writes the output row itself.  Windows 3 and 2 wide at stride 2
+ * (resnet's and squeezenet's 3x3/2, the 2x2/2 of U-Nets and PP-OCR)
+ * take the rows straight from x, split into even and odd floats once:
+ * two shuffles a vector on AVX2 (the max or sum taken before their
+ * common lane order is undone, one permute a vector), two-source
+ * permutes on AVX-512; a max pool of at most 3 rows keeps the rows'
+ * reduction in registers (mx2s8, mx2s16, and for left pads 0 and 1
+ * mx2s16a, which loads each row once per 16 columns and shifts with
+ * valignd).  Other windows reduce the rows into the padded line, then
+ * go through hpass.  An average is scaled by its row's and columns'
+ * reciprocal counts.  Timings: pool_def_vec.
  */
 struct pv2 {
 	const struct p2d *q;
@@ -570,27 +598,76 @@ vred8(float *d, const float *const *rows, int nr, int64_t n, int avg)
 }
 
 /*
- * The horizontal pass of a kw-wide (3 or 2) stride-2 window from line
- * into y, ow outputs, times sc * invw[j] for an average.
+ * Eight floats of row from column c0 on, the lanes outside [0, w) the
+ * pad value (and not read).
  */
-static void
-h2s8(float *y, const float *line, int64_t ow, int kw, int avg, float sc,
-    const float *invw)
+static inline __attribute__((always_inline)) __m256
+ld8(const float *row, int64_t c0, int64_t w, __m256 padv)
 {
 	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i m;
+
+	if (c0 >= 0 && c0 + 8 <= w)
+		return _mm256_loadu_ps(row + c0);
+	m = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(
+	    (int)(-c0 - 1 > 8 ? 8 : -c0 - 1))), _mm256_cmpgt_epi32(
+	    _mm256_set1_epi32((int)(w - c0 < -1 ? -1 : w - c0 > 8 ? 8 :
+	    w - c0)), lane));
+	return _mm256_blendv_ps(padv, _mm256_maskload_ps(row + c0, m),
+	    _mm256_castsi256_ps(m));
+}
+
+/*
+ * The 2-wide or 3-wide stride-2 window of the nr rows straight from x
+ * (column 0 of the output at padded column 0, input column -pw), ow
+ * outputs into y, the vertical reduction in registers: no line written
+ * and read again (which on AVX-512 cost more than the pass, the loads at
+ * +2 spanning two stores not yet retired).
+ */
+static void
+f2s8(float *y, const float *const *rows, int nr, int64_t w, int64_t pw,
+    int64_t ow, int kw, int avg, float sc, const float *invw)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const __m256 padv = _mm256_set1_ps(avg ? 0.0f : -INFINITY);
 	int64_t j;
+	int r;
 
 	for (j = 0; j < ow; j += 8) {
-		const float *b = line + 2 * j;
-		__m256 a0 = _mm256_loadu_ps(b), a1 = _mm256_loadu_ps(b + 8);
-		__m256 e = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
-		__m256 o = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
-		__m256 m = avg ? _mm256_add_ps(e, o) : _mm256_max_ps(e, o);
+		const int64_t c0 = 2 * j - pw;
+		__m256 a0 = ld8(rows[0], c0, w, padv);
+		__m256 a1 = ld8(rows[0], c0 + 8, w, padv);
+		__m256 c0v = kw == 3 ? ld8(rows[0], c0 + 2, w, padv) : a0;
+		__m256 c1v = kw == 3 ? ld8(rows[0], c0 + 10, w, padv) : a1;
+		__m256 e, o, m;
 
+		for (r = 1; r < nr; r++) {
+			if (avg) {
+				a0 = _mm256_add_ps(a0, ld8(rows[r], c0, w, padv));
+				a1 = _mm256_add_ps(a1, ld8(rows[r], c0 + 8, w,
+				    padv));
+			} else {
+				a0 = _mm256_max_ps(a0, ld8(rows[r], c0, w, padv));
+				a1 = _mm256_max_ps(a1, ld8(rows[r], c0 + 8, w,
+				    padv));
+			}
+			if (kw == 3 && avg) {
+				c0v = _mm256_add_ps(c0v, ld8(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm256_add_ps(c1v, ld8(rows[r], c0 + 10,
+				    w, padv));
+			} else if (kw == 3) {
+				c0v = _mm256_max_ps(c0v, ld8(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm256_max_ps(c1v, ld8(rows[r], c0 + 10,
+				    w, padv));
+			}
+		}
+		e = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
+		o = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
+		m = avg ? _mm256_add_ps(e, o) : _mm256_max_ps(e, o);
 		if (kw == 3) {
-			__m256 c0 = _mm256_loadu_ps(b + 2);
-			__m256 c1 = _mm256_loadu_ps(b + 10);
-			__m256 e2 = _mm256_shuffle_ps(c0, c1,
+			__m256 e2 = _mm256_shuffle_ps(c0v, c1v,
 			    _MM_SHUFFLE(2, 0, 2, 0));
 			m = avg ? _mm256_add_ps(m, e2) : _mm256_max_ps(m, e2);
 		}
@@ -614,11 +691,267 @@ h2s8(float *y, const float *line, int64_t ow, int kw, int avg, float sc,
 	}
 }
 
+/*
+ * A max pool's 2-wide or 3-wide stride-2 window over exactly three rows
+ * (a shorter window's rows repeated: the max does not mind), ow outputs
+ * at y; the interior vectors with plain loads, the edges through ld8.
+ */
+static inline __attribute__((always_inline)) __m256
+mx8(const float *r0, const float *r1, const float *r2, int64_t c0, int64_t w,
+    int edge)
+{
+	const __m256 padv = _mm256_set1_ps(-INFINITY);
+
+	if (!edge)
+		return _mm256_max_ps(_mm256_max_ps(_mm256_loadu_ps(r0 + c0),
+		    _mm256_loadu_ps(r1 + c0)), _mm256_loadu_ps(r2 + c0));
+	return _mm256_max_ps(_mm256_max_ps(ld8(r0, c0, w, padv), ld8(r1, c0, w,
+	    padv)), ld8(r2, c0, w, padv));
+}
+
+static inline __attribute__((always_inline)) void
+mx2s8_blk(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t j, int64_t ow, const int kw, int edge)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const int64_t c0 = 2 * j - pw;
+	__m256 a0 = mx8(r0, r1, r2, c0, w, edge);
+	__m256 a1 = mx8(r0, r1, r2, c0 + 8, w, edge);
+	__m256 m = _mm256_max_ps(_mm256_shuffle_ps(a0, a1,
+	    _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(a0, a1,
+	    _MM_SHUFFLE(3, 1, 3, 1)));
+
+	if (kw == 3) {
+		__m256 c0v = mx8(r0, r1, r2, c0 + 2, w, edge);
+		__m256 c1v = mx8(r0, r1, r2, c0 + 10, w, edge);
+		m = _mm256_max_ps(m, _mm256_shuffle_ps(c0v, c1v,
+		    _MM_SHUFFLE(2, 0, 2, 0)));
+	}
+	m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m),
+	    _MM_SHUFFLE(3, 1, 2, 0)));
+	if (j + 8 <= ow)
+		_mm256_storeu_ps(y + j, m);
+	else
+		_mm256_maskstore_ps(y + j, _mm256_cmpgt_epi32(
+		    _mm256_set1_epi32((int)(ow - j)), lane), m);
+}
+
+static void
+mx2s8(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t ow, int kw)
+{
+	int64_t j = 0;
+
+	/* The left edge, the interior (every load inside), the right. */
+	for (; j < ow && 2 * j - pw < 0; j += 8)
+		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+	if (kw == 3)
+		for (; j + 8 <= ow && 2 * j - pw + 18 <= w; j += 8)
+			mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, 3, 0);
+	else
+		for (; j + 8 <= ow && 2 * j - pw + 16 <= w; j += 8)
+			mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, 2, 0);
+	for (; j < ow; j += 8)
+		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+}
+
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 #ifdef __clang__	/* clang ignores GCC target pragmas */
 #pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
 #endif
+static inline __attribute__((always_inline)) __m512
+ld16(const float *row, int64_t c0, int64_t w, __m512 padv)
+{
+	int64_t lo, hi;
+	__mmask16 m;
+
+	if (c0 >= 0 && c0 + 16 <= w)
+		return _mm512_loadu_ps(row + c0);
+	lo = c0 < 0 ? -c0 : 0;
+	hi = w - c0 < 16 ? w - c0 : 16;
+	m = hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+	return _mm512_mask_loadu_ps(padv, m, row + c0);
+}
+
+/* f2s8 on sixteen floats a vector. */
+static void
+f2s16(float *y, const float *const *rows, int nr, int64_t w, int64_t pw,
+    int64_t ow, int kw, int avg, float sc, const float *invw)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	const __m512 padv = _mm512_set1_ps(avg ? 0.0f : -INFINITY);
+	int64_t j;
+	int r;
+
+	for (j = 0; j < ow; j += 16) {
+		const int64_t c0 = 2 * j - pw;
+		__m512 a0 = ld16(rows[0], c0, w, padv);
+		__m512 a1 = ld16(rows[0], c0 + 16, w, padv);
+		__m512 c0v = kw == 3 ? ld16(rows[0], c0 + 2, w, padv) : a0;
+		__m512 c1v = kw == 3 ? ld16(rows[0], c0 + 18, w, padv) : a1;
+		__m512 e, o, m;
+		__mmask16 k = ow - j >= 16 ? 0xffff :
+		    (__mmask16)((1u << (ow - j)) - 1);
+
+		for (r = 1; r < nr; r++) {
+			if (avg) {
+				a0 = _mm512_add_ps(a0, ld16(rows[r], c0, w, padv));
+				a1 = _mm512_add_ps(a1, ld16(rows[r], c0 + 16, w,
+				    padv));
+			} else {
+				a0 = _mm512_max_ps(a0, ld16(rows[r], c0, w, padv));
+				a1 = _mm512_max_ps(a1, ld16(rows[r], c0 + 16, w,
+				    padv));
+			}
+			if (kw == 3 && avg) {
+				c0v = _mm512_add_ps(c0v, ld16(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm512_add_ps(c1v, ld16(rows[r], c0 + 18,
+				    w, padv));
+			} else if (kw == 3) {
+				c0v = _mm512_max_ps(c0v, ld16(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm512_max_ps(c1v, ld16(rows[r], c0 + 18,
+				    w, padv));
+			}
+		}
+		e = _mm512_permutex2var_ps(a0, ev, a1);
+		o = _mm512_permutex2var_ps(a0, od, a1);
+		m = avg ? _mm512_add_ps(e, o) : _mm512_max_ps(e, o);
+		if (kw == 3) {
+			__m512 e2 = _mm512_permutex2var_ps(c0v, ev, c1v);
+			m = avg ? _mm512_add_ps(m, e2) : _mm512_max_ps(m, e2);
+		}
+		if (avg)
+			m = _mm512_mul_ps(_mm512_mul_ps(m, _mm512_set1_ps(sc)),
+			    _mm512_maskz_loadu_ps(k, invw + j));
+		_mm512_mask_storeu_ps(y + j, k, m);
+	}
+}
+
+static inline __attribute__((always_inline)) __m512
+mx16(const float *r0, const float *r1, const float *r2, int64_t c0,
+    int64_t w, int edge)
+{
+	const __m512 padv = _mm512_set1_ps(-INFINITY);
+
+	if (!edge)
+		return _mm512_max_ps(_mm512_max_ps(_mm512_loadu_ps(r0 + c0),
+		    _mm512_loadu_ps(r1 + c0)), _mm512_loadu_ps(r2 + c0));
+	return _mm512_max_ps(_mm512_max_ps(ld16(r0, c0, w, padv), ld16(r1, c0,
+	    w, padv)), ld16(r2, c0, w, padv));
+}
+
+static inline __attribute__((always_inline)) void
+mx2s16_blk(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t j, int64_t ow, const int kw, int edge)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	const int64_t c0 = 2 * j - pw;
+	__m512 a0 = mx16(r0, r1, r2, c0, w, edge);
+	__m512 a1 = mx16(r0, r1, r2, c0 + 16, w, edge);
+	__m512 m = _mm512_max_ps(_mm512_permutex2var_ps(a0, ev, a1),
+	    _mm512_permutex2var_ps(a0, od, a1));
+
+	if (kw == 3)
+		m = _mm512_max_ps(m, _mm512_permutex2var_ps(mx16(r0, r1, r2,
+		    c0 + 2, w, edge), ev, mx16(r0, r1, r2, c0 + 18, w, edge)));
+	if (j + 16 <= ow)
+		_mm512_storeu_ps(y + j, m);
+	else
+		_mm512_mask_storeu_ps(y + j, (__mmask16)((1u << (ow - j)) - 1),
+		    m);
+}
+
+/*
+ * mx2s16 for a left pad P of 0 or 1: the three rows' maximum taken once
+ * per 16 columns, on vectors that start where the rows' do (C0..C3 the
+ * columns from 2j - 16, 2j, 2j + 16, 2j + 32 on), the windows' shifted
+ * vectors made from them by valignd: 6 loads per 16 outputs instead of
+ * 12.
+ */
+static inline __attribute__((always_inline)) void
+mx2s16a(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t ow, const int kw, const int P)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	__m512 C0 = _mm512_set1_ps(-INFINITY);
+	__m512 C1 = mx16(r0, r1, r2, 0, w, w < 16);
+	int64_t j;
+
+	for (j = 0; j < ow; j += 16) {
+		const int edge = 2 * j + 48 > w;
+		__m512 C2 = mx16(r0, r1, r2, 2 * j + 16, w, edge);
+		__m512 C3 = mx16(r0, r1, r2, 2 * j + 32, w, edge);
+		__m512 a0, a1, m;
+
+		if (P == 0) {
+			a0 = C1;
+			a1 = C2;
+		} else {
+			a0 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C1), _mm512_castps_si512(C0),
+			    15));
+			a1 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C2), _mm512_castps_si512(C1),
+			    15));
+		}
+		m = _mm512_max_ps(_mm512_permutex2var_ps(a0, ev, a1),
+		    _mm512_permutex2var_ps(a0, od, a1));
+		if (kw == 3) {
+			__m512 c0v = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C2), _mm512_castps_si512(C1),
+			    2 - P));
+			__m512 c1v = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C3), _mm512_castps_si512(C2),
+			    2 - P));
+			m = _mm512_max_ps(m, _mm512_permutex2var_ps(c0v, ev,
+			    c1v));
+		}
+		if (j + 16 <= ow)
+			_mm512_storeu_ps(y + j, m);
+		else
+			_mm512_mask_storeu_ps(y + j, (__mmask16)((1u <<
+			    (ow - j)) - 1), m);
+		C0 = C2;
+		C1 = C3;
+	}
+}
+
+/* mx2s8 on sixteen floats a vector. */
+static void
+mx2s16(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t ow, int kw)
+{
+	int64_t j = 0;
+
+	if (pw == 0 && kw == 3)
+		return mx2s16a(y, r0, r1, r2, w, ow, 3, 0);
+	if (pw == 1 && kw == 3)
+		return mx2s16a(y, r0, r1, r2, w, ow, 3, 1);
+	if (pw == 0)
+		return mx2s16a(y, r0, r1, r2, w, ow, 2, 0);
+	if (pw == 1)
+		return mx2s16a(y, r0, r1, r2, w, ow, 2, 1);
+	for (; j < ow && 2 * j - pw < 0; j += 16)
+		mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+	if (kw == 3)
+		for (; j + 16 <= ow && 2 * j - pw + 34 <= w; j += 16)
+			mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, 3, 0);
+	else
+		for (; j + 16 <= ow && 2 * j - pw + 32 <= w; j += 16)
+			mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, 2, 0);
+	for (; j < ow; j += 16)
+		mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+}
+
 static void
 vred16(float *d, const float *const *rows, int nr, int64_t n, int avg)
 {
@@ -637,41 +970,12 @@ vred16(float *d, const float *const *rows, int nr, int64_t n, int avg)
 	}
 }
 
-static void
-h2s16(float *y, const float *line, int64_t ow, int kw, int avg, float sc,
-    const float *invw)
-{
-	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
-	    18, 20, 22, 24, 26, 28, 30);
-	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
-	int64_t j;
-
-	for (j = 0; j < ow; j += 16) {
-		const float *b = line + 2 * j;
-		__m512 a0 = _mm512_loadu_ps(b), a1 = _mm512_loadu_ps(b + 16);
-		__m512 e = _mm512_permutex2var_ps(a0, ev, a1);
-		__m512 o = _mm512_permutex2var_ps(a0, od, a1);
-		__m512 m = avg ? _mm512_add_ps(e, o) : _mm512_max_ps(e, o);
-		__mmask16 k = ow - j >= 16 ? 0xffff :
-		    (__mmask16)((1u << (ow - j)) - 1);
-
-		if (kw == 3) {
-			__m512 e2 = _mm512_permutex2var_ps(_mm512_loadu_ps(b +
-			    2), ev, _mm512_loadu_ps(b + 18));
-			m = avg ? _mm512_add_ps(m, e2) : _mm512_max_ps(m, e2);
-		}
-		if (avg)
-			m = _mm512_mul_ps(_mm512_mul_ps(m, _mm512_set1_ps(sc)),
-			    _mm512_maskz_loadu_ps(k, invw + j));
-		_mm512_mask_storeu_ps(y + j, k, m);
-	}
-}
 #ifdef __clang__
 #pragma clang attribute pop
 #endif
 #pragma GCC pop_options
 
-/* Floats of slack the line needs past 2 * OW for h2s8 and h2s16. */
+/* Floats of slack the line needs past 2 * OW (hpass reads ahead). */
 #define PV2_SLACK 64
 
 /* One plane, output rows [r0, r1), vec=2. */
@@ -707,15 +1011,33 @@ pool2d_rows_v2(const struct pv2 *v, const float *x, float *y, float *line,
 				yr[j] = q->avg ? NAN : -INFINITY;
 			continue;
 		}
+		if (fast && !q->avg && nr <= 3) {
+			/* Three rows, a shorter window's repeated. */
+			const float *r1 = rows[nr > 1 ? 1 : 0];
+			const float *r2 = rows[nr > 2 ? 2 : nr - 1];
+			if (v->w16)
+				mx2s16(yr, rows[0], r1, r2, q->W, q->pw, q->OW,
+				    (int)q->kw);
+			else
+				mx2s8(yr, rows[0], r1, r2, q->W, q->pw, q->OW,
+				    (int)q->kw);
+			continue;
+		}
+		if (fast && v->w16) {
+			f2s16(yr, rows, nr, q->W, q->pw, q->OW, (int)q->kw,
+			    q->avg, sc, q->invw);
+			continue;
+		}
+		if (fast) {
+			f2s8(yr, rows, nr, q->W, q->pw, q->OW, (int)q->kw,
+			    q->avg, sc, q->invw);
+			continue;
+		}
 		if (v->w16)
 			vred16(d, rows, nr, q->W, q->avg);
 		else
 			vred8(d, rows, nr, q->W, q->avg);
-		if (fast && v->w16)
-			h2s16(yr, line, q->OW, (int)q->kw, q->avg, sc, q->invw);
-		else if (fast)
-			h2s8(yr, line, q->OW, (int)q->kw, q->avg, sc, q->invw);
-		else {
+		{
 			hpass(hb, line, q->OW, q->kw, q->sw, q->dw, q->avg);
 			if (q->avg)
 				for (j = 0; j < q->OW; j++)
@@ -2516,7 +2838,8 @@ aoe_space_pool(aoe_space *sp)
 	    "elements per thread (0: one thread)") < 0)
 		return -AOE_EINTERNAL;
 	if (aoe_sched_get(&sp->def, "vec", -1) != -1 &&
-	    (aoe_space_add_pow2(sp, "vec", 1, 1, 2, DEF_VEC, 1,
+	    (aoe_space_add_pow2(sp, "vec", 1, 1, 2,
+	    aoe_sched_get(&sp->def, "vec", DEF_VEC), 1,
 	    "2 rows first, the horizontal pass into the output (AVX-512 "
 	    "where allowed), 1 separable vector kernel, 0 the general N-D "
 	    "path") < 0 ||
