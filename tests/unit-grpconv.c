@@ -627,11 +627,14 @@ main(void)
 			continue;
 		}
 		random_sched(&g, &k);
+		/* Channels or pixels along the lanes, in turn. */
+		aoe_sched_set(&k, "grp_lanes", i % 3);
 		for (th = 1; th <= 2; th++) {
 			nc++;
 			if (!run_case(&s, &k, i & 1, th, &e)) {
 				bad++;
 				print_case(&s, &k, th, e);
+				printf("#   grp_lanes %d\n", i % 3);
 			}
 			if (e > worst)
 				worst = e;
@@ -639,8 +642,8 @@ main(void)
 	}
 	ok(bad == 0, "%d random stem cases (1 to 4 input channels, 1 to 80 "
 	    "output channels, kernels 3 to 7, strides 1 and 2, 1 and 2 "
-	    "threads, random tiles) match the reference, worst error %.2g",
-	    nc, worst);
+	    "threads, random tiles, channels or pixels along the lanes) "
+	    "match the reference, worst error %.2g", nc, worst);
 	/* The stems of squeezenet, resnet and the MobileNets, at the defaults. */
 	{
 		static const int64_t st[][5] = { { 3, 64, 224, 3, 2 },
