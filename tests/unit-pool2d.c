@@ -251,10 +251,9 @@ main(void)
 				ok(0, "%s: prepare", what);
 				continue;
 			}
-			ok(aoe_sched_get(&t.n->sched, "vec", -1) ==
-			    (aoe_cpu_avx512() ? 2 : 1) && check(&t, &q, NULL,
-			    what) == 0, "%s: the default (vec=%d) matches",
-			    what, aoe_cpu_avx512() ? 2 : 1);
+			ok(aoe_sched_get(&t.n->sched, "vec", -1) == 2 &&
+			    check(&t, &q, NULL, what) == 0,
+			    "%s: the default (vec=2) matches", what);
 			aoe_graph_free(t.g);
 		}
 	}

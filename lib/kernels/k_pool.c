@@ -36,9 +36,8 @@
  *         and 3 deinterleaved, 16 floats a vector where AVX-512 is
  *         allowed) writes it (pool2d_rows_v2); 1 the separable vector
  *         kernel; 0 the general N-D path (a baseline).  2 runs as 1
- *         where the horizontal dilation is not 1.  Default 2 where
- *         AVX-512 is allowed, else 1 but for windows 2 wide at stride
- *         2 (pool_def_vec); {0, 1, 2}.  Ignored in NCHW8c.
+ *         where the horizontal dilation is not 1.  Default 2 (see
+ *         pool_def_vec); {0, 1, 2}.  Ignored in NCHW8c.
  *   tile  2-D pooling: output rows produced per block of a plane, so
  *         that the row results of a block stay in cache (0: the whole
  *         plane at once; with vec=2, whole planes unless there are
@@ -69,28 +68,19 @@ static int layout_infer(aoe_graph *, aoe_node *);
 static int run_8c(aoe_kctx *);
 
 /*
- * vec: 2 (rows first) where AVX-512 is allowed; under AVX2 only for
- * windows 2 wide at stride 2, the others' shifted loads costing more
- * there than the separable kernel's passes.  bench/poolb -c, 1 thread,
- * Zen 5, time against vec=1: MaxPool 3x3/2 ceil 64@111 (squeezenet1_1)
- * 0.70x, 128@55 0.78x, 256@27 0.84x, 3x3/2 pad 1 64@112 (resnet18)
- * 0.75x, 2x2/2 64@112 0.75x, AveragePool 3x3/2 64@111 0.94x, 2x2/2
- * 0.89x; 2 threads 0.71x, 0.79x, 0.86x, 0.73x.  Under AOE_MAX_ISA=avx2:
- * 0.98x, 1.26x, 1.22x, 1.00x; 2x2/2 MaxPool 0.60x, AveragePool 0.89x.
- * bench/results/sq-20261205.txt.
+ * vec: 2 (rows first) on both ISAs.  bench/poolb -c, 1 thread, Zen 5,
+ * time against vec=1: MaxPool 3x3/2 ceil 64@111 (squeezenet1_1) 0.74x,
+ * 128@55 0.72x, 256@27 0.75x, 3x3/2 pad 1 64@112 (resnet18) 0.71x,
+ * 2x2/2 64@112 0.68x, AveragePool 3x3/2 ceil 64@111 0.90x, 2x2/2 0.85x;
+ * under AOE_MAX_ISA=avx2 0.91x, 0.90x, 0.86x, 0.97x and 0.60x (one
+ * earlier run, on a heavily loaded host, had 128@55 and 256@27 at 1.2x;
+ * two repeats did not).  bench/results/sq-20261205.txt.
  */
 static int
 pool_def_vec(const aoe_node *n)
 {
-	const int64_t *ks, *ss;
-	int nk, ns;
-
-	if (aoe_cpu_avx512())
-		return DEF_VEC;
-	ks = aoe_attr_ints(n, "kernel_shape", &nk);
-	ss = aoe_attr_ints(n, "strides", &ns);
-	return ks != NULL && ss != NULL && nk == 2 && ns == 2 && ks[1] == 2 &&
-	    ss[1] == 2 ? 2 : 1;
+	(void)n;
+	return DEF_VEC;
 }
 
 static void
