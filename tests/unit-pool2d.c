@@ -251,9 +251,10 @@ main(void)
 				ok(0, "%s: prepare", what);
 				continue;
 			}
-			ok(aoe_sched_get(&t.n->sched, "vec", -1) == 2 &&
-			    check(&t, &q, NULL, what) == 0,
-			    "%s: the default (vec=2) matches", what);
+			ok(aoe_sched_get(&t.n->sched, "vec", -1) ==
+			    (q.p[0] ? 1 : 2) && check(&t, &q, NULL, what) == 0,
+			    "%s: the default (vec=%d) matches", what,
+			    q.p[0] ? 1 : 2);
 			aoe_graph_free(t.g);
 		}
 	}

@@ -36,8 +36,9 @@
  *         and 3 deinterleaved, 16 floats a vector where AVX-512 is
  *         allowed) writes it (pool2d_rows_v2); 1 the separable vector
  *         kernel; 0 the general N-D path (a baseline).  2 runs as 1
- *         where the horizontal dilation is not 1.  Default 2 (see
- *         pool_def_vec); {0, 1, 2}.  Ignored in NCHW8c.
+ *         where the horizontal dilation is not 1.  Default 2, but 1
+ *         where a begin pad is above 0 (see pool_def_vec); {0, 1, 2}.
+ *         Ignored in NCHW8c.
  *   tile  2-D pooling: output rows produced per block of a plane, so
  *         that the row results of a block stay in cache (0: the whole
  *         plane at once; with vec=2, whole planes unless there are
@@ -68,18 +69,30 @@ static int layout_infer(aoe_graph *, aoe_node *);
 static int run_8c(aoe_kctx *);
 
 /*
- * vec: 2 (rows first) on both ISAs.  bench/poolb -c, 1 thread, Zen 5,
- * time against vec=1: MaxPool 3x3/2 ceil 64@111 (squeezenet1_1) 0.74x,
- * 128@55 0.72x, 256@27 0.75x, 3x3/2 pad 1 64@112 (resnet18) 0.71x,
- * 2x2/2 64@112 0.68x, AveragePool 3x3/2 ceil 64@111 0.90x, 2x2/2 0.85x;
- * under AOE_MAX_ISA=avx2 0.91x, 0.90x, 0.86x, 0.97x and 0.60x (one
- * earlier run, on a heavily loaded host, had 128@55 and 256@27 at 1.2x;
- * two repeats did not).  bench/results/sq-20261205.txt.
+ * vec: 2 (rows first) unless a begin pad is above 0.  bench/poolb -c, 1
+ * thread, Zen 5, time against vec=1: MaxPool 3x3/2 ceil 64@111
+ * (squeezenet1_1) 0.74x, 128@55 0.72x, 256@27 0.75x, 2x2/2 64@112
+ * 0.68x, AveragePool 3x3/2 ceil 64@111 0.90x, 2x2/2 0.85x; under
+ * AOE_MAX_ISA=avx2 0.91x, 0.90x, 0.86x and 0.60x (one earlier run, on a
+ * heavily loaded host, had 128@55 and 256@27 at 1.2x; two repeats did
+ * not).  In squeezenet1_1 (per-node minima) 0.71x-0.85x.  resnet18's
+ * 3x3/2 pad 1 64@112 runs 0.71x alone (AVX2 0.97x) but 1.32x in the
+ * model, after the stem's output (unexplained: its input's cache state),
+ * so padded pools keep vec=1.  bench/results/sq-20261205.txt.
  */
 static int
 pool_def_vec(const aoe_node *n)
 {
-	(void)n;
+	const int64_t *ps;
+	int np, i;
+
+	if (strcmp(aoe_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0 &&
+	    strcmp(aoe_attr_str(n, "auto_pad", "NOTSET"), "VALID") != 0)
+		return 1;
+	ps = aoe_attr_ints(n, "pads", &np);
+	for (i = 0; ps != NULL && i < np / 2; i++)
+		if (ps[i] != 0)
+			return 1;
 	return DEF_VEC;
 }
 
