@@ -2909,8 +2909,8 @@ aoe_space_conv(aoe_space *sp)
 	    "channels a group a multiple of 8, or of one group of at most 4 "
 	    "input channels, and column strides 1 or 2, "
 	    "holding mr nr mc kc nc par packb tile planes batch_par at "
-	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows at 0 "
-	    "unless algo=8; grp_oh * grp_ow within the tile's registers "
-	    "(see grp_ow)";
+	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows "
+	    "grp_lanes at 0 unless algo=8; grp_oh * grp_ow within the "
+	    "tile's registers (see grp_ow)";
 	return 0;
 }
