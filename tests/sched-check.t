@@ -39,7 +39,7 @@ bad=0
 for s in '{"algo":99}|algo=99' '{"algo":2,"mr":7,"nr":13}|mr=7' \
     '{"algo":2,"mc":-5}|mc=-5' '{"bogus_knob":5}|bogus_knob' \
     '{"mr":1000,"nr":99999,"mc":-5,"kc":0}|mr=1000' \
-    '{"mr":4,"nr":16}|micro-kernel 4x16'; do
+    '{"algo":2,"mr":4,"nr":16}|micro-kernel 4x16'; do
 	sched=${s%%|*} knob=${s#*|}
 	rec Conv "$sched" > "$T/bad"
 	key=$(sed 's/.*"key": "\([0-9]*\)".*/\1/' "$T/bad")

@@ -28,7 +28,8 @@ static void
 entry(FILE *fp, const char *key, const char *sig, const char *soc, int mr)
 {
 	fprintf(fp, "{\"key\":\"%s\",\"op_type\":\"X\",\"signature\":\"%s\","
-	    "\"schedule\":{\"mr\":%d,\"nr\":24},\"time_us\":1,\"baseline_us\":2,"
+	    "\"schedule\":{\"algo\":2,\"mr\":%d,\"nr\":24},\"time_us\":1,"
+	    "\"baseline_us\":2,"
 	    "\"soc_version\":\"%s\",\"tool_version\":\"0.1.0\","
 	    "\"measured_at\":\"2026-01-01T00:00:00Z\",\"method\":\"opat\"}\n",
 	    key, sig, mr, soc);

@@ -262,6 +262,45 @@ random_spec(spec *s)
 	    g.n * g.m * g.outsz * g.cg * g.ksz > 3000000);
 }
 
+/*
+ * A random stem the kernel takes: one group of 1 to 4 input channels,
+ * 1 to 80 output channels (most not a multiple of 8), square or not
+ * kernels of 3 to 7, strides 1 and 2, pads up to the kernel's.
+ */
+static void
+random_stem(spec *s)
+{
+	static const int64_t mgs[] = { 64, 32, 16, 24, 1, 5, 13, 20, 37, 70,
+	    80 };
+	static const int64_t sizes[] = { 3, 5, 7, 9, 16, 17, 23, 31, 40, 57 };
+	aoe_conv_geom g;
+
+	do {
+		memset(s, 0, sizeof(*s));
+		s->n = 1 + (frand() > 0.8f);
+		s->group = 1;
+		s->cg = 1 + irand(4);
+		s->mg = pick(mgs, 11);
+		s->h = pick(sizes, 10);
+		s->w = frand() > 0.3f ? s->h : pick(sizes, 10);
+		s->kh = 3 + irand(5);
+		s->kw = frand() > 0.8f ? 3 + irand(5) : s->kh;
+		s->sh = 1 + irand(2);
+		s->sw = frand() > 0.8f ? 1 + irand(2) : s->sh;
+		s->dh = s->dw = 1;
+		s->pt = irand((int)s->kh);
+		s->pl = irand((int)s->kw);
+		s->pb = irand((int)s->kh);
+		s->pr = irand((int)s->kw);
+		s->act = irand(7);
+		s->affine = frand() > 0.7f;
+		s->add = frand() > 0.6f;
+		s->bias = frand() > 0.3f;
+		geom_of(s, &g);
+	} while (g.out[1] < 1 || g.out[2] < 1 ||
+	    g.n * g.m * g.outsz * g.cg * g.ksz > 3000000);
+}
+
 /* A random schedule of grp_* knobs for g (sometimes the defaults). */
 static void
 random_sched(const aoe_conv_geom *g, aoe_sched *s)
@@ -575,6 +614,56 @@ main(void)
 	ok(bad == 0, "%d random grouped cases (widths 8 to 64, 1 and 2 "
 	    "threads, random tiles) match the reference, worst error %.2g",
 	    nc, worst);
+	/* Random stems (one group, 1 to 4 input channels), likewise. */
+	bad = nc = 0;
+	worst = 0;
+	for (i = 0; i < 120; i++) {
+		spec s;
+		random_stem(&s);
+		geom_of(&s, &g);
+		if (!aoe_grp_ok(&g)) {
+			bad++;
+			print_case(&s, &k, 0, 0);
+			continue;
+		}
+		random_sched(&g, &k);
+		/* Channels or pixels along the lanes, in turn. */
+		aoe_sched_set(&k, "grp_lanes", i % 3);
+		for (th = 1; th <= 2; th++) {
+			nc++;
+			if (!run_case(&s, &k, i & 1, th, &e)) {
+				bad++;
+				print_case(&s, &k, th, e);
+				printf("#   grp_lanes %d\n", i % 3);
+			}
+			if (e > worst)
+				worst = e;
+		}
+	}
+	ok(bad == 0, "%d random stem cases (1 to 4 input channels, 1 to 80 "
+	    "output channels, kernels 3 to 7, strides 1 and 2, 1 and 2 "
+	    "threads, random tiles, channels or pixels along the lanes) "
+	    "match the reference, worst error %.2g", nc, worst);
+	/* The stems of squeezenet, resnet and the MobileNets, at the defaults. */
+	{
+		static const int64_t st[][5] = { { 3, 64, 224, 3, 2 },
+		    { 3, 64, 224, 7, 2 }, { 3, 32, 224, 3, 2 },
+		    { 3, 16, 224, 3, 2 } };
+		for (f = 0; f < sizeof(st) / sizeof(st[0]); f++) {
+			spec s = { 1, 1, st[f][0], st[f][1], st[f][2],
+			    st[f][2], st[f][3], st[f][3], st[f][4], st[f][4],
+			    1, 1, st[f][3] / 2, st[f][3] / 2, st[f][3] / 2,
+			    st[f][3] / 2, (int)(f % 2), 0, 0, 1 };
+			if (f == 0)
+				s.pt = s.pl = s.pb = s.pr = 0;
+			memset(&k, 0, sizeof(k));
+			ok(run_case(&s, &k, 1, 2, &e), "stem %lld>%lld @%lld "
+			    "%lldx%lld/%lld: max error %.2g",
+			    (long long)s.cg, (long long)s.mg, (long long)s.h,
+			    (long long)s.kh, (long long)s.kh, (long long)s.sh,
+			    e);
+		}
+	}
 	/* Conv nodes through their space. */
 	{
 		spec s1 = { 1, 4, 16, 16, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -583,9 +672,12 @@ main(void)
 		    0, 0, 0, 1 };
 		spec s3 = { 1, 5, 16, 8, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2,
 		    0, 0, 0, 1 };
+		spec s4 = { 1, 1, 3, 20, 17, 19, 5, 5, 2, 2, 1, 1, 2, 1, 2, 2,
+		    0, 0, 0, 1 };
 		test_space(&s1, AOE_ACT_RELU);
 		test_space(&s2, AOE_ACT_SILU);
 		test_space(&s3, AOE_ACT_CLIP);
+		test_space(&s4, AOE_ACT_RELU);
 	}
 	/* The refusals: other group widths and strides keep other algos. */
 	{
@@ -640,6 +732,21 @@ main(void)
 			aoe_graph_free(t.g);
 		} else
 			ok(0, "16-channel group: build");
+		/* A stem defaults to algo 8; 5 input channels are no stem. */
+		s.group = 1;
+		s.cg = 3;
+		s.mg = 64;
+		s.sh = s.sw = 2;
+		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
+		    aoe_space_for(t.g, t.n, &sp) == 0) {
+			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
+			    "a 3>64 3x3/2 stem defaults to algo 8");
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "stem: build");
+		s.cg = 5;
+		geom_of(&s, &g);
+		ok(!aoe_grp_ok(&g), "one group of 5 input channels: not algo 8");
 	}
 	return done_testing();
 }

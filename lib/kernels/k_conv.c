@@ -31,7 +31,8 @@
  *	   reorders in its workspace as it needs, so that OPAT can tune it
  *	   per op, the reorders included
  *	8  direct grouped convolution (k_grpconv.c), 2-D, for groups of
- *	   a multiple of 8 output channels and column strides 1 and 2:
+ *	   a multiple of 8 output channels, or one group of at most 4
+ *	   input channels (a stem), and column strides 1 and 2:
  *	   a group's output channels along the vector lanes, pixels
  *	   broadcast from a padded copy of the input; knobs "grp_vec",
  *	   "grp_nv", "grp_oh", "grp_ow" and "grp_rows" (see there)
@@ -1066,6 +1067,17 @@ conv_default_algo(const conv_geom *g)
 	 * make GEMMs big enough for the GEMM's own blocking.
 	 */
 	if (aoe_grp_ok(g) && g->cg >= 2 && g->cg <= 64 && g->mg <= 64)
+		return ALGO_GROUPED;
+	/*
+	 * Stems (one group, at most 4 input channels, kernels from 2x2) by
+	 * the same kernel, all output channels along the lanes, against the
+	 * implicit GEMM's K = 27 or 147 (bench/convb -c, 1 thread, Zen 5;
+	 * bench/results/sq-20261205.txt): 3>64 3x3/2 @224 0.97x the time,
+	 * 3>64 7x7/2 0.86x, 3>32 3x3/2 0.79x, 3>16 3x3/2 0.74x; under
+	 * AOE_MAX_ISA=avx2 0.87x, 0.90x (0.93x against algo 7, the 7x7's
+	 * AVX2 default before), 0.77x, 0.68x.
+	 */
+	if (g->group == 1 && aoe_grp_ok(g) && g->ksz >= 4)
 		return ALGO_GROUPED;
 	/*
 	 * Winograd beats the implicit GEMM 1.3x to 2x from 4 channels and
@@ -2784,7 +2796,8 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		if (!sp->fact[6]) {
 			snprintf(why, len, "algo=8 (grouped) needs a 2-D Conv "
 			    "of 2 groups or more, output channels a group a "
-			    "multiple of 8, column stride 1 or 2");
+			    "multiple of 8, or of one group of at most 4 input "
+			    "channels; column stride 1 or 2");
 			return -1;
 		}
 		return keeps_defaults(sp, s, unread, sizeof(unread) /
@@ -3032,10 +3045,11 @@ aoe_space_conv(aoe_space *sp)
 	    "defaults; ur_w oc_blk ic_blk oh_blk x8c at 0 unless algo=7; "
 	    "ur_w * oc_blk <= 14 (oc_blk 0 counting as 4); "
 	    "algo=8 only for 2-D Convs of 2 groups or more with output "
-	    "channels a group a multiple of 8 and column strides 1 or 2, "
+	    "channels a group a multiple of 8, or of one group of at most 4 "
+	    "input channels, and column strides 1 or 2, "
 	    "holding mr nr mc kc nc par packb tile planes batch_par at "
-	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows at 0 "
-	    "unless algo=8; grp_oh * grp_ow within the tile's registers "
-	    "(see grp_ow)";
+	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows "
+	    "grp_lanes at 0 unless algo=8; grp_oh * grp_ow within the "
+	    "tile's registers (see grp_ow)";
 	return 0;
 }

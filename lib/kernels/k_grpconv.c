@@ -22,12 +22,21 @@
  *
  * Work items are (image, group, block of output rows), split between the
  * threads; a block holds grp_rows rows (0 auto: whole planes unless the
- * groups do not split evenly between the threads).
+ * groups do not split evenly between the threads; about 16 rows in a
+ * stem).
+ *
+ * Stems (one group of at most GP_STEM_CIN input channels: the 3-channel
+ * first layers of resnet, squeezenet and the MobileNets) run the same
+ * way, all their output channels being one group; a last block of fewer
+ * than 8 channels is stored in part.  A Relu or Clip with nothing after
+ * it is applied to the accumulators before the tile is stored.
  *
  * Knobs (Conv's space, read with algo=8 only): grp_vec (0 auto: 16 where
  * AVX-512 is allowed, else 8), grp_nv (0 auto: 2 when the group's count
  * is a multiple of two vectors, else 1), grp_oh and grp_ow (the tile, 0
- * auto: the shape of least modelled cost, see gp_tile) and grp_rows.
+ * auto: the shape of least modelled cost, see gp_tile), grp_rows, and
+ * in a stem grp_lanes (0 auto and 1 the channels along the lanes, 2 the
+ * pixels: st_run).
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -39,11 +48,22 @@
 
 /* Pixels a tile at most (R * C), and columns. */
 #define GP_MAXC 14
+/* Input channels at most of a one-group Conv (a stem) the kernel takes. */
+#define GP_STEM_CIN 4
 
 int
 aoe_grp_ok(const aoe_conv_geom *g)
 {
-	return g->nsp == 2 && g->group >= 2 && g->mg >= 8 && g->mg % 8 == 0 &&
+	/*
+	 * Groups of whole vectors of output channels (a group's last block
+	 * of 8 would otherwise spill into the next group's channels, which
+	 * another thread may be writing), or one group of few input
+	 * channels (a stem: its last block of 8 is stored in part).
+	 */
+	int grouped = g->group >= 2 && g->mg >= 8 && g->mg % 8 == 0;
+	int stem = g->group == 1 && g->mg >= 1 && g->cg <= GP_STEM_CIN;
+
+	return g->nsp == 2 && (grouped || stem) &&
 	    (g->s[2] == 1 || g->s[2] == 2) && g->cg >= 1 &&
 	    g->cg * g->ksz <= 65536 && g->in[0] == 1 && g->out[0] == 1 &&
 	    g->k[0] == 1 && g->insz * g->cg < ((int64_t)1 << 30);
@@ -180,11 +200,18 @@ aoe_grp_pack(const aoe_conv_geom *g, int vw, int nv, const float *w,
 		if (NV > 1)						\
 			STORE(tp + VW, b##u);				\
 	}
-#define GP_BLK(NAME, VT, VW, LOAD, BCAST, FMADD, STORE)		\
+/* A clamp (Relu, Clip) on the accumulators; a NaN stays a NaN. */
+#define GP_CL(u, MAX, MIN)						\
+	if ((u) < R * C) {						\
+		a##u = MIN(vhi, MAX(vlo, a##u));			\
+		if (NV > 1)						\
+			b##u = MIN(vhi, MAX(vlo, b##u));		\
+	}
+#define GP_BLK(NAME, VT, VW, LOAD, BCAST, FMADD, STORE, SET1, MAX, MIN) \
 static inline __attribute__((always_inline)) void			\
 NAME(const int NV, const int R, const int C, const int S, int64_t nt,	\
     const int32_t *off, const float *x0, int64_t rs, const float *wp,	\
-    const float *bv, float *t, int64_t trs)				\
+    const float *bv, float *t, int64_t trs, const float *cl)		\
 {									\
 	typedef VT VT_;							\
 	VT w0 = LOAD(bv), w1 = NV > 1 ? LOAD(bv + VW) : w0;		\
@@ -199,20 +226,24 @@ NAME(const int NV, const int R, const int C, const int S, int64_t nt,	\
 			w1 = LOAD(wp + VW);				\
 		GP_EACH(GP_FMA, BCAST, FMADD)				\
 	}								\
+	if (cl != NULL) {						\
+		const VT vlo = SET1(cl[0]), vhi = SET1(cl[1]);		\
+		GP_EACH(GP_CL, MAX, MIN)				\
+	}								\
 	GP_EACH(GP_ST, STORE, VW)					\
 }
 
 typedef void gp_fn(int64_t, const int32_t *, const float *, int64_t,
-    const float *, const float *, float *, int64_t);
+    const float *, const float *, float *, int64_t, const float *);
 
 /* The instances: NV 1, 2; S 1, 2; R 1 with C 1-14, R 2 with C 1-7. */
 #define GP_FN(P, NV, S, R, C)						\
 static void								\
 P##_##NV##_##S##_##R##_##C(int64_t nt, const int32_t *off,		\
     const float *x0, int64_t rs, const float *wp, const float *bv,	\
-    float *t, int64_t trs)						\
+    float *t, int64_t trs, const float *cl)				\
 {									\
-	P##_blk(NV, R, C, S, nt, off, x0, rs, wp, bv, t, trs);		\
+	P##_blk(NV, R, C, S, nt, off, x0, rs, wp, bv, t, trs, cl);	\
 }
 #define GP_FN7(P, NV, S, R) GP_FN(P, NV, S, R, 1) GP_FN(P, NV, S, R, 2) \
 	GP_FN(P, NV, S, R, 3) GP_FN(P, NV, S, R, 4) GP_FN(P, NV, S, R, 5) \
@@ -243,7 +274,7 @@ gp_bcast8(const float *p)
 }
 
 GP_BLK(gp8_blk, __m256, 8, _mm256_loadu_ps, gp_bcast8, _mm256_fmadd_ps,
-    _mm256_storeu_ps)
+    _mm256_storeu_ps, _mm256_set1_ps, _mm256_max_ps, _mm256_min_ps)
 GP_FN_ALL(gp8)
 /* [nv - 1][s - 1][r - 1][c - 1] */
 static gp_fn *const gp8_tab[2][2][2][GP_MAXC] = GP_TAB(gp8);
@@ -261,7 +292,7 @@ gp_bcast16(const float *p)
 }
 
 GP_BLK(gp16_blk, __m512, 16, _mm512_loadu_ps, gp_bcast16, _mm512_fmadd_ps,
-    _mm512_storeu_ps)
+    _mm512_storeu_ps, _mm512_set1_ps, _mm512_max_ps, _mm512_min_ps)
 GP_FN_ALL(gp16)
 static gp_fn *const gp16_tab[2][2][2][GP_MAXC] = GP_TAB(gp16);
 #ifdef __clang__
@@ -313,6 +344,8 @@ struct gp_ctx {
 	float *y;
 	aoe_epi e;
 	int epi, vw, nv, th, tw;
+	float cl[2];		/* a clamp done in registers: lo, hi */
+	int rcl;		/* ... when set (and then epi is 0) */
 	gp_fn *const (*tab)[2][GP_MAXC];	/* [s - 1][r - 1][c - 1] */
 	int64_t rows, nrb, nc, ir, pw, items, nch;
 	size_t bufsz;
@@ -344,11 +377,18 @@ gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
 	int i;
 
 	for (l0 = 0; l0 < nl; l0 += 8) {
+		/* Channels of this block of 8 (fewer in a stem's last). */
+		const int nb = nl - l0 < 8 ? (int)(nl - l0) : 8;
 		for (pb = 0; pb + 8 <= P; pb += 8) {
 			gp_tr8(rt + pb * L + l0, L, v);
-			for (i = 0; i < 8; i++)
-				_mm256_storeu_ps(yb + (l0 + i) * g->outsz + pb,
-				    v[i]);
+			if (nb == 8)
+				for (i = 0; i < 8; i++)
+					_mm256_storeu_ps(yb + (l0 + i) *
+					    g->outsz + pb, v[i]);
+			else
+				for (i = 0; i < nb; i++)
+					_mm256_storeu_ps(yb + (l0 + i) *
+					    g->outsz + pb, v[i]);
 		}
 		if (pb < P) {
 			/* The tile has slack rows: read past P, keep P. */
@@ -357,7 +397,7 @@ gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
 			gp_tr8(rt + pb * L + l0, L, v);
 			for (i = 0; i < 8; i++)
 				_mm256_storeu_ps(tmp[i], v[i]);
-			for (i = 0; i < 8; i++)
+			for (i = 0; i < nb; i++)
 				for (q = 0; q < P - pb; q++)
 					yb[(l0 + i) * g->outsz + pb + q] =
 					    tmp[i][q];
@@ -472,7 +512,7 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 				const int C = (int)min64(d->tw, OW - ow);
 				d->tab[sw - 1][R - 1][C - 1](T, off, xr +
 				    ow * sw, sh * pw, wp, bv, rt + ow * L,
-				    OW * L);
+				    OW * L, d->rcl ? d->cl : NULL);
 			}
 			gp_flush(d, b, gi, j, rt, oh * OW, R * OW, (int)L);
 			/* The epilogue on 256 pixels a channel or more. */
@@ -527,10 +567,344 @@ gp_rows(const aoe_conv_geom *g, const aoe_sched *s, int th, int nth)
 	cap = ((int64_t)1 << 20) / max64(1, g->cg * pw);
 	cap = max64(th, ((cap - (g->k[1] - 1) * g->d[1] - 1) / g->s[1] + 1) /
 	    th * th);
+	if (g->group == 1) {
+		/*
+		 * A stem: blocks of about 16 rows, as many a thread, so that
+		 * the padded input a block reads stays near the core (3>64
+		 * 3x3/2 @224, 1 thread, AVX-512: 1.1x faster than whole
+		 * planes; 4 and 8 rows tie with 16).
+		 */
+		int64_t nb = ceildiv(OH, 16);
+		if (nth > 1 && g->n * nb % nth != 0)
+			nb += nth - g->n * nb % nth;
+		r = ceildiv(ceildiv(OH, max64(1, nb)), th) * th;
+		return min64(cap, min64(OH, r));
+	}
 	if (nth < 2 || jobs % nth == 0 || jobs >= 8 * nth || OH < 2 * th)
 		return min64(OH, cap);
 	r = ceildiv(OH, nth);
 	return min64(cap, min64(OH, ceildiv(r, th) * th));
+}
+
+/*
+ * Stems with the output pixels along the lanes (grp_lanes=2): a register
+ * tile is SM output channels by NP vectors of consecutive output pixels
+ * of one row; for every tap it loads NP input vectors and broadcasts SM
+ * weights.  The input rows a work item reads are copied, zero-padded and
+ * split by the column stride into its phases (padded column q at phase
+ * q % sw, index q / sw), so that every tap's pixels are consecutive
+ * floats.  The output rows are stored in place (NCHW), no transposes.
+ * Weights are packed per run as [chunk of SM channels][tap][SM].
+ */
+#define ST_SM16 8	/* channels a tile, AVX-512 */
+#define ST_SM8 4	/* AVX2 */
+#define ST_NP 3		/* pixel vectors a tile at most */
+/*
+ * grp_lanes=0 in a stem: the channels along the lanes.  Pixels along the
+ * lanes against them (bench/convb -c, 1 thread, Zen 5): AVX-512 3>64
+ * 3x3/2 @224 1.08x the time, 3>64 7x7/2 0.96x, 3>32 3x3/2 0.91x, 3>16
+ * 1.02x, a tie left to the tuner; under AOE_MAX_ISA=avx2 (4 channels by
+ * 3 vectors, load-bound) 1.6x to 1.8x.
+ */
+#define ST_DEF_PIXELS 0
+
+#define ST_BLK(NAME, VT, VW, SM, LOAD, BCAST, FMADD, SET1, MAX, MIN)	\
+static inline __attribute__((always_inline)) void			\
+NAME(const int NP, int64_t nt, const int32_t *off, const float *x0,	\
+    const float *wp, const float *bv, float *y, int64_t cs, int nm,	\
+    int np, const float *cl)						\
+{									\
+	VT acc[SM][ST_NP];						\
+	int64_t i;							\
+	int m, p;							\
+									\
+	for (m = 0; m < SM; m++)					\
+		for (p = 0; p < NP; p++)				\
+			acc[m][p] = SET1(bv[m]);			\
+	for (i = 0; i < nt; i++, wp += SM) {				\
+		const float *xp = x0 + off[i];				\
+		VT xv[ST_NP];						\
+		for (p = 0; p < NP; p++)				\
+			xv[p] = LOAD(xp + p * VW);			\
+		for (m = 0; m < SM; m++) {				\
+			VT w = BCAST(wp + m);				\
+			for (p = 0; p < NP; p++)			\
+				acc[m][p] = FMADD(w, xv[p], acc[m][p]);	\
+		}							\
+	}								\
+	if (cl != NULL)							\
+		for (m = 0; m < SM; m++)				\
+			for (p = 0; p < NP; p++)			\
+				acc[m][p] = MIN(SET1(cl[1]), MAX(SET1(cl[0]), \
+				    acc[m][p]));			\
+	for (m = 0; m < nm; m++)					\
+		for (p = 0; p < NP; p++)				\
+			ST_STORE_##VW(y + m * cs + p * VW, acc[m][p],	\
+			    np - p * VW);				\
+}
+
+/* Store v's first n lanes (all of them when n >= the width). */
+static inline __attribute__((always_inline)) void
+st_store8(float *y, __m256 v, int n)
+{
+	if (n >= 8)
+		_mm256_storeu_ps(y, v);
+	else
+		_mm256_maskstore_ps(y, _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+		    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), v);
+}
+#define ST_STORE_8(y, v, n) st_store8((y), (v), (int)(n))
+
+typedef void st_fn(int64_t, const int32_t *, const float *, const float *,
+    const float *, float *, int64_t, int, int, const float *);
+
+ST_BLK(st8_blk, __m256, 8, ST_SM8, _mm256_loadu_ps, gp_bcast8,
+    _mm256_fmadd_ps, _mm256_set1_ps, _mm256_max_ps, _mm256_min_ps)
+#define ST_FN(P, NP)							\
+static void								\
+P##_##NP(int64_t nt, const int32_t *off, const float *x0,		\
+    const float *wp, const float *bv, float *y, int64_t cs, int nm,	\
+    int np, const float *cl)						\
+{									\
+	P##_blk(NP, nt, off, x0, wp, bv, y, cs, nm, np, cl);		\
+}
+ST_FN(st8, 1)
+ST_FN(st8, 2)
+ST_FN(st8, 3)
+static st_fn *const st8_tab[ST_NP] = { st8_1, st8_2, st8_3 };
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) void
+st_store16(float *y, __m512 v, int n)
+{
+	if (n >= 16)
+		_mm512_storeu_ps(y, v);
+	else if (n > 0)
+		_mm512_mask_storeu_ps(y, (__mmask16)((1u << n) - 1), v);
+}
+#define ST_STORE_16(y, v, n) st_store16((y), (v), (int)(n))
+
+ST_BLK(st16_blk, __m512, 16, ST_SM16, _mm512_loadu_ps, gp_bcast16,
+    _mm512_fmadd_ps, _mm512_set1_ps, _mm512_max_ps, _mm512_min_ps)
+ST_FN(st16, 1)
+ST_FN(st16, 2)
+ST_FN(st16, 3)
+static st_fn *const st16_tab[ST_NP] = { st16_1, st16_2, st16_3 };
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/* Whether grp_lanes asks for (or defaults to) the pixels along the lanes. */
+static int
+st_pixels(const aoe_conv_geom *g, const aoe_sched *s)
+{
+	int64_t v = aoe_sched_get(s, "grp_lanes", 0);
+
+	if (g->group != 1)
+		return 0;
+	if (v == 1 || v == 2)
+		return v == 2;
+	return ST_DEF_PIXELS;
+}
+
+/* The weights as [chunk of sm channels][tap][sm], zero past mg. */
+static void
+st_pack(const aoe_conv_geom *g, int sm, const float *w, float *wp)
+{
+	const int64_t T = g->cg * g->ksz, nc = ceildiv(g->mg, sm);
+	int64_t j, t, l;
+
+	for (j = 0; j < nc; j++)
+		for (t = 0; t < T; t++, wp += sm)
+			for (l = 0; l < sm; l++) {
+				int64_t oc = j * sm + l;
+				wp[l] = oc < g->mg ? w[oc * T + t] : 0;
+			}
+}
+
+struct st_ctx {
+	const aoe_conv_geom *g;
+	const float *x, *wp, *bias, *add;
+	float *y;
+	aoe_epi e;
+	int epi, vw, sm, rcl;
+	float cl[2];
+	st_fn *const *tab;
+	int64_t rows, nrb, items, nch, ph, ir;	/* ph: floats a phase row */
+	size_t bufsz;
+	int *fail;
+};
+
+/* One work item: output rows [oh0, oh1) of image b. */
+static void
+st_item(const struct st_ctx *d, int64_t b, int64_t oh0, int64_t oh1,
+    float *buf)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t H = g->in[1], W = g->in[2], OW = g->out[2];
+	const int64_t KH = g->k[1], KW = g->k[2], sh = g->s[1], sw = g->s[2];
+	const int64_t dh = g->d[1], dwl = g->d[2], ph = d->ph;
+	const int64_t T = g->cg * g->ksz, rl = sw * ph;	/* a padded row */
+	const int64_t ih0 = oh0 * sh - g->pb[1];
+	const int64_t nir = (oh1 - oh0 - 1) * sh + (KH - 1) * dh + 1;
+	const int64_t nc = ceildiv(g->mg, d->sm), nvec = ceildiv(OW, d->vw);
+	const float *xb = d->x + b * g->c * g->insz;
+	int32_t *off = (int32_t *)(buf + g->cg * d->ir * rl + 64);
+	float bv[16];
+	int64_t ic, r, q, kh, kw, t, j, oh, v;
+	int NP;
+
+	/* The padded rows, split into sw phases of ph floats. */
+	for (ic = 0; ic < g->cg; ic++)
+		for (r = 0; r < nir; r++) {
+			int64_t ih = ih0 + r;
+			float *dst = buf + (ic * d->ir + r) * rl;
+			const float *src = xb + (ic * H + ih) * W;
+			memset(dst, 0, sizeof(float) * (size_t)rl);
+			if (ih < 0 || ih >= H)
+				continue;
+			if (sw == 1) {
+				memcpy(dst + g->pb[2], src, sizeof(float) *
+				    (size_t)min64(W, ph - g->pb[2]));
+				continue;
+			}
+			/* Stride 2: even padded columns, then odd ones. */
+			q = 0;
+			if (g->pb[2] & 1) {
+				dst[ph + (g->pb[2] >> 1)] = src[0];
+				q = 1;
+			}
+			{
+				float *ev = dst + ((q + g->pb[2]) >> 1);
+				float *od = ev + ph;
+				for (; q + 1 < W; q += 2, ev++, od++) {
+					*ev = src[q];
+					*od = src[q + 1];
+				}
+				if (q < W)
+					*ev = src[q];
+			}
+		}
+	for (ic = 0, t = 0; ic < g->cg; ic++)
+		for (kh = 0; kh < KH; kh++)
+			for (kw = 0; kw < KW; kw++) {
+				int64_t c = kw * dwl;
+				off[t++] = (int32_t)((ic * d->ir + kh * dh) * rl +
+				    c % sw * ph + c / sw);
+			}
+	for (oh = oh0; oh < oh1; oh++) {
+		const float *xr = buf + (oh - oh0) * sh * rl;
+		for (j = 0; j < nc; j++) {
+			const int nm = (int)min64(d->sm, g->mg - j * d->sm);
+			float *yo = d->y + (b * g->m + j * d->sm) * g->outsz +
+			    oh * OW;
+			for (t = 0; t < d->sm; t++)
+				bv[t] = d->bias && t < nm ?
+				    d->bias[j * d->sm + t] : 0;
+			for (v = 0; v < nvec; v += NP) {
+				/*
+				 * Tiles of 3 vectors, the last ones of 2 so
+				 * that none has 1 (latency-bound) unless the
+				 * row has one vector.
+				 */
+				const int64_t rem = nvec - v;
+				NP = rem >= 5 || rem == 3 ? 3 : rem == 1 ? 1 : 2;
+				d->tab[NP - 1](T, off, xr + v * d->vw,
+				    d->wp + j * T * d->sm, bv, yo + v * d->vw,
+				    g->outsz, nm, (int)(OW - v * d->vw),
+				    d->rcl ? d->cl : NULL);
+			}
+			if (d->epi)
+				for (t = 0; t < nm; t++) {
+					int64_t o = (b * g->m + j * d->sm + t) *
+					    g->outsz + oh * OW;
+					aoe_epi_row(&d->e, j * d->sm + t,
+					    d->y + o, d->add ? d->add + o :
+					    NULL, OW);
+				}
+		}
+	}
+}
+
+static void
+st_chunk(void *arg, int64_t c, int tid)
+{
+	const struct st_ctx *d = arg;
+	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
+	float *buf = aoe_sgemm_tlbuf(2, d->bufsz);
+
+	(void)tid;
+	if (buf == NULL) {
+		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
+		int64_t oh0 = it % d->nrb * d->rows;
+		st_item(d, it / d->nrb, oh0, min64(oh0 + d->rows,
+		    d->g->out[1]), buf);
+	}
+}
+
+/* A stem, pixels along the lanes (wp: scratch for the packed weights). */
+static int
+st_run(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const aoe_act *act, const float *add, float *y,
+    float *scratch, const aoe_sched *s, int nthreads)
+{
+	struct st_ctx d;
+	int fail = 0;
+	int64_t v;
+
+	memset(&d, 0, sizeof(d));
+	d.g = g;
+	d.x = x;
+	d.bias = bias;
+	d.add = add;
+	d.y = y;
+	d.vw = aoe_grp_vec(s);
+	d.sm = d.vw == 16 ? ST_SM16 : ST_SM8;
+	d.tab = d.vw == 16 ? st16_tab : st8_tab;
+	st_pack(g, d.sm, w, scratch);
+	d.wp = scratch;
+	d.epi = act != NULL && aoe_act_epi(act, &d.e);
+	if (d.epi && add == NULL && d.e.kind == AOE_EPI_CLAMP &&
+	    d.e.ps == NULL && d.e.pt == NULL && d.e.pc == NULL) {
+		d.rcl = 1;
+		d.cl[0] = d.e.lo;
+		d.cl[1] = d.e.hi;
+		d.epi = 0;
+	}
+	if (!d.epi && add != NULL) {
+		d.epi = 1;
+		d.e.kind = AOE_EPI_CLAMP;
+		d.e.lo = -3.4028235e38f;
+		d.e.hi = 3.4028235e38f;
+		d.e.ps = d.e.pt = d.e.pc = NULL;
+	}
+	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
+		nthreads = 1;
+	d.rows = gp_rows(g, s, 1, nthreads);
+	d.nrb = ceildiv(g->out[1], d.rows);
+	d.ir = (d.rows - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+	/*
+	 * A phase row: the vectors a row's last tile reads past the output
+	 * width, plus the widest tap's shift.
+	 */
+	v = ceildiv(g->out[2], d.vw) * d.vw;
+	d.ph = v + ((g->k[2] - 1) * g->d[2]) / g->s[2] + 16;
+	d.ph = max64(d.ph, ceildiv(g->in[2] + g->pb[2], g->s[2]));
+	d.bufsz = (size_t)(g->cg * d.ir * g->s[2] * d.ph + 64 + g->cg *
+	    g->ksz + 16);
+	d.items = g->n * d.nrb;
+	d.nch = aoe_nchunks(d.items, nthreads);
+	d.fail = &fail;
+	aoe_parallel(nthreads, d.nch, st_chunk, &d);
+	return fail ? -1 : 0;
 }
 
 int
@@ -542,6 +916,9 @@ aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
 	struct gp_ctx d;
 	int fail = 0;
 
+	if (st_pixels(g, s))
+		return st_run(g, x, w, bias, act, add, y, scratch, s,
+		    nthreads);
 	memset(&d, 0, sizeof(d));
 	d.g = g;
 	d.x = x;
@@ -559,6 +936,18 @@ aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
 	d.wp = wp;
 	d.tab = d.vw == 16 ? gp16_tab[d.nv - 1] : gp8_tab[d.nv - 1];
 	d.epi = act != NULL && aoe_act_epi(act, &d.e);
+	if (d.epi && add == NULL && d.e.kind == AOE_EPI_CLAMP &&
+	    d.e.ps == NULL && d.e.pt == NULL && d.e.pc == NULL) {
+		/*
+		 * A Relu or Clip alone is done on the accumulators, and the
+		 * output not read again: the 3x3/2 stem 3>64 @224, Relu,
+		 * 1.1x faster at 1 thread (AVX-512, Zen 5).
+		 */
+		d.rcl = 1;
+		d.cl[0] = d.e.lo;
+		d.cl[1] = d.e.hi;
+		d.epi = 0;
+	}
 	if (!d.epi && add != NULL) {
 		d.epi = 1;
 		d.e.kind = AOE_EPI_CLAMP;
@@ -587,6 +976,7 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	static const int64_t vec[] = { 0, 8, 16 }, nv[] = { 0, 1, 2 };
 	static const int64_t oh[] = { 0, 1, 2 };
 	static const int64_t rows[] = { 0, 1, 2, 4, 8, 16 };
+	static const int64_t lanes[] = { 0, 1, 2 };
 	int64_t ow[GP_MAXC + 1];
 	int i, nvec = aoe_cpu_avx512() ? 3 : 2, now = 1, nrows = 1;
 
@@ -611,7 +1001,11 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	    "12 (16-wide, two; 8-wide, one) or 6 (8-wide, two)") < 0 ||
 	    aoe_space_add(sp, "grp_rows", nrows, rows, "algo=8: output rows "
 	    "a work item, 0 auto (whole planes unless the groups do not "
-	    "split evenly between the threads)") < 0)
+	    "split evenly between the threads)") < 0 ||
+	    aoe_space_add(sp, "grp_lanes", live && g->group == 1 ? 3 : 1,
+	    lanes, "algo=8, one group (a stem): what the vector lanes hold, "
+	    "0 auto (the channels), 1 output channels (as in groups), 2 "
+	    "output pixels of a row, stored in place") < 0)
 		return -AOE_EINTERNAL;
 	return 0;
 }
@@ -625,9 +1019,11 @@ aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len)
 	int64_t c = aoe_sched_get(s, "grp_ow", 0);
 
 	if (algo != 8) {
-		if (vw || nv || r || c || aoe_sched_get(s, "grp_rows", 0)) {
-			snprintf(why, len, "grp_vec, grp_nv, grp_oh, grp_ow and "
-			    "grp_rows apply to algo=8 (grouped) only");
+		if (vw || nv || r || c || aoe_sched_get(s, "grp_rows", 0) ||
+		    aoe_sched_get(s, "grp_lanes", 0)) {
+			snprintf(why, len, "grp_vec, grp_nv, grp_oh, grp_ow, "
+			    "grp_rows and grp_lanes apply to algo=8 (grouped) "
+			    "only");
 			return -1;
 		}
 		return 0;

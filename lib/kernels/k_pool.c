@@ -31,12 +31,20 @@
  *         min(nthreads, n / par) threads.  Default 16384; searched over
  *         4096..1048576 (powers of two).  0 forces one thread.  The
  *         NCHW8c kernels count n as the plain path does.
- *   vec   2-D pooling: 1 the separable vector kernel, 0 the general
- *         N-D path (a baseline).  Default 1; {0, 1}.  Ignored in NCHW8c.
+ *   vec   2-D pooling: 2 each output row reduces its window's input
+ *         rows first, then one horizontal pass (stride-2 windows of 2
+ *         and 3 deinterleaved, 16 floats a vector where AVX-512 is
+ *         allowed) writes it (pool2d_rows_v2); 1 the separable vector
+ *         kernel; 0 the general N-D path (a baseline).  2 runs as 1
+ *         where the horizontal dilation is not 1.  Default 2, but 1
+ *         where a begin pad is above 0 (see pool_def_vec); {0, 1, 2}.
+ *         Ignored in NCHW8c.
  *   tile  2-D pooling: output rows produced per block of a plane, so
  *         that the row results of a block stay in cache (0: the whole
- *         plane at once).  Default 0; {0, 4, 8, 16, 32, 64}.  Ignored
- *         in NCHW8c, whose rows are independent.
+ *         plane at once; with vec=2, whole planes unless there are
+ *         fewer than 8 a thread, then blocks of rows, each block a work
+ *         item).  Default 0; {0, 4, 8, 16, 32, 64}.  Ignored in NCHW8c,
+ *         whose rows are independent.
  */
 #include <float.h>
 #include <math.h>
@@ -53,12 +61,40 @@
 #include "kernel.h"
 
 #define DEF_PAR 16384
-#define DEF_VEC 1
+#define DEF_VEC 2
 #define DEF_TILE 0
 #define MAXSP (AOE_MAXDIM - 2)
 
 static int layout_infer(aoe_graph *, aoe_node *);
 static int run_8c(aoe_kctx *);
+
+/*
+ * vec: 2 (rows first) unless a begin pad is above 0.  bench/poolb -c, 1
+ * thread, Zen 5, time against vec=1: MaxPool 3x3/2 ceil 64@111
+ * (squeezenet1_1) 0.74x, 128@55 0.72x, 256@27 0.75x, 2x2/2 64@112
+ * 0.68x, AveragePool 3x3/2 ceil 64@111 0.90x, 2x2/2 0.85x; under
+ * AOE_MAX_ISA=avx2 0.91x, 0.90x, 0.86x and 0.60x (one earlier run, on a
+ * heavily loaded host, had 128@55 and 256@27 at 1.2x; two repeats did
+ * not).  In squeezenet1_1 (per-node minima) 0.71x-0.85x.  resnet18's
+ * 3x3/2 pad 1 64@112 runs 0.71x alone (AVX2 0.97x) but 1.32x in the
+ * model, after the stem's output (unexplained: its input's cache state),
+ * so padded pools keep vec=1.  bench/results/sq-20261205.txt.
+ */
+static int
+pool_def_vec(const aoe_node *n)
+{
+	const int64_t *ps;
+	int np, i;
+
+	if (strcmp(aoe_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") != 0 &&
+	    strcmp(aoe_attr_str(n, "auto_pad", "NOTSET"), "VALID") != 0)
+		return 1;
+	ps = aoe_attr_ints(n, "pads", &np);
+	for (i = 0; ps != NULL && i < np / 2; i++)
+		if (ps[i] != 0)
+			return 1;
+	return DEF_VEC;
+}
 
 static void
 pool_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
@@ -66,7 +102,7 @@ pool_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 	aoe_sched_set(s, "par", DEF_PAR);
 	if (strcmp(n->op_type, "MaxPool") == 0 ||
 	    strcmp(n->op_type, "AveragePool") == 0) {
-		aoe_sched_set(s, "vec", DEF_VEC);
+		aoe_sched_set(s, "vec", pool_def_vec(n));
 		aoe_sched_set(s, "tile", DEF_TILE);
 	}
 }
@@ -514,6 +550,506 @@ pool2d_rows_vfirst(const struct p2d *q, const float *x, float *y,
 		memcpy(yr, hb, (size_t)q->OW * sizeof(float));
 	}
 }
+
+/*
+ * vec=2, any 2-D pool of horizontal dilation 1: each output row reduces
+ * its window's input rows (max, or sum) first, then one horizontal pass
+ * writes the output row itself.  Windows 3 and 2 wide at stride 2
+ * (resnet's and squeezenet's 3x3/2, the 2x2/2 of U-Nets and PP-OCR)
+ * take the rows straight from x, split into even and odd floats once:
+ * two shuffles a vector on AVX2 (the max or sum taken before their
+ * common lane order is undone, one permute a vector), two-source
+ * permutes on AVX-512; a max pool of at most 3 rows keeps the rows'
+ * reduction in registers (mx2s8, mx2s16, and for left pads 0 and 1
+ * mx2s16a, which loads each row once per 16 columns and shifts with
+ * valignd).  Other windows reduce the rows into the padded line, then
+ * go through hpass.  An average is scaled by its row's and columns'
+ * reciprocal counts.  Timings: pool_def_vec.
+ */
+struct pv2 {
+	const struct p2d *q;
+	int w16;		/* AVX-512 */
+	float pad;
+};
+
+/* The reduction of nr rows of n floats into d, 8 a vector. */
+static void
+vred8(float *d, const float *const *rows, int nr, int64_t n, int avg)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	int64_t j;
+	int r;
+
+	for (j = 0; j + 8 <= n; j += 8) {
+		__m256 acc = _mm256_loadu_ps(rows[0] + j);
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm256_add_ps(acc, _mm256_loadu_ps(rows[r] +
+			    j)) : _mm256_max_ps(acc, _mm256_loadu_ps(rows[r] +
+			    j));
+		_mm256_storeu_ps(d + j, acc);
+	}
+	if (j < n) {
+		__m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - j)),
+		    lane);
+		__m256 acc = _mm256_maskload_ps(rows[0] + j, m);
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm256_add_ps(acc, _mm256_maskload_ps(rows[r] +
+			    j, m)) : _mm256_max_ps(acc,
+			    _mm256_maskload_ps(rows[r] + j, m));
+		_mm256_maskstore_ps(d + j, m, acc);
+	}
+}
+
+/*
+ * Eight floats of row from column c0 on, the lanes outside [0, w) the
+ * pad value (and not read).
+ */
+static inline __attribute__((always_inline)) __m256
+ld8(const float *row, int64_t c0, int64_t w, __m256 padv)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i m;
+
+	if (c0 >= 0 && c0 + 8 <= w)
+		return _mm256_loadu_ps(row + c0);
+	m = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(
+	    (int)(-c0 - 1 > 8 ? 8 : -c0 - 1))), _mm256_cmpgt_epi32(
+	    _mm256_set1_epi32((int)(w - c0 < -1 ? -1 : w - c0 > 8 ? 8 :
+	    w - c0)), lane));
+	return _mm256_blendv_ps(padv, _mm256_maskload_ps(row + c0, m),
+	    _mm256_castsi256_ps(m));
+}
+
+/*
+ * The 2-wide or 3-wide stride-2 window of the nr rows straight from x
+ * (column 0 of the output at padded column 0, input column -pw), ow
+ * outputs into y, the vertical reduction in registers: no line written
+ * and read again (which on AVX-512 cost more than the pass, the loads at
+ * +2 spanning two stores not yet retired).
+ */
+static void
+f2s8(float *y, const float *const *rows, int nr, int64_t w, int64_t pw,
+    int64_t ow, int kw, int avg, float sc, const float *invw)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const __m256 padv = _mm256_set1_ps(avg ? 0.0f : -INFINITY);
+	int64_t j;
+	int r;
+
+	for (j = 0; j < ow; j += 8) {
+		const int64_t c0 = 2 * j - pw;
+		__m256 a0 = ld8(rows[0], c0, w, padv);
+		__m256 a1 = ld8(rows[0], c0 + 8, w, padv);
+		__m256 c0v = kw == 3 ? ld8(rows[0], c0 + 2, w, padv) : a0;
+		__m256 c1v = kw == 3 ? ld8(rows[0], c0 + 10, w, padv) : a1;
+		__m256 e, o, m;
+
+		for (r = 1; r < nr; r++) {
+			if (avg) {
+				a0 = _mm256_add_ps(a0, ld8(rows[r], c0, w, padv));
+				a1 = _mm256_add_ps(a1, ld8(rows[r], c0 + 8, w,
+				    padv));
+			} else {
+				a0 = _mm256_max_ps(a0, ld8(rows[r], c0, w, padv));
+				a1 = _mm256_max_ps(a1, ld8(rows[r], c0 + 8, w,
+				    padv));
+			}
+			if (kw == 3 && avg) {
+				c0v = _mm256_add_ps(c0v, ld8(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm256_add_ps(c1v, ld8(rows[r], c0 + 10,
+				    w, padv));
+			} else if (kw == 3) {
+				c0v = _mm256_max_ps(c0v, ld8(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm256_max_ps(c1v, ld8(rows[r], c0 + 10,
+				    w, padv));
+			}
+		}
+		e = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
+		o = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
+		m = avg ? _mm256_add_ps(e, o) : _mm256_max_ps(e, o);
+		if (kw == 3) {
+			__m256 e2 = _mm256_shuffle_ps(c0v, c1v,
+			    _MM_SHUFFLE(2, 0, 2, 0));
+			m = avg ? _mm256_add_ps(m, e2) : _mm256_max_ps(m, e2);
+		}
+		m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m),
+		    _MM_SHUFFLE(3, 1, 2, 0)));
+		if (j + 8 <= ow) {
+			if (avg)
+				m = _mm256_mul_ps(_mm256_mul_ps(m,
+				    _mm256_set1_ps(sc)), _mm256_loadu_ps(invw +
+				    j));
+			_mm256_storeu_ps(y + j, m);
+		} else {
+			__m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(
+			    (int)(ow - j)), lane);
+			if (avg)
+				m = _mm256_mul_ps(_mm256_mul_ps(m,
+				    _mm256_set1_ps(sc)), _mm256_maskload_ps(invw +
+				    j, k));
+			_mm256_maskstore_ps(y + j, k, m);
+		}
+	}
+}
+
+/*
+ * A max pool's 2-wide or 3-wide stride-2 window over exactly three rows
+ * (a shorter window's rows repeated: the max does not mind), ow outputs
+ * at y; the interior vectors with plain loads, the edges through ld8.
+ */
+static inline __attribute__((always_inline)) __m256
+mx8(const float *r0, const float *r1, const float *r2, int64_t c0, int64_t w,
+    int edge)
+{
+	const __m256 padv = _mm256_set1_ps(-INFINITY);
+
+	if (!edge)
+		return _mm256_max_ps(_mm256_max_ps(_mm256_loadu_ps(r0 + c0),
+		    _mm256_loadu_ps(r1 + c0)), _mm256_loadu_ps(r2 + c0));
+	return _mm256_max_ps(_mm256_max_ps(ld8(r0, c0, w, padv), ld8(r1, c0, w,
+	    padv)), ld8(r2, c0, w, padv));
+}
+
+static inline __attribute__((always_inline)) void
+mx2s8_blk(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t j, int64_t ow, const int kw, int edge)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const int64_t c0 = 2 * j - pw;
+	__m256 a0 = mx8(r0, r1, r2, c0, w, edge);
+	__m256 a1 = mx8(r0, r1, r2, c0 + 8, w, edge);
+	__m256 m = _mm256_max_ps(_mm256_shuffle_ps(a0, a1,
+	    _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(a0, a1,
+	    _MM_SHUFFLE(3, 1, 3, 1)));
+
+	if (kw == 3) {
+		__m256 c0v = mx8(r0, r1, r2, c0 + 2, w, edge);
+		__m256 c1v = mx8(r0, r1, r2, c0 + 10, w, edge);
+		m = _mm256_max_ps(m, _mm256_shuffle_ps(c0v, c1v,
+		    _MM_SHUFFLE(2, 0, 2, 0)));
+	}
+	m = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(m),
+	    _MM_SHUFFLE(3, 1, 2, 0)));
+	if (j + 8 <= ow)
+		_mm256_storeu_ps(y + j, m);
+	else
+		_mm256_maskstore_ps(y + j, _mm256_cmpgt_epi32(
+		    _mm256_set1_epi32((int)(ow - j)), lane), m);
+}
+
+static void
+mx2s8(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t ow, int kw)
+{
+	int64_t j = 0;
+
+	/* The left edge, the interior (every load inside), the right. */
+	for (; j < ow && 2 * j - pw < 0; j += 8)
+		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+	if (kw == 3)
+		for (; j + 8 <= ow && 2 * j - pw + 18 <= w; j += 8)
+			mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, 3, 0);
+	else
+		for (; j + 8 <= ow && 2 * j - pw + 16 <= w; j += 8)
+			mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, 2, 0);
+	for (; j < ow; j += 8)
+		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+ld16(const float *row, int64_t c0, int64_t w, __m512 padv)
+{
+	int64_t lo, hi;
+	__mmask16 m;
+
+	if (c0 >= 0 && c0 + 16 <= w)
+		return _mm512_loadu_ps(row + c0);
+	lo = c0 < 0 ? -c0 : 0;
+	hi = w - c0 < 16 ? w - c0 : 16;
+	m = hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+	return _mm512_mask_loadu_ps(padv, m, row + c0);
+}
+
+/* f2s8 on sixteen floats a vector. */
+static void
+f2s16(float *y, const float *const *rows, int nr, int64_t w, int64_t pw,
+    int64_t ow, int kw, int avg, float sc, const float *invw)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	const __m512 padv = _mm512_set1_ps(avg ? 0.0f : -INFINITY);
+	int64_t j;
+	int r;
+
+	for (j = 0; j < ow; j += 16) {
+		const int64_t c0 = 2 * j - pw;
+		__m512 a0 = ld16(rows[0], c0, w, padv);
+		__m512 a1 = ld16(rows[0], c0 + 16, w, padv);
+		__m512 c0v = kw == 3 ? ld16(rows[0], c0 + 2, w, padv) : a0;
+		__m512 c1v = kw == 3 ? ld16(rows[0], c0 + 18, w, padv) : a1;
+		__m512 e, o, m;
+		__mmask16 k = ow - j >= 16 ? 0xffff :
+		    (__mmask16)((1u << (ow - j)) - 1);
+
+		for (r = 1; r < nr; r++) {
+			if (avg) {
+				a0 = _mm512_add_ps(a0, ld16(rows[r], c0, w, padv));
+				a1 = _mm512_add_ps(a1, ld16(rows[r], c0 + 16, w,
+				    padv));
+			} else {
+				a0 = _mm512_max_ps(a0, ld16(rows[r], c0, w, padv));
+				a1 = _mm512_max_ps(a1, ld16(rows[r], c0 + 16, w,
+				    padv));
+			}
+			if (kw == 3 && avg) {
+				c0v = _mm512_add_ps(c0v, ld16(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm512_add_ps(c1v, ld16(rows[r], c0 + 18,
+				    w, padv));
+			} else if (kw == 3) {
+				c0v = _mm512_max_ps(c0v, ld16(rows[r], c0 + 2, w,
+				    padv));
+				c1v = _mm512_max_ps(c1v, ld16(rows[r], c0 + 18,
+				    w, padv));
+			}
+		}
+		e = _mm512_permutex2var_ps(a0, ev, a1);
+		o = _mm512_permutex2var_ps(a0, od, a1);
+		m = avg ? _mm512_add_ps(e, o) : _mm512_max_ps(e, o);
+		if (kw == 3) {
+			__m512 e2 = _mm512_permutex2var_ps(c0v, ev, c1v);
+			m = avg ? _mm512_add_ps(m, e2) : _mm512_max_ps(m, e2);
+		}
+		if (avg)
+			m = _mm512_mul_ps(_mm512_mul_ps(m, _mm512_set1_ps(sc)),
+			    _mm512_maskz_loadu_ps(k, invw + j));
+		_mm512_mask_storeu_ps(y + j, k, m);
+	}
+}
+
+static inline __attribute__((always_inline)) __m512
+mx16(const float *r0, const float *r1, const float *r2, int64_t c0,
+    int64_t w, int edge)
+{
+	const __m512 padv = _mm512_set1_ps(-INFINITY);
+
+	if (!edge)
+		return _mm512_max_ps(_mm512_max_ps(_mm512_loadu_ps(r0 + c0),
+		    _mm512_loadu_ps(r1 + c0)), _mm512_loadu_ps(r2 + c0));
+	return _mm512_max_ps(_mm512_max_ps(ld16(r0, c0, w, padv), ld16(r1, c0,
+	    w, padv)), ld16(r2, c0, w, padv));
+}
+
+static inline __attribute__((always_inline)) void
+mx2s16_blk(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t j, int64_t ow, const int kw, int edge)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	const int64_t c0 = 2 * j - pw;
+	__m512 a0 = mx16(r0, r1, r2, c0, w, edge);
+	__m512 a1 = mx16(r0, r1, r2, c0 + 16, w, edge);
+	__m512 m = _mm512_max_ps(_mm512_permutex2var_ps(a0, ev, a1),
+	    _mm512_permutex2var_ps(a0, od, a1));
+
+	if (kw == 3)
+		m = _mm512_max_ps(m, _mm512_permutex2var_ps(mx16(r0, r1, r2,
+		    c0 + 2, w, edge), ev, mx16(r0, r1, r2, c0 + 18, w, edge)));
+	if (j + 16 <= ow)
+		_mm512_storeu_ps(y + j, m);
+	else
+		_mm512_mask_storeu_ps(y + j, (__mmask16)((1u << (ow - j)) - 1),
+		    m);
+}
+
+/*
+ * mx2s16 for a left pad P of 0 or 1: the three rows' maximum taken once
+ * per 16 columns, on vectors that start where the rows' do (C0..C3 the
+ * columns from 2j - 16, 2j, 2j + 16, 2j + 32 on), the windows' shifted
+ * vectors made from them by valignd: 6 loads per 16 outputs instead of
+ * 12.
+ */
+static inline __attribute__((always_inline)) void
+mx2s16a(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t ow, const int kw, const int P)
+{
+	const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i od = _mm512_add_epi32(ev, _mm512_set1_epi32(1));
+	__m512 C0 = _mm512_set1_ps(-INFINITY);
+	__m512 C1 = mx16(r0, r1, r2, 0, w, w < 16);
+	int64_t j;
+
+	for (j = 0; j < ow; j += 16) {
+		const int edge = 2 * j + 48 > w;
+		__m512 C2 = mx16(r0, r1, r2, 2 * j + 16, w, edge);
+		__m512 C3 = mx16(r0, r1, r2, 2 * j + 32, w, edge);
+		__m512 a0, a1, m;
+
+		if (P == 0) {
+			a0 = C1;
+			a1 = C2;
+		} else {
+			a0 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C1), _mm512_castps_si512(C0),
+			    15));
+			a1 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C2), _mm512_castps_si512(C1),
+			    15));
+		}
+		m = _mm512_max_ps(_mm512_permutex2var_ps(a0, ev, a1),
+		    _mm512_permutex2var_ps(a0, od, a1));
+		if (kw == 3) {
+			__m512 c0v = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C2), _mm512_castps_si512(C1),
+			    2 - P));
+			__m512 c1v = _mm512_castsi512_ps(_mm512_alignr_epi32(
+			    _mm512_castps_si512(C3), _mm512_castps_si512(C2),
+			    2 - P));
+			m = _mm512_max_ps(m, _mm512_permutex2var_ps(c0v, ev,
+			    c1v));
+		}
+		if (j + 16 <= ow)
+			_mm512_storeu_ps(y + j, m);
+		else
+			_mm512_mask_storeu_ps(y + j, (__mmask16)((1u <<
+			    (ow - j)) - 1), m);
+		C0 = C2;
+		C1 = C3;
+	}
+}
+
+/* mx2s8 on sixteen floats a vector. */
+static void
+mx2s16(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t ow, int kw)
+{
+	int64_t j = 0;
+
+	if (pw == 0 && kw == 3)
+		return mx2s16a(y, r0, r1, r2, w, ow, 3, 0);
+	if (pw == 1 && kw == 3)
+		return mx2s16a(y, r0, r1, r2, w, ow, 3, 1);
+	if (pw == 0)
+		return mx2s16a(y, r0, r1, r2, w, ow, 2, 0);
+	if (pw == 1)
+		return mx2s16a(y, r0, r1, r2, w, ow, 2, 1);
+	for (; j < ow && 2 * j - pw < 0; j += 16)
+		mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+	if (kw == 3)
+		for (; j + 16 <= ow && 2 * j - pw + 34 <= w; j += 16)
+			mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, 3, 0);
+	else
+		for (; j + 16 <= ow && 2 * j - pw + 32 <= w; j += 16)
+			mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, 2, 0);
+	for (; j < ow; j += 16)
+		mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+}
+
+static void
+vred16(float *d, const float *const *rows, int nr, int64_t n, int avg)
+{
+	int64_t j;
+	int r;
+
+	for (j = 0; j < n; j += 16) {
+		__mmask16 m = n - j >= 16 ? 0xffff :
+		    (__mmask16)((1u << (n - j)) - 1);
+		__m512 acc = _mm512_maskz_loadu_ps(m, rows[0] + j);
+		for (r = 1; r < nr; r++)
+			acc = avg ? _mm512_add_ps(acc, _mm512_maskz_loadu_ps(m,
+			    rows[r] + j)) : _mm512_max_ps(acc,
+			    _mm512_maskz_loadu_ps(m, rows[r] + j));
+		_mm512_mask_storeu_ps(d + j, m, acc);
+	}
+}
+
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/* Floats of slack the line needs past 2 * OW (hpass reads ahead). */
+#define PV2_SLACK 64
+
+/* One plane, output rows [r0, r1), vec=2. */
+static void
+pool2d_rows_v2(const struct pv2 *v, const float *x, float *y, float *line,
+    float *hb, int64_t r0, int64_t r1)
+{
+	const struct p2d *q = v->q;
+	const int fast = q->sw == 2 && (q->kw == 2 || q->kw == 3);
+	const float *rows[64];
+	float *d = line + q->pw;
+	int64_t oh, j, t, ih, len;
+	int nr;
+
+	/* The pads, and past them what the horizontal pass may read. */
+	len = max64(q->linelen + 16, 2 * q->OW + PV2_SLACK);
+	for (j = 0; j < q->pw; j++)
+		line[j] = v->pad;
+	for (j = q->pw + q->W; j < len; j++)
+		line[j] = v->pad;
+	for (oh = r0; oh < r1; oh++) {
+		float *yr = y + oh * q->OW;
+		float sc = q->avg ? q->invh[oh] : 1.0f;
+
+		nr = 0;
+		for (t = 0; t < q->kh; t++) {
+			ih = oh * q->sh - q->ph + t * q->dh;
+			if (ih >= 0 && ih < q->H)
+				rows[nr++] = x + ih * q->W;
+		}
+		if (nr == 0) {
+			for (j = 0; j < q->OW; j++)
+				yr[j] = q->avg ? NAN : -INFINITY;
+			continue;
+		}
+		if (fast && !q->avg && nr <= 3) {
+			/* Three rows, a shorter window's repeated. */
+			const float *r1 = rows[nr > 1 ? 1 : 0];
+			const float *r2 = rows[nr > 2 ? 2 : nr - 1];
+			if (v->w16)
+				mx2s16(yr, rows[0], r1, r2, q->W, q->pw, q->OW,
+				    (int)q->kw);
+			else
+				mx2s8(yr, rows[0], r1, r2, q->W, q->pw, q->OW,
+				    (int)q->kw);
+			continue;
+		}
+		if (fast && v->w16) {
+			f2s16(yr, rows, nr, q->W, q->pw, q->OW, (int)q->kw,
+			    q->avg, sc, q->invw);
+			continue;
+		}
+		if (fast) {
+			f2s8(yr, rows, nr, q->W, q->pw, q->OW, (int)q->kw,
+			    q->avg, sc, q->invw);
+			continue;
+		}
+		if (v->w16)
+			vred16(d, rows, nr, q->W, q->avg);
+		else
+			vred8(d, rows, nr, q->W, q->avg);
+		{
+			hpass(hb, line, q->OW, q->kw, q->sw, q->dw, q->avg);
+			if (q->avg)
+				for (j = 0; j < q->OW; j++)
+					yr[j] = hb[j] * sc * q->invw[j];
+			else
+				memcpy(yr, hb, (size_t)q->OW * sizeof(float));
+		}
+	}
+}
 #endif
 
 /* One plane, output rows [r0, r1). */
@@ -614,6 +1150,11 @@ struct pool2d_ctx {
 	float *buf;		/* per thread: a line, then the row results */
 	size_t per;		/* floats of buf per thread */
 	int64_t tile, planes, nch;
+	int64_t hoff;		/* floats from a line to its row results */
+	int64_t nrb;		/* vec=2: blocks of tile rows a plane */
+#ifdef HAVE_AVX2
+	const struct pv2 *v2;	/* vec=2, else NULL */
+#endif
 };
 
 static void
@@ -622,11 +1163,24 @@ pool2d_chunk(void *ctx, int64_t chunk, int tid)
 	const struct pool2d_ctx *c = ctx;
 	const struct p2d *q = c->q;
 	float *line = c->buf + (size_t)tid * c->per;
-	float *hb = line + q->linelen + 16;
+	float *hb = line + c->hoff;
 	int64_t pl = aoe_chunk_lo(c->planes, c->nch, chunk);
 	int64_t end = aoe_chunk_lo(c->planes, c->nch, chunk + 1);
 	int64_t tile = c->tile, r0;
 
+#ifdef HAVE_AVX2
+	if (c->v2 != NULL) {
+		/* Items are (plane, block of tile output rows). */
+		for (; pl < end; pl++) {
+			int64_t p = pl / c->nrb;
+			r0 = pl % c->nrb * tile;
+			pool2d_rows_v2(c->v2, c->x + p * q->H * q->W,
+			    c->y + p * q->OH * q->OW, line, hb, r0,
+			    min64(r0 + tile, q->OH));
+		}
+		return;
+	}
+#endif
 	for (; pl < end; pl++)
 		for (r0 = 0; r0 < q->OH; r0 += tile)
 			pool2d_rows(q, c->x + pl * q->H * q->W,
@@ -636,10 +1190,13 @@ pool2d_chunk(void *ctx, int64_t chunk, int tid)
 
 static int
 pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
-    int64_t planes)
+    int64_t planes, int vec)
 {
 	struct pool2d_ctx c;
 	struct p2d q;
+#ifdef HAVE_AVX2
+	struct pv2 v2;
+#endif
 	float *inv;
 	int64_t grain = aoe_sched_get(k->sched, "par", DEF_PAR);
 	int64_t tile = aoe_sched_get(k->sched, "tile", DEF_TILE);
@@ -682,6 +1239,28 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	}
 	nt = nthreads_for(planes * (q.H * q.W + q.OH * q.OW), grain,
 	    k->nthreads);
+	c.nrb = 1;
+	c.hoff = q.linelen + 16;
+#ifdef HAVE_AVX2
+	c.v2 = NULL;
+	if (vec == 2 && q.dw == 1 && q.kh <= 64) {
+		v2.q = &q;
+		v2.w16 = aoe_cpu_avx512();
+		v2.pad = q.avg ? 0.0f : -INFINITY;
+		c.v2 = &v2;
+		/*
+		 * Whole planes a work item, unless the planes are too few
+		 * to keep the threads evenly busy: then blocks of rows.
+		 */
+		if (aoe_sched_get(k->sched, "tile", DEF_TILE) <= 0 &&
+		    nt > 1 && planes < 8 * nt)
+			tile = max64(1, ceildiv(q.OH, ceildiv(8 * nt,
+			    planes)));
+		c.nrb = ceildiv(q.OH, tile);
+		c.hoff = max64(q.linelen + 16, 2 * q.OW + PV2_SLACK) + 16;
+		tile = min64(tile, q.OH);
+	}
+#endif
 	/*
 	 * Each thread's line buffer and row results, for as many output rows
 	 * as one block needs at most; a multiple of 64 bytes apiece.
@@ -689,8 +1268,7 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	hrows = (tile - 1) * q.sh + (q.kh - 1) * q.dh + 1;
 	if (hrows > q.H)
 		hrows = q.H;
-	c.per = ((size_t)(q.linelen + 16 + hrows * q.OW + 16) + 15) &
-	    ~(size_t)15;
+	c.per = ((size_t)(c.hoff + hrows * q.OW + 16) + 15) & ~(size_t)15;
 	c.buf = aligned_alloc(64, c.per * (size_t)nt * sizeof(float));
 	if (c.buf == NULL) {
 		free(inv);
@@ -701,8 +1279,8 @@ pool2d(aoe_kctx *k, const struct pgeo *p, const float *x, float *y,
 	c.x = x;
 	c.y = y;
 	c.tile = tile;
-	c.planes = planes;
-	c.nch = aoe_nchunks(planes, nt);
+	c.planes = planes * c.nrb;
+	c.nch = aoe_nchunks(c.planes, nt);
 	aoe_parallel(nt, c.nch, pool2d_chunk, &c);
 	free(c.buf);
 	free(inv);
@@ -729,7 +1307,7 @@ pool_run(aoe_kctx *k)
 		return 0;
 	if (x->dtype == AOE_F32 && p.ns == 2 && ti == NULL && vec &&
 	    prod(p.in, 0, 2) > 0)
-		return pool2d(k, &p, x->data, y->data, planes);
+		return pool2d(k, &p, x->data, y->data, planes, vec);
 	nt = nthreads_for(aoe_tensor_numel(y) * prod(p.k, 0, p.ns), grain,
 	    k->nthreads);
 	switch (x->dtype) {
@@ -2263,8 +2841,11 @@ aoe_space_pool(aoe_space *sp)
 	    "elements per thread (0: one thread)") < 0)
 		return -AOE_EINTERNAL;
 	if (aoe_sched_get(&sp->def, "vec", -1) != -1 &&
-	    (aoe_space_add_pow2(sp, "vec", 1, 1, 1, DEF_VEC, 1,
-	    "1 separable vector kernel, 0 the general N-D path") < 0 ||
+	    (aoe_space_add_pow2(sp, "vec", 1, 1, 2,
+	    aoe_sched_get(&sp->def, "vec", DEF_VEC), 1,
+	    "2 rows first, the horizontal pass into the output (AVX-512 "
+	    "where allowed), 1 separable vector kernel, 0 the general N-D "
+	    "path") < 0 ||
 	    aoe_space_add_pow2(sp, "tile", 1, 4, 64, DEF_TILE, 1,
 	    "output rows per block of a plane (0: whole plane)") < 0))
 		return -AOE_EINTERNAL;
