@@ -909,12 +909,20 @@ mx2s16a(float *y, const float *r0, const float *r1, const float *r2,
 		m = _mm512_max_ps(_mm512_permutex2var_ps(a0, ev, a1),
 		    _mm512_permutex2var_ps(a0, od, a1));
 		if (kw == 3) {
-			__m512 c0v = _mm512_castsi512_ps(_mm512_alignr_epi32(
-			    _mm512_castps_si512(C2), _mm512_castps_si512(C1),
-			    2 - P));
-			__m512 c1v = _mm512_castsi512_ps(_mm512_alignr_epi32(
-			    _mm512_castps_si512(C3), _mm512_castps_si512(C2),
-			    2 - P));
+			/*
+			 * The shift is 2 - P, written out: alignr takes only
+			 * a constant, and clang without optimisation (the
+			 * fuzz and sanitizer builds) does not fold P.
+			 */
+			__m512i i1 = _mm512_castps_si512(C1);
+			__m512i i2 = _mm512_castps_si512(C2);
+			__m512i i3 = _mm512_castps_si512(C3);
+			__m512 c0v = _mm512_castsi512_ps(P == 0 ?
+			    _mm512_alignr_epi32(i2, i1, 2) :
+			    _mm512_alignr_epi32(i2, i1, 1));
+			__m512 c1v = _mm512_castsi512_ps(P == 0 ?
+			    _mm512_alignr_epi32(i3, i2, 2) :
+			    _mm512_alignr_epi32(i3, i2, 1));
 			m = _mm512_max_ps(m, _mm512_permutex2var_ps(c0v, ev,
 			    c1v));
 		}
