@@ -2192,7 +2192,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	conv_planes pl;
 	conv_planes *plp = NULL;
 	aoe_act act;
-	int fail = 0, trans;
+	int fail = 0, trans, split, own;
 
 	memset(&xe, 0, sizeof(xe));
 	xe.m = cg->mg;
@@ -2261,22 +2261,9 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		ctx.fail = &fail;
 		xe.packb = conv_packb;
 		xe.ctx = &ctx;
-		if (nth > 1 && conv_split_cols(cg, k->sched, nth)) {
-			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0,
-			    conv_planes_on(cg, k->sched) && cg->nsp == 2 };
-			if (cs.own_planes == 0 && conv_planes_on(cg, k->sched)) {
-				float *buf = aoe_sgemm_tlbuf(3,
-				    (size_t)planes_floats(cg));
-				if (buf != NULL) {
-					planes_fill(cg, xg, buf, nth, &pl);
-					ctx.pl = &pl;
-					xe.packb = conv_packb_planes;
-				}
-			}
-			aoe_parallel(nth, nth, colsplit_chunk, &cs);
-			return cs.fail || fail ? -1 : 0;
-		}
-		if (conv_planes_on(cg, k->sched)) {
+		split = nth > 1 && conv_split_cols(cg, k->sched, nth);
+		own = split && cg->nsp == 2 && conv_planes_on(cg, k->sched);
+		if (!own && conv_planes_on(cg, k->sched)) {
 			/* A buffer that cannot be had: the in-place packer. */
 			float *buf = aoe_sgemm_tlbuf(3,
 			    (size_t)planes_floats(cg));
@@ -2285,6 +2272,12 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 				ctx.pl = &pl;
 				xe.packb = conv_packb_planes;
 			}
+		}
+		if (split) {
+			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0,
+			    own };
+			aoe_parallel(nth, nth, colsplit_chunk, &cs);
+			return cs.fail || fail ? -1 : 0;
 		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
 			return -1;
