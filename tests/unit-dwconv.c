@@ -340,7 +340,7 @@ main(void)
 	    64, 70 };
 	static const int64_t ks[] = { 1, 2, 3, 3, 5, 5, 7 };
 	static const int64_t strides[] = { 1, 1, 2, 2, 3 };
-	int i, vw, th, bad = 0, nc = 0;
+	int i, vw, th, good, bad = 0, nc = 0;
 	double e, worst = 0;
 	aoe_conv_geom g;
 
@@ -361,7 +361,8 @@ main(void)
 				    L[k][4], L[k][4], L[k][4], L[k][4],
 				    (int)(k % 5), (int)(k & 1), (int)(k == 3),
 				    1 };
-				ok(run_case(&s, vw, 2, &e), "dw %lldx%lld/%lld "
+				good = run_case(&s, vw, 2, &e);
+				ok(good, "dw %lldx%lld/%lld "
 				    "c=%lld hw=%lld act=%s vw=%d: max error %.2g",
 				    (long long)s.kh, (long long)s.kw,
 				    (long long)s.sh, (long long)s.c,
