@@ -1882,6 +1882,49 @@ dw_vec_of(const aoe_sched *s)
 	return v == 8 || v == 16 ? (int)v : aoe_dw_default_vec();
 }
 
+/*
+ * Algo 4: the depthwise kernel dw_mode_of() picks, its activation and
+ * residual fused (the NCHW plane kernels apply them after).
+ */
+static int
+conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
+    const float *w, const float *bias, float *y)
+{
+	const aoe_node *n = k->n;
+	const float *add = aoe_fused_add(k->g, n);
+	int vec = (int)aoe_sched_get(k->sched, "dw_vec", 0), rc;
+	aoe_act act;
+
+	aoe_act_of(n, &act);
+	switch (dw_mode_of(cg, k->sched)) {
+	case 1:
+		rc = aoe_dw_rows(cg, x, w, bias, &act, add, y, dw_vec_of(k->sched),
+		    k->nthreads);
+		break;
+	case 2:
+		rc = aoe_dw_reg(cg, x, w, bias, &act, add, y, vec,
+		    (int)aoe_sched_get(k->sched, "dw_oh", 0),
+		    (int)aoe_sched_get(k->sched, "dw_ow", 0), k->nthreads);
+		break;
+	case 3:
+		rc = aoe_dw_flat(cg, x, w, bias, &act, add, y, vec, k->nthreads);
+		break;
+	case 4:
+		rc = aoe_dw_lanes(cg, x, w, bias, &act, add, y, vec,
+		    k->nthreads);
+		break;
+	default:
+		conv_depthwise(cg, x, w, bias, y, k->nthreads);
+		aoe_act_apply(&act, y, add, cg->n * cg->m, cg->outsz, cg->m,
+		    k->nthreads);
+		return 0;
+	}
+	if (rc < 0)
+		return aoe_err(AOE_ENOMEM, "%s '%s': out of memory", n->op_type,
+		    n->name);
+	return 0;
+}
+
 /* Rows of an explicit im2col column tile. */
 struct i2c_ctx {
 	const conv_geom *cg;
@@ -2403,49 +2446,8 @@ conv_run(aoe_kctx *k)
 			    n->op_type, n->name);
 		return 0;
 	}
-	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 2) {
-		aoe_act_of(n, &act);
-		if (aoe_dw_reg(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
-		    (int)aoe_sched_get(k->sched, "dw_vec", 0),
-		    (int)aoe_sched_get(k->sched, "dw_oh", 0),
-		    (int)aoe_sched_get(k->sched, "dw_ow", 0), k->nthreads) < 0)
-			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
-			    n->op_type, n->name);
-		return 0;
-	}
-	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 3) {
-		aoe_act_of(n, &act);
-		if (aoe_dw_flat(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
-		    (int)aoe_sched_get(k->sched, "dw_vec", 0),
-		    k->nthreads) < 0)
-			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
-			    n->op_type, n->name);
-		return 0;
-	}
-	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 4) {
-		aoe_act_of(n, &act);
-		if (aoe_dw_lanes(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
-		    (int)aoe_sched_get(k->sched, "dw_vec", 0),
-		    k->nthreads) < 0)
-			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
-			    n->op_type, n->name);
-		return 0;
-	}
-	if (algo == ALGO_DEPTHWISE && dw_mode_of(&cg, k->sched) == 1) {
-		aoe_act_of(n, &act);
-		if (aoe_dw_rows(&cg, x, w, bias, &act, aoe_fused_add(g, n), y,
-		    dw_vec_of(k->sched), k->nthreads) < 0)
-			return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
-			    n->op_type, n->name);
-		return 0;
-	}
-	if (algo == ALGO_DEPTHWISE) {
-		conv_depthwise(&cg, x, w, bias, y, k->nthreads);
-		aoe_act_of(n, &act);
-		aoe_act_apply(&act, y, aoe_fused_add(g, n),
-		    cg.n * cg.m, cg.outsz, cg.m, k->nthreads);
-		return 0;
-	}
+	if (algo == ALGO_DEPTHWISE)
+		return conv_run_depthwise(k, &cg, x, w, bias, y);
 	/*
 	 * Threads go over images and groups when there are enough of them
 	 * (each GEMM then runs on one thread), else inside each GEMM.  (No
