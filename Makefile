@@ -116,7 +116,7 @@ build/aoe.pc: Makefile lib/base/aoe_base.h
 # One rule links every program.
 tools/%: tools/%.c lib/libaoe.a
 	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libaoe.a $(LDLIBS)
-tests/%: tests/%.c tests/tap.h tests/onenode.h lib/libaoe.a
+tests/%: tests/%.c tests/tap.h tests/onenode.h tests/convref.h lib/libaoe.a
 	$(CC) $(XCFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $< lib/libaoe.a $(LDLIBS)
 
 # The bundled example is written by the project's own ONNX writer.

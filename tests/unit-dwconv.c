@@ -25,6 +25,7 @@
 #include "tap.h"
 #include "kernel.h"
 #include "onenode.h"
+#include "convref.h"
 
 typedef struct spec {
 	int64_t n, c, mult, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -34,108 +35,11 @@ typedef struct spec {
 static void
 geom_of(const spec *s, aoe_conv_geom *g)
 {
-	memset(g, 0, sizeof(*g));
-	g->nsp = 2;
-	g->n = s->n;
-	g->c = s->c;
-	g->m = s->c * s->mult;
-	g->group = s->c;
-	g->cg = 1;
-	g->mg = s->mult;
-	g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
-	g->in[1] = s->h;
-	g->in[2] = s->w;
-	g->k[1] = s->kh;
-	g->k[2] = s->kw;
-	g->s[1] = s->sh;
-	g->s[2] = s->sw;
-	g->d[1] = s->dh;
-	g->d[2] = s->dw;
-	g->pb[1] = s->pt;
-	g->pb[2] = s->pl;
-	g->pe[1] = s->pb;
-	g->pe[2] = s->pr;
-	g->out[1] = (s->h + s->pt + s->pb - (s->kh - 1) * s->dh - 1) / s->sh + 1;
-	g->out[2] = (s->w + s->pl + s->pr - (s->kw - 1) * s->dw - 1) / s->sw + 1;
-	g->insz = s->h * s->w;
-	g->outsz = g->out[1] * g->out[2];
-	g->ksz = s->kh * s->kw;
+	conv2d d = { s->n, s->c, 1, s->mult, s->h, s->w, s->kh, s->kw, s->sh,
+	    s->sw, s->dh, s->dw, s->pt, s->pl, s->pb, s->pr };
+
+	conv2d_geom(&d, g);
 }
-
-static float
-ref_act(const aoe_act *a, float v)
-{
-	switch (a->kind) {
-	case AOE_ACT_RELU:
-		return v < 0 ? 0 : v;
-	case AOE_ACT_CLIP:
-		return v < a->lo ? a->lo : v > a->hi ? a->hi : v;
-	case AOE_ACT_SIGMOID:
-		return 1 / (1 + expf(-v));
-	case AOE_ACT_HARDSWISH: {
-		float h = v / 6 + .5f;
-		return v * (h < 0 ? 0 : h > 1 ? 1 : h);
-	}
-	case AOE_ACT_SILU:
-		return v / (1 + expf(-v));
-	case AOE_ACT_GELU:
-		return 0.5f * v * (1 + erff(v * 0.70710678f));
-	}
-	return v;
-}
-
-static void
-reference(const aoe_conv_geom *g, const float *x, const float *w,
-    const float *bias, const aoe_act *a, const float *add, float *y)
-{
-	int64_t b, m, oh, ow, kh, kw;
-
-	for (b = 0; b < g->n; b++)
-		for (m = 0; m < g->m; m++)
-			for (oh = 0; oh < g->out[1]; oh++)
-				for (ow = 0; ow < g->out[2]; ow++) {
-					double acc = bias ? bias[m] : 0;
-					int64_t o = ((b * g->m + m) * g->out[1] +
-					    oh) * g->out[2] + ow;
-					float v;
-					for (kh = 0; kh < g->k[1]; kh++)
-						for (kw = 0; kw < g->k[2]; kw++) {
-							int64_t ih = oh * g->s[1] -
-							    g->pb[1] + kh * g->d[1];
-							int64_t iw = ow * g->s[2] -
-							    g->pb[2] + kw * g->d[2];
-							if (ih < 0 || ih >= g->in[1] ||
-							    iw < 0 || iw >= g->in[2])
-								continue;
-							acc += (double)w[m * g->ksz +
-							    kh * g->k[2] + kw] *
-							    x[((b * g->c + m / g->mg) *
-							    g->in[1] + ih) * g->in[2] + iw];
-						}
-					v = (float)acc + (add ? add[o] : 0);
-					v = ref_act(a, v);
-					if (a->ps || a->pt)
-						v = v * (a->ps ? a->ps[m] : 1) +
-						    (a->pt ? a->pt[m] : 0);
-					y[o] = v;
-				}
-}
-
-static float *
-rnd(int64_t n)
-{
-	float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-	int64_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = frand();
-	return p;
-}
-
-static const char *const actname[] = { "none", "relu", "clip", "sigmoid",
-    "hardswish", "silu", "gelu" };
-static const int actkind[] = { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP,
-    AOE_ACT_SIGMOID, AOE_ACT_HARDSWISH, AOE_ACT_SILU, AOE_ACT_GELU };
 
 /*
  * The kernel run_case runs: reg = 0 the row kernel (dw_rows=1), 1 the
@@ -151,7 +55,7 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	aoe_conv_geom g;
 	aoe_act a;
 	float *x, *w, *bias, *add, *y, *r, *ps = NULL, *pt = NULL;
-	int64_t ny, i;
+	int64_t ny;
 	int ok_ = 1;
 
 	geom_of(s, &g);
@@ -170,7 +74,7 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 		a.ps = ps = rnd(g.m);
 		a.pt = pt = rnd(g.m);
 	}
-	reference(&g, x, w, bias, &a, add, r);
+	conv_reference(&g, x, w, bias, &a, add, r);
 	if (reg == 2) {
 		if (aoe_dw_flat(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
 			ok_ = 0;
@@ -181,14 +85,8 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	    nthreads) < 0 : aoe_dw_rows(&g, x, w, bias, &a, add, y, vw,
 	    nthreads) < 0)
 		ok_ = 0;
-	*maxerr = 0;
-	for (i = 0; ok_ && i < ny; i++) {
-		double e = fabs((double)y[i] - r[i]);
-		if (e > *maxerr)
-			*maxerr = e;
-		if (!(e <= 1e-4 * (1 + fabs(r[i]))))
-			ok_ = 0;
-	}
+	*maxerr = INFINITY;
+	ok_ = ok_ && same(y, r, ny, maxerr);
 	free(x);
 	free(w);
 	free(bias);
@@ -198,12 +96,6 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	free(ps);
 	free(pt);
 	return ok_;
-}
-
-static int64_t
-pick(const int64_t *v, int n)
-{
-	return v[(int)((frand() + 1) / 2 * n) % n];
 }
 
 /* A depthwise Conv node c x hw x hw, k x k, stride st, Clip(0, 6) fused. */
@@ -238,23 +130,6 @@ conv_graph(tg *t, int64_t c, int64_t hw, int64_t k, int64_t st)
  * 6), 4 HardSwish, 5 SiLU; default 0) is the fused epilogue,
  * DWCONV_THREADS the threads, DWCONV_ONLY=C:HW:K:S one layer.
  */
-static int
-dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-cputime(int wall)
-{
-	struct timespec ts;
-
-	clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void
 bench(void)
 {

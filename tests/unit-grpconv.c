@@ -23,6 +23,7 @@
 #include "tap.h"
 #include "kernel.h"
 #include "onenode.h"
+#include "convref.h"
 
 typedef struct spec {
 	int64_t n, group, cg, mg, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -32,128 +33,10 @@ typedef struct spec {
 static void
 geom_of(const spec *s, aoe_conv_geom *g)
 {
-	memset(g, 0, sizeof(*g));
-	g->nsp = 2;
-	g->n = s->n;
-	g->group = s->group;
-	g->cg = s->cg;
-	g->mg = s->mg;
-	g->c = s->group * s->cg;
-	g->m = s->group * s->mg;
-	g->in[0] = g->out[0] = g->k[0] = g->s[0] = g->d[0] = 1;
-	g->in[1] = s->h;
-	g->in[2] = s->w;
-	g->k[1] = s->kh;
-	g->k[2] = s->kw;
-	g->s[1] = s->sh;
-	g->s[2] = s->sw;
-	g->d[1] = s->dh;
-	g->d[2] = s->dw;
-	g->pb[1] = s->pt;
-	g->pb[2] = s->pl;
-	g->pe[1] = s->pb;
-	g->pe[2] = s->pr;
-	g->out[1] = (s->h + s->pt + s->pb - (s->kh - 1) * s->dh - 1) / s->sh + 1;
-	g->out[2] = (s->w + s->pl + s->pr - (s->kw - 1) * s->dw - 1) / s->sw + 1;
-	g->insz = s->h * s->w;
-	g->outsz = g->out[1] * g->out[2];
-	g->ksz = s->kh * s->kw;
-}
+	conv2d d = { s->n, s->group, s->cg, s->mg, s->h, s->w, s->kh, s->kw,
+	    s->sh, s->sw, s->dh, s->dw, s->pt, s->pl, s->pb, s->pr };
 
-static float
-ref_act(const aoe_act *a, float v)
-{
-	switch (a->kind) {
-	case AOE_ACT_RELU:
-		return v < 0 ? 0 : v;
-	case AOE_ACT_CLIP:
-		return v < a->lo ? a->lo : v > a->hi ? a->hi : v;
-	case AOE_ACT_SIGMOID:
-		return 1 / (1 + expf(-v));
-	case AOE_ACT_HARDSWISH: {
-		float h = v / 6 + .5f;
-		return v * (h < 0 ? 0 : h > 1 ? 1 : h);
-	}
-	case AOE_ACT_SILU:
-		return v / (1 + expf(-v));
-	case AOE_ACT_GELU:
-		return 0.5f * v * (1 + erff(v * 0.70710678f));
-	}
-	return v;
-}
-
-static void
-reference(const aoe_conv_geom *g, const float *x, const float *w,
-    const float *bias, const aoe_act *a, const float *add, float *y)
-{
-	int64_t b, m, oh, ow, ic, kh, kw;
-
-	for (b = 0; b < g->n; b++)
-		for (m = 0; m < g->m; m++)
-			for (oh = 0; oh < g->out[1]; oh++)
-				for (ow = 0; ow < g->out[2]; ow++) {
-					double acc = bias ? bias[m] : 0;
-					int64_t o = ((b * g->m + m) * g->out[1] +
-					    oh) * g->out[2] + ow;
-					int64_t c0 = m / g->mg * g->cg;
-					float v;
-					for (ic = 0; ic < g->cg; ic++)
-					for (kh = 0; kh < g->k[1]; kh++)
-						for (kw = 0; kw < g->k[2]; kw++) {
-							int64_t ih = oh * g->s[1] -
-							    g->pb[1] + kh * g->d[1];
-							int64_t iw = ow * g->s[2] -
-							    g->pb[2] + kw * g->d[2];
-							if (ih < 0 || ih >= g->in[1] ||
-							    iw < 0 || iw >= g->in[2])
-								continue;
-							acc += (double)w[((m *
-							    g->cg + ic) * g->k[1] +
-							    kh) * g->k[2] + kw] *
-							    x[((b * g->c + c0 + ic) *
-							    g->in[1] + ih) * g->in[2] + iw];
-						}
-					v = (float)acc + (add ? add[o] : 0);
-					v = ref_act(a, v);
-					if (a->ps || a->pt)
-						v = v * (a->ps ? a->ps[m] : 1) +
-						    (a->pt ? a->pt[m] : 0);
-					y[o] = v;
-				}
-}
-
-static float *
-rnd(int64_t n)
-{
-	float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-	int64_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = frand();
-	return p;
-}
-
-static const char *const actname[] = { "none", "relu", "clip", "sigmoid",
-    "hardswish", "silu", "gelu" };
-static const int actkind[] = { AOE_ACT_NONE, AOE_ACT_RELU, AOE_ACT_CLIP,
-    AOE_ACT_SIGMOID, AOE_ACT_HARDSWISH, AOE_ACT_SILU, AOE_ACT_GELU };
-
-/* Compare y with r; 1 if they match, the worst error in *maxerr. */
-static int
-same(const float *y, const float *r, int64_t ny, double *maxerr)
-{
-	int64_t i;
-	int ok_ = 1;
-
-	*maxerr = 0;
-	for (i = 0; i < ny; i++) {
-		double e = fabs((double)y[i] - r[i]);
-		if (!(e <= 1e-4 * (1 + fabs(r[i]))))
-			ok_ = 0;
-		if (!(e <= *maxerr))
-			*maxerr = e;
-	}
-	return ok_;
+	conv2d_geom(&d, g);
 }
 
 /*
@@ -202,7 +85,7 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 		wp = malloc(sizeof(float) * aoe_grp_wsize(&g, vw, nv));
 		aoe_grp_pack(&g, vw, nv, w, wp);
 	}
-	reference(&g, x, w, bias, &a, add, r);
+	conv_reference(&g, x, w, bias, &a, add, r);
 	*maxerr = INFINITY;
 	if (aoe_grp_run(&g, x, w, wp, vw, nv, bias, &a, add, y, scratch, s,
 	    nthreads) < 0)
@@ -219,12 +102,6 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	free(pt);
 	free(scratch);
 	return ok_;
-}
-
-static int64_t
-pick(const int64_t *v, int n)
-{
-	return v[(int)((frand() + 1) / 2 * n) % n];
 }
 
 static int
@@ -445,7 +322,7 @@ test_space(const spec *s, int act)
 	a.lo = act == AOE_ACT_CLIP ? 0 : -FLT_MAX;
 	a.hi = act == AOE_ACT_CLIP ? 6 : FLT_MAX;
 	ref = malloc(sizeof(float) * (size_t)numel_y(&t));
-	reference(&g, data(&t, 0), data(&t, 1), data(&t, 2), &a, NULL, ref);
+	conv_reference(&g, data(&t, 0), data(&t, 1), data(&t, 2), &a, NULL, ref);
 	bad |= !node_matches(&t, &sp.def, ref, &e);
 	runs++;
 	for (i = 0; i < 10 && !bad; i++) {
@@ -471,23 +348,6 @@ test_space(const spec *s, int act)
 	    (long long)s->kh, (long long)s->sh, act, runs, algo8, e);
 	free(ref);
 	aoe_graph_free(t.g);
-}
-
-static int
-dcmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-cputime(int wall)
-{
-	struct timespec ts;
-
-	clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /*
