@@ -52,7 +52,7 @@ main(int argc, char **argv)
 	int nthreads = 1, rounds = 15, warm = 0, resid = 0, ch, i, r, nv;
 	int grp = 1;
 	int c, m, h, k = 1, s = 1, oh, in[3], y, z, rr, ai[2];
-	double t[MAXV][64], rt[MAXV], fl;
+	double t[MAXV][64], fl;
 	aoe_sched sc[MAXV];
 	const char *vname[MAXV];
 	unsigned char *flush;
@@ -133,33 +133,13 @@ main(int argc, char **argv)
 		fill_range(g->tensors[g->inputs[1]]->data,
 		    aoe_tensor_numel(g->tensors[g->inputs[1]]), -1, 1);
 
-	nv = 0;
-	for (i = optind + 1; i < argc && nv < MAXV; i++, nv++) {
-		char *p, *save = NULL, *dup = strdup(argv[i]);
-
-		sc[nv] = cn->sched;
-		vname[nv] = argv[i];
-		for (p = strtok_r(dup, ",", &save); p != NULL;
-		    p = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(p, '=');
-			if (strcmp(p, "def") == 0)
-				continue;
-			if (eq == NULL)
-				goto usage;
-			*eq = '\0';
-			aoe_sched_set(&sc[nv], p, atoll(eq + 1));
-		}
-		free(dup);
-	}
-	if (nv == 0) {
-		sc[0] = cn->sched;
-		vname[nv++] = "def";
-	}
+	if ((nv = bench_variants(argv + optind + 1, argc - optind - 1,
+	    &cn->sched, sc, vname, MAXV)) < 0)
+		goto usage;
 	flush = malloc(FLUSH_BYTES);
 	memset(flush, 1, FLUSH_BYTES);
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < nv; i++) {
-			double t0;
 			volatile float sink = 0;
 
 			if (aoe_space_apply(g, cn, &sc[i]) < 0) {
@@ -177,33 +157,15 @@ main(int argc, char **argv)
 				for (int64_t q = 0; q < yn; q += 16)
 					sink += yp[q];
 			}
-			t0 = bench_clk == CLOCK_MONOTONIC ? aoe_now_us() * 1e-6 :
-			    now();
-			if (aoe_graph_run(g, &o) < 0) {
+			if ((t[i][r] = bench_run(g, &o)) < 0) {
 				fprintf(stderr, "convb: %s\n", aoe_errmsg());
 				return 1;
 			}
-			t[i][r] = (bench_clk == CLOCK_MONOTONIC ?
-			    aoe_now_us() * 1e-6 : now()) - t0;
 		}
 	printf("# convb %s, %d thread(s), %s, %s, %d rounds, ISA %s\n",
 	    argv[optind], nthreads, warm ? "warm" : "cold weights",
 	    bench_clk == CLOCK_MONOTONIC ? "wall clock" : "CPU time", rounds,
 	    aoe_cpu_avx512() ? "avx512" : "avx2");
-	/* Each variant's time over the first's, round by round: the
-	 * median of those ratios shrugs off the load's drift. */
-	for (i = 0; i < nv; i++) {
-		double q[64];
-		for (r = 0; r < rounds; r++)
-			q[r] = t[i][r] / t[0][r];
-		qsort(q, (size_t)rounds, sizeof(double), cmpd);
-		rt[i] = q[rounds / 2];
-	}
-	for (i = 0; i < nv; i++) {
-		qsort(t[i], (size_t)rounds, sizeof(double), cmpd);
-		printf("%-36s min %8.1f med %8.1f us %6.1f GF/s  x%.3f\n",
-		    vname[i], t[i][0] * 1e6, t[i][rounds / 2] * 1e6,
-		    fl / t[i][0] / 1e9, rt[i]);
-	}
+	bench_table(t, nv, rounds, vname, 36, fl, "GF/s");
 	return 0;
 }

@@ -43,7 +43,7 @@ main(int argc, char **argv)
 {
 	int nthreads = 1, rounds = 15, avg = 0, ch, i, r, nv, c, h, k, s;
 	int p = 0, in, y, nc = 0;
-	double t[MAXV][64], rt[MAXV], bytes;
+	double t[MAXV][64], bytes;
 	aoe_sched sc[MAXV];
 	const char *vname[MAXV];
 	char tail[8] = "";
@@ -99,31 +99,11 @@ main(int argc, char **argv)
 	bytes = 4.0 * (aoe_tensor_numel(g->tensors[in]) +
 	    aoe_tensor_numel(g->tensors[y]));
 
-	nv = 0;
-	for (i = optind + 1; i < argc && nv < MAXV; i++, nv++) {
-		char *q, *save = NULL, *dup = strdup(argv[i]);
-
-		sc[nv] = pn->sched;
-		vname[nv] = argv[i];
-		for (q = strtok_r(dup, ",", &save); q != NULL;
-		    q = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(q, '=');
-			if (strcmp(q, "def") == 0)
-				continue;
-			if (eq == NULL)
-				goto usage;
-			*eq = '\0';
-			aoe_sched_set(&sc[nv], q, atoll(eq + 1));
-		}
-		free(dup);
-	}
-	if (nv == 0) {
-		sc[0] = pn->sched;
-		vname[nv++] = "def";
-	}
+	if ((nv = bench_variants(argv + optind + 1, argc - optind - 1,
+	    &pn->sched, sc, vname, MAXV)) < 0)
+		goto usage;
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < nv; i++) {
-			double t0;
 
 			if (aoe_space_apply(g, pn, &sc[i]) < 0) {
 				fprintf(stderr, "poolb: %s: %s\n", vname[i],
@@ -131,31 +111,15 @@ main(int argc, char **argv)
 				return 1;
 			}
 			aoe_graph_run(g, &o);
-			t0 = bench_clk == CLOCK_MONOTONIC ? aoe_now_us() * 1e-6 :
-			    now();
-			if (aoe_graph_run(g, &o) < 0) {
+			if ((t[i][r] = bench_run(g, &o)) < 0) {
 				fprintf(stderr, "poolb: %s\n", aoe_errmsg());
 				return 1;
 			}
-			t[i][r] = (bench_clk == CLOCK_MONOTONIC ?
-			    aoe_now_us() * 1e-6 : now()) - t0;
 		}
 	printf("# poolb %s%s, %d thread(s), warm input, %s, %d rounds, ISA "
 	    "%s\n", avg ? "AveragePool " : "MaxPool ", argv[optind], nthreads,
 	    bench_clk == CLOCK_MONOTONIC ? "wall clock" : "CPU time", rounds,
 	    aoe_cpu_avx512() ? "avx512" : "avx2");
-	for (i = 0; i < nv; i++) {
-		double q[64];
-		for (r = 0; r < rounds; r++)
-			q[r] = t[i][r] / t[0][r];
-		qsort(q, (size_t)rounds, sizeof(double), cmpd);
-		rt[i] = q[rounds / 2];
-	}
-	for (i = 0; i < nv; i++) {
-		qsort(t[i], (size_t)rounds, sizeof(double), cmpd);
-		printf("%-28s min %8.1f med %8.1f us %6.1f GB/s  x%.3f\n",
-		    vname[i], t[i][0] * 1e6, t[i][rounds / 2] * 1e6,
-		    bytes / t[i][0] / 1e9, rt[i]);
-	}
+	bench_table(t, nv, rounds, vname, 28, bytes, "GB/s");
 	return 0;
 }
