@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 102
+plan 103
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -338,6 +338,14 @@ mkdir -p "$T/tam" && tar xzf "$T/x.tar.gz" -C "$T/tam" && sed -i '1s/"time_us":[
     tar czf "$T/tam.tar.gz" -C "$T/tam" manifest.json ops.jsonl
 fails_with 3 "does not match the manifest's checksum" "import refuses a tampered archive" \
     env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/tam.tar.gz"
+# A manifest version out of any integer's range: refused by name.
+mkdir -p "$T/ver" && tar xzf "$T/x.tar.gz" -C "$T/ver" &&
+    sed -i 's/"version":[[:space:]]*[0-9]*/"version":1e300/' "$T/ver/manifest.json" &&
+    tar czf "$T/ver.tar.gz" -C "$T/ver" manifest.json ops.jsonl
+run env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/ver.tar.gz"
+[ $status -ne 0 ] && grep -q "manifest version 1e+300 is not supported" "$T/err" &&
+    same "$T/tb2/socA/ops.jsonl" "$T/before2"
+ok $? "import refuses a manifest version beyond any integer; bank unchanged"
 printf 'not an archive' > "$T/junk.tar.gz"
 run env TUNE_BANK_PATH="$T/tb2" aoe-bank import "$T/junk.tar.gz"
 [ $status -eq 3 ] && same "$T/tb2/socA/ops.jsonl" "$T/before2"

@@ -461,6 +461,7 @@ check_manifest(import *im, const char *want, cJSON **mp, char *msoc,
     size_t len)
 {
 	const cJSON *f, *files;
+	double dv;
 	int k, ver;
 	cJSON *m;
 
@@ -472,10 +473,12 @@ check_manifest(import *im, const char *want, cJSON **mp, char *msoc,
 	    !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(m, "version")))
 		return aoe_err(AOE_EDATA, "%s: manifest.json is malformed",
 		    im->arch);
-	ver = (int)cJSON_GetObjectItemCaseSensitive(m, "version")->valuedouble;
-	if (ver != 1 && ver != 2)
-		return aoe_err(AOE_EUNSUP, "%s: manifest version %d is not "
-		    "supported (1 or 2)", im->arch, ver);
+	/* Compared as a double: a cast of any number to int may be undefined. */
+	dv = cJSON_GetObjectItemCaseSensitive(m, "version")->valuedouble;
+	if (dv != 1 && dv != 2)
+		return aoe_err(AOE_EUNSUP, "%s: manifest version %g is not "
+		    "supported (1 or 2)", im->arch, dv);
+	ver = (int)dv;
 	cJSON_ArrayForEach(f, files) {
 		const char *name = bank_jstr(f, "name");
 		const char *kind = bank_jstr(f, "kind");

@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -81,6 +82,19 @@ opat_jnum(const cJSON *o, const char *name, double def)
 	return cJSON_IsNumber(x) ? x->valuedouble : def;
 }
 
+/*
+ * An integer field: def when it is missing or not a number, or not an
+ * integer in [lo, hi] (a line from elsewhere may hold any number, and
+ * a cast of one out of int's range is undefined).
+ */
+int
+opat_jint(const cJSON *o, const char *name, int def, int lo, int hi)
+{
+	double v = opat_jnum(o, name, def);
+
+	return v >= lo && v <= hi && v == (double)(int)v ? (int)v : def;
+}
+
 /* A timing line's fields (opat.c's journal and replay, remote.c). */
 void
 opat_timing_from_json(const cJSON *o, opat_timing *t)
@@ -95,8 +109,8 @@ opat_timing_from_json(const cJSON *o, opat_timing *t)
 	t->mean_us = opat_jnum(o, "mean_us", t->us);
 	t->min_us = opat_jnum(o, "min_us", t->us);
 	t->spread = opat_jnum(o, "spread", 0);
-	t->runs = (int)opat_jnum(o, "runs", 0);
-	t->inner = (int)opat_jnum(o, "inner", 0);
+	t->runs = opat_jint(o, "runs", 0, 0, INT_MAX);
+	t->inner = opat_jint(o, "inner", 0, 0, INT_MAX);
 	t->cost_s = opat_jnum(o, "cost_s", 0);
 	if (reason)
 		snprintf(t->reason, sizeof(t->reason), "%s", reason);

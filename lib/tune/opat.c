@@ -2301,8 +2301,8 @@ opat_select_stream(opat_run *r, int argc, char **argv)
 		/* A bank hit is reserved unless REPEAT_TUNE. */
 		if (r->o.use_bank && line_node(r, sc->first, &gi, &ni) == 0 &&
 		    aoe_bank_find(r->graphs[gi].g, &r->graphs[gi].g->nodes[ni],
-		    (int)jnum(sc->first, "threads", r->o.threads), &es,
-		    &from) == 1)
+		    opat_jint(sc->first, "threads", r->o.threads, 1, 1024),
+		    &es, &from) == 1)
 			hit = 1;
 		if (!sc->has_base || sc->base.status != OPAT_OK ||
 		    sc->nok == 0) {

@@ -312,6 +312,7 @@ void opat_timing_from_json(const cJSON *o, opat_timing *t);
 /* Member name of o as a string (or NULL), as a number (or def). */
 const char *opat_jstr(const cJSON *o, const char *name);
 double opat_jnum(const cJSON *o, const char *name, double def);
+int opat_jint(const cJSON *o, const char *name, int def, int lo, int hi);
 
 /*
  * --sshloginfile (lib/tune/remote.c): check that every host answers with
