@@ -98,6 +98,125 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	return ok_;
 }
 
+/* A case that did not match, for the TAP log. */
+static void
+print_mismatch(const spec *s, int vw, int th, double e)
+{
+	printf("# mismatch: n=%lld c=%lld x%lld %lldx%lld k=%lldx%lld "
+	    "s=%lld,%lld d=%lld,%lld p=%lld,%lld,%lld,%lld act=%s affine=%d "
+	    "add=%d bias=%d vw=%d threads=%d", (long long)s->n,
+	    (long long)s->c, (long long)s->mult, (long long)s->h,
+	    (long long)s->w, (long long)s->kh, (long long)s->kw,
+	    (long long)s->sh, (long long)s->sw, (long long)s->dh,
+	    (long long)s->dw, (long long)s->pt, (long long)s->pl,
+	    (long long)s->pb, (long long)s->pr, actname[s->act], s->affine,
+	    s->add, s->bias, vw, th);
+	if (reg == 1)
+		printf(" oh=%d ow=%d", reg_oh, reg_ow);
+	printf(" error %.3g\n", e);
+}
+
+/* Counts of a group of cases: run, mismatched, the worst error. */
+typedef struct tally {
+	int nc, bad;
+	double worst;
+} tally;
+
+/* One case at vw and th threads into the tally t. */
+static void
+tally_case(tally *t, const spec *s, int vw, int th)
+{
+	double e;
+
+	t->nc++;
+	if (!run_case(s, vw, th, &e)) {
+		t->bad++;
+		print_mismatch(s, vw, th, e);
+	}
+	if (e > t->worst)
+		t->worst = e;
+}
+
+/* One case at both vector widths and both thread counts. */
+static void
+tally_widths_threads(tally *t, const spec *s)
+{
+	int vw, th;
+
+	for (vw = 8; vw <= 16; vw += 8)
+		for (th = 1; th <= 2; th++)
+			tally_case(t, s, vw, th);
+}
+
+/*
+ * The model shapes L[k] = { channels, plane, kernel, stride, pad } at
+ * both widths, an epilogue each, 1 or 2 threads in turn.
+ */
+static void
+tally_models(tally *t, const int64_t (*L)[5], unsigned n)
+{
+	unsigned k;
+	int vw;
+
+	for (k = 0; k < n; k++)
+		for (vw = 8; vw <= 16; vw += 8) {
+			spec s = { 1, L[k][0], 1, L[k][1], L[k][1], L[k][2],
+			    L[k][2], L[k][3], L[k][3], 1, 1, L[k][4], L[k][4],
+			    L[k][4], L[k][4], (int)((k + vw / 8) % 7),
+			    (int)(k & 1), (int)(k % 3 == 0), 1 };
+			tally_case(t, &s, vw, 1 + (int)(k & 1));
+		}
+}
+
+static const int64_t sizes[] = { 1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 33, 64,
+    70 };
+static const int64_t strides[] = { 1, 1, 2, 2, 3 };
+
+/*
+ * The random draws the kernels' own case sets share: images, channels
+ * 1..67, multiplier and plane (before the kernel's fields), ...
+ */
+static void
+random_plane(spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->n = 1 + (frand() > 0.7f);
+	s->c = 1 + (int64_t)((frand() + 1) / 2 * 67) % 67;
+	s->mult = frand() > 0.85f ? 2 : 1;
+	s->h = frand() > 0.5f ? pick(sizes, 13) :
+	    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+	s->w = frand() > 0.5f ? pick(sizes, 13) :
+	    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+}
+
+/* ... a kernel up to 7x7, not only square, pads up to its size ... */
+static void
+random_kernel7(spec *s)
+{
+	s->kh = 1 + (int64_t)((frand() + 1) / 2 * 7) % 7;
+	s->kw = frand() > 0.7f ? 1 + (int64_t)((frand() + 1) / 2 * 7) % 7 :
+	    s->kh;
+}
+
+static void
+random_pads_upto(spec *s)
+{
+	s->pt = (int64_t)((frand() + 1) / 2 * (s->kh + 1)) % (s->kh + 1);
+	s->pl = (int64_t)((frand() + 1) / 2 * (s->kw + 1)) % (s->kw + 1);
+	s->pb = (int64_t)((frand() + 1) / 2 * (s->kh + 1)) % (s->kh + 1);
+	s->pr = (int64_t)((frand() + 1) / 2 * (s->kw + 1)) % (s->kw + 1);
+}
+
+/* ... and, after them, the epilogue (any of the seven activations). */
+static void
+random_epilogue(spec *s)
+{
+	s->act = (int)((frand() + 1) / 2 * 7) % 7;
+	s->affine = frand() > 0.6f;
+	s->add = frand() > 0.6f;
+	s->bias = frand() > 0.3f;
+}
+
 /* A depthwise Conv node c x hw x hw, k x k, stride st, Clip(0, 6) fused. */
 static int
 conv_graph(tg *t, int64_t c, int64_t hw, int64_t k, int64_t st)
@@ -211,12 +330,9 @@ int
 main(void)
 {
 	static const int64_t chans[] = { 1, 3, 7, 8, 9, 15, 16, 17, 24, 33 };
-	static const int64_t sizes[] = { 1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 33,
-	    64, 70 };
 	static const int64_t ks[] = { 1, 2, 3, 3, 5, 5, 7 };
-	static const int64_t strides[] = { 1, 1, 2, 2, 3 };
-	int i, vw, th, good, bad = 0, nc = 0;
-	double e, worst = 0;
+	int i, vw, th, good;
+	double e;
 	aoe_conv_geom g;
 
 	(void)data;
@@ -245,59 +361,41 @@ main(void)
 			}
 	}
 	/* Random shapes, each at both widths and thread counts. */
-	for (i = 0; i < 120; i++) {
-		spec s;
-		memset(&s, 0, sizeof(s));
-		s.n = 1 + (frand() > 0.7f);
-		s.c = pick(chans, 10);
-		s.mult = frand() > 0.8f ? 2 : 1;
-		s.h = pick(sizes, 13);
-		s.w = pick(sizes, 13);
-		s.kh = pick(ks, 7);
-		s.kw = frand() > 0.8f ? pick(ks, 7) : s.kh;
-		s.sh = pick(strides, 5);
-		s.sw = frand() > 0.8f ? pick(strides, 5) : s.sh;
-		s.dh = frand() > 0.85f ? 2 : 1;
-		s.dw = frand() > 0.85f ? 2 : 1;
-		s.pt = (int64_t)((frand() + 1) / 2 * s.kh);
-		s.pl = (int64_t)((frand() + 1) / 2 * s.kw);
-		s.pb = (int64_t)((frand() + 1) / 2 * s.kh);
-		s.pr = (int64_t)((frand() + 1) / 2 * s.kw);
-		s.act = (int)((frand() + 1) / 2 * 5) % 5;
-		s.affine = frand() > 0.6f;
-		s.add = frand() > 0.6f;
-		s.bias = frand() > 0.3f;
-		geom_of(&s, &g);
-		if (g.out[1] < 1 || g.out[2] < 1) {
-			i--;
-			continue;
-		}
-		for (vw = 8; vw <= 16; vw += 8)
-			for (th = 1; th <= 2; th++) {
-				nc++;
-				if (!run_case(&s, vw, th, &e)) {
-					bad++;
-					printf("# mismatch: n=%lld c=%lld x%lld "
-					    "%lldx%lld k=%lldx%lld s=%lld,%lld "
-					    "d=%lld,%lld p=%lld,%lld,%lld,%lld "
-					    "act=%s affine=%d add=%d bias=%d "
-					    "vw=%d threads=%d error %.3g\n",
-					    (long long)s.n, (long long)s.c,
-					    (long long)s.mult, (long long)s.h,
-					    (long long)s.w, (long long)s.kh,
-					    (long long)s.kw, (long long)s.sh,
-					    (long long)s.sw, (long long)s.dh,
-					    (long long)s.dw, (long long)s.pt,
-					    (long long)s.pl, (long long)s.pb,
-					    (long long)s.pr, actname[s.act],
-					    s.affine, s.add, s.bias, vw, th, e);
-				}
-				if (e > worst)
-					worst = e;
+	{
+		tally t = { 0, 0, 0 };
+		for (i = 0; i < 120; i++) {
+			spec s;
+			memset(&s, 0, sizeof(s));
+			s.n = 1 + (frand() > 0.7f);
+			s.c = pick(chans, 10);
+			s.mult = frand() > 0.8f ? 2 : 1;
+			s.h = pick(sizes, 13);
+			s.w = pick(sizes, 13);
+			s.kh = pick(ks, 7);
+			s.kw = frand() > 0.8f ? pick(ks, 7) : s.kh;
+			s.sh = pick(strides, 5);
+			s.sw = frand() > 0.8f ? pick(strides, 5) : s.sh;
+			s.dh = frand() > 0.85f ? 2 : 1;
+			s.dw = frand() > 0.85f ? 2 : 1;
+			s.pt = (int64_t)((frand() + 1) / 2 * s.kh);
+			s.pl = (int64_t)((frand() + 1) / 2 * s.kw);
+			s.pb = (int64_t)((frand() + 1) / 2 * s.kh);
+			s.pr = (int64_t)((frand() + 1) / 2 * s.kw);
+			s.act = (int)((frand() + 1) / 2 * 5) % 5;
+			s.affine = frand() > 0.6f;
+			s.add = frand() > 0.6f;
+			s.bias = frand() > 0.3f;
+			geom_of(&s, &g);
+			if (g.out[1] < 1 || g.out[2] < 1) {
+				i--;
+				continue;
 			}
+			tally_widths_threads(&t, &s);
+		}
+		ok(t.bad == 0, "%d random depthwise cases (widths 8 and 16, 1 "
+		    "and 2 threads) match the reference, worst error %.2g",
+		    t.nc, t.worst);
 	}
-	ok(bad == 0, "%d random depthwise cases (widths 8 and 16, 1 and 2 "
-	    "threads) match the reference, worst error %.2g", nc, worst);
 	/*
 	 * The register-blocked kernel (dw_rows=2): the model shapes at
 	 * every pass shape, then random shapes it takes, channels 1..67.
@@ -309,11 +407,10 @@ main(void)
 		    { 67, 14, 5, 1, 2 }, { 17, 7, 3, 1, 1 },
 		    { 33, 7, 5, 1, 2 }, { 20, 9, 3, 2, 1 } };
 		static const int ohs[] = { 0, 1, 2, 4 }, ows[] = { 0, 1, 2 };
+		tally t = { 0, 0, 0 };
 		unsigned k;
 		int a, b;
 		reg = 1;
-		bad = nc = 0;
-		worst = 0;
 		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
 			for (vw = 8; vw <= 16; vw += 8)
 				for (a = 0; a < 4; a++)
@@ -327,38 +424,16 @@ main(void)
 						    (int)(k % 3 == 0), 1 };
 						reg_oh = ohs[a];
 						reg_ow = ows[b];
-						nc++;
-						if (!run_case(&s, vw, 1 + (a & 1),
-						    &e)) {
-							bad++;
-							printf("# mismatch: c=%lld "
-							    "hw=%lld k=%lld s=%lld "
-							    "vw=%d oh=%d ow=%d "
-							    "error %.3g\n",
-							    (long long)s.c,
-							    (long long)s.h,
-							    (long long)s.kh,
-							    (long long)s.sh, vw,
-							    reg_oh, reg_ow, e);
-						}
-						if (e > worst)
-							worst = e;
+						tally_case(&t, &s, vw, 1 + (a & 1));
 					}
-		ok(bad == 0, "dw_rows=2: %d model shapes x pass shapes "
+		ok(t.bad == 0, "dw_rows=2: %d model shapes x pass shapes "
 		    "(dw_oh 0 1 2 4, dw_ow 0 1 2, widths 8 and 16) match the "
-		    "reference, worst error %.2g", nc, worst);
-		bad = nc = 0;
-		worst = 0;
+		    "reference, worst error %.2g", t.nc, t.worst);
+		t.nc = t.bad = 0;
+		t.worst = 0;
 		for (i = 0; i < 300; i++) {
 			spec s;
-			memset(&s, 0, sizeof(s));
-			s.n = 1 + (frand() > 0.7f);
-			s.c = 1 + (int64_t)((frand() + 1) / 2 * 67) % 67;
-			s.mult = frand() > 0.85f ? 2 : 1;
-			s.h = frand() > 0.5f ? pick(sizes, 13) :
-			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
-			s.w = frand() > 0.5f ? pick(sizes, 13) :
-			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
+			random_plane(&s);
 			s.kh = s.kw = frand() > 0 ? 3 : 5;
 			s.sh = s.sw = frand() > 0 ? 1 : 2;
 			s.dh = s.dw = 1;
@@ -366,10 +441,7 @@ main(void)
 			s.pl = (int64_t)((frand() + 1) / 2 * s.kw) % s.kw;
 			s.pb = (int64_t)((frand() + 1) / 2 * s.kh) % s.kh;
 			s.pr = (int64_t)((frand() + 1) / 2 * s.kw) % s.kw;
-			s.act = (int)((frand() + 1) / 2 * 7) % 7;
-			s.affine = frand() > 0.6f;
-			s.add = frand() > 0.6f;
-			s.bias = frand() > 0.3f;
+			random_epilogue(&s);
 			geom_of(&s, &g);
 			if (g.out[1] < 1 || g.out[2] < 1 ||
 			    !aoe_dw_reg_ok(&g)) {
@@ -378,41 +450,13 @@ main(void)
 			}
 			reg_oh = ohs[(int)((frand() + 1) / 2 * 4) % 4];
 			reg_ow = ows[(int)((frand() + 1) / 2 * 3) % 3];
-			for (vw = 8; vw <= 16; vw += 8)
-				for (th = 1; th <= 2; th++) {
-					nc++;
-					if (!run_case(&s, vw, th, &e)) {
-						bad++;
-						printf("# mismatch: n=%lld c=%lld "
-						    "x%lld %lldx%lld k=%lld "
-						    "s=%lld p=%lld,%lld,%lld,%lld "
-						    "act=%s affine=%d add=%d "
-						    "bias=%d vw=%d oh=%d ow=%d "
-						    "threads=%d error %.3g\n",
-						    (long long)s.n,
-						    (long long)s.c,
-						    (long long)s.mult,
-						    (long long)s.h,
-						    (long long)s.w,
-						    (long long)s.kh,
-						    (long long)s.sh,
-						    (long long)s.pt,
-						    (long long)s.pl,
-						    (long long)s.pb,
-						    (long long)s.pr,
-						    actname[s.act], s.affine,
-						    s.add, s.bias, vw, reg_oh,
-						    reg_ow, th, e);
-					}
-					if (e > worst)
-						worst = e;
-				}
+			tally_widths_threads(&t, &s);
 		}
-		ok(bad == 0, "dw_rows=2: %d random cases (channels 1..67, "
+		ok(t.bad == 0, "dw_rows=2: %d random cases (channels 1..67, "
 		    "3x3 and 5x5, strides 1 and 2, pads, every epilogue, "
 		    "sampled dw_oh and dw_ow, widths 8 and 16, 1 and 2 "
-		    "threads) match the reference, worst error %.2g", nc,
-		    worst);
+		    "threads) match the reference, worst error %.2g", t.nc,
+		    t.worst);
 		reg = 0;
 	}
 	/*
@@ -426,101 +470,34 @@ main(void)
 		    { 67, 14, 5, 2, 2 }, { 960, 7, 3, 1, 1 },
 		    { 33, 7, 5, 1, 2 }, { 17, 14, 3, 1, 1 },
 		    { 20, 9, 3, 2, 1 }, { 40, 28, 5, 1, 2 } };
-		unsigned k;
+		tally t = { 0, 0, 0 };
 		reg = 2;
-		bad = nc = 0;
-		worst = 0;
-		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
-			for (vw = 8; vw <= 16; vw += 8) {
-				spec s = { 1, L[k][0], 1, L[k][1], L[k][1],
-				    L[k][2], L[k][2], L[k][3], L[k][3], 1, 1,
-				    L[k][4], L[k][4], L[k][4], L[k][4],
-				    (int)((k + vw / 8) % 7), (int)(k & 1),
-				    (int)(k % 3 == 0), 1 };
-				nc++;
-				if (!run_case(&s, vw, 1 + (int)(k & 1), &e)) {
-					bad++;
-					printf("# mismatch: c=%lld hw=%lld k=%lld "
-					    "s=%lld vw=%d error %.3g\n",
-					    (long long)s.c, (long long)s.h,
-					    (long long)s.kh, (long long)s.sh, vw,
-					    e);
-				}
-				if (e > worst)
-					worst = e;
-			}
-		ok(bad == 0, "dw_rows=3: %d model shapes (widths 8 and 16) "
-		    "match the reference, worst error %.2g", nc, worst);
-		bad = nc = 0;
-		worst = 0;
+		tally_models(&t, L, sizeof(L) / sizeof(L[0]));
+		ok(t.bad == 0, "dw_rows=3: %d model shapes (widths 8 and 16) "
+		    "match the reference, worst error %.2g", t.nc, t.worst);
+		t.nc = t.bad = 0;
+		t.worst = 0;
 		for (i = 0; i < 300; i++) {
 			spec s;
-			memset(&s, 0, sizeof(s));
-			s.n = 1 + (frand() > 0.7f);
-			s.c = 1 + (int64_t)((frand() + 1) / 2 * 67) % 67;
-			s.mult = frand() > 0.85f ? 2 : 1;
-			s.h = frand() > 0.5f ? pick(sizes, 13) :
-			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
-			s.w = frand() > 0.5f ? pick(sizes, 13) :
-			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
-			s.kh = 1 + (int64_t)((frand() + 1) / 2 * 7) % 7;
-			s.kw = frand() > 0.7f ? 1 + (int64_t)((frand() + 1) /
-			    2 * 7) % 7 : s.kh;
+			random_plane(&s);
+			random_kernel7(&s);
 			s.sh = s.sw = frand() > 0 ? 1 : 2;
 			s.dh = s.dw = 1;
-			s.pt = (int64_t)((frand() + 1) / 2 * (s.kh + 1)) %
-			    (s.kh + 1);
-			s.pl = (int64_t)((frand() + 1) / 2 * (s.kw + 1)) %
-			    (s.kw + 1);
-			s.pb = (int64_t)((frand() + 1) / 2 * (s.kh + 1)) %
-			    (s.kh + 1);
-			s.pr = (int64_t)((frand() + 1) / 2 * (s.kw + 1)) %
-			    (s.kw + 1);
-			s.act = (int)((frand() + 1) / 2 * 7) % 7;
-			s.affine = frand() > 0.6f;
-			s.add = frand() > 0.6f;
-			s.bias = frand() > 0.3f;
+			random_pads_upto(&s);
+			random_epilogue(&s);
 			geom_of(&s, &g);
 			if (g.out[1] < 1 || g.out[2] < 1 ||
 			    !aoe_dw_flat_ok(&g)) {
 				i--;
 				continue;
 			}
-			for (vw = 8; vw <= 16; vw += 8)
-				for (th = 1; th <= 2; th++) {
-					nc++;
-					if (!run_case(&s, vw, th, &e)) {
-						bad++;
-						printf("# mismatch: n=%lld c=%lld "
-						    "x%lld %lldx%lld k=%lldx%lld "
-						    "s=%lld p=%lld,%lld,%lld,%lld "
-						    "act=%s affine=%d add=%d "
-						    "bias=%d vw=%d threads=%d "
-						    "error %.3g\n",
-						    (long long)s.n,
-						    (long long)s.c,
-						    (long long)s.mult,
-						    (long long)s.h,
-						    (long long)s.w,
-						    (long long)s.kh,
-						    (long long)s.kw,
-						    (long long)s.sh,
-						    (long long)s.pt,
-						    (long long)s.pl,
-						    (long long)s.pb,
-						    (long long)s.pr,
-						    actname[s.act], s.affine,
-						    s.add, s.bias, vw, th, e);
-					}
-					if (e > worst)
-						worst = e;
-				}
+			tally_widths_threads(&t, &s);
 		}
-		ok(bad == 0, "dw_rows=3: %d random cases (channels 1..67, "
+		ok(t.bad == 0, "dw_rows=3: %d random cases (channels 1..67, "
 		    "kernels up to 7x7, strides 1 and 2, pads up to the "
 		    "kernel, every epilogue, widths 8 and 16, 1 and 2 "
-		    "threads) match the reference, worst error %.2g", nc,
-		    worst);
+		    "threads) match the reference, worst error %.2g", t.nc,
+		    t.worst);
 		reg = 0;
 	}
 	/*
@@ -536,107 +513,36 @@ main(void)
 		    { 33, 7, 5, 1, 2 }, { 17, 14, 3, 1, 1 },
 		    { 20, 9, 3, 2, 1 }, { 40, 28, 5, 1, 2 },
 		    { 72, 56, 5, 2, 2 }, { 240, 28, 3, 2, 1 } };
-		unsigned k;
+		tally t = { 0, 0, 0 };
 		reg = 3;
-		bad = nc = 0;
-		worst = 0;
-		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
-			for (vw = 8; vw <= 16; vw += 8) {
-				spec s = { 1, L[k][0], 1, L[k][1], L[k][1],
-				    L[k][2], L[k][2], L[k][3], L[k][3], 1, 1,
-				    L[k][4], L[k][4], L[k][4], L[k][4],
-				    (int)((k + vw / 8) % 7), (int)(k & 1),
-				    (int)(k % 3 == 0), 1 };
-				nc++;
-				if (!run_case(&s, vw, 1 + (int)(k & 1), &e)) {
-					bad++;
-					printf("# mismatch: c=%lld hw=%lld k=%lld "
-					    "s=%lld vw=%d error %.3g\n",
-					    (long long)s.c, (long long)s.h,
-					    (long long)s.kh, (long long)s.sh, vw,
-					    e);
-				}
-				if (e > worst)
-					worst = e;
-			}
-		ok(bad == 0, "dw_rows=4: %d model shapes (widths 8 and 16) "
-		    "match the reference, worst error %.2g", nc, worst);
-		bad = nc = 0;
-		worst = 0;
+		tally_models(&t, L, sizeof(L) / sizeof(L[0]));
+		ok(t.bad == 0, "dw_rows=4: %d model shapes (widths 8 and 16) "
+		    "match the reference, worst error %.2g", t.nc, t.worst);
+		t.nc = t.bad = 0;
+		t.worst = 0;
 		for (i = 0; i < 300; i++) {
 			spec s;
-			memset(&s, 0, sizeof(s));
-			s.n = 1 + (frand() > 0.7f);
-			s.c = 1 + (int64_t)((frand() + 1) / 2 * 67) % 67;
-			s.mult = frand() > 0.85f ? 2 : 1;
-			s.h = frand() > 0.5f ? pick(sizes, 13) :
-			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
-			s.w = frand() > 0.5f ? pick(sizes, 13) :
-			    1 + (int64_t)((frand() + 1) / 2 * 70) % 70;
-			s.kh = 1 + (int64_t)((frand() + 1) / 2 * 7) % 7;
-			s.kw = frand() > 0.7f ? 1 + (int64_t)((frand() + 1) /
-			    2 * 7) % 7 : s.kh;
+			random_plane(&s);
+			random_kernel7(&s);
 			s.sh = pick(strides, 5);
 			s.sw = frand() > 0.8f ? pick(strides, 5) : s.sh;
 			s.dh = frand() > 0.85f ? 2 : 1;
 			s.dw = frand() > 0.85f ? 2 : 1;
-			s.pt = (int64_t)((frand() + 1) / 2 * (s.kh + 1)) %
-			    (s.kh + 1);
-			s.pl = (int64_t)((frand() + 1) / 2 * (s.kw + 1)) %
-			    (s.kw + 1);
-			s.pb = (int64_t)((frand() + 1) / 2 * (s.kh + 1)) %
-			    (s.kh + 1);
-			s.pr = (int64_t)((frand() + 1) / 2 * (s.kw + 1)) %
-			    (s.kw + 1);
-			s.act = (int)((frand() + 1) / 2 * 7) % 7;
-			s.affine = frand() > 0.6f;
-			s.add = frand() > 0.6f;
-			s.bias = frand() > 0.3f;
+			random_pads_upto(&s);
+			random_epilogue(&s);
 			geom_of(&s, &g);
 			if (g.out[1] < 1 || g.out[2] < 1 ||
 			    !aoe_dw_rows_ok(&g)) {
 				i--;
 				continue;
 			}
-			for (vw = 8; vw <= 16; vw += 8)
-				for (th = 1; th <= 2; th++) {
-					nc++;
-					if (!run_case(&s, vw, th, &e)) {
-						bad++;
-						printf("# mismatch: n=%lld c=%lld "
-						    "x%lld %lldx%lld k=%lldx%lld "
-						    "s=%lld,%lld d=%lld,%lld "
-						    "p=%lld,%lld,%lld,%lld "
-						    "act=%s affine=%d add=%d "
-						    "bias=%d vw=%d threads=%d "
-						    "error %.3g\n",
-						    (long long)s.n,
-						    (long long)s.c,
-						    (long long)s.mult,
-						    (long long)s.h,
-						    (long long)s.w,
-						    (long long)s.kh,
-						    (long long)s.kw,
-						    (long long)s.sh,
-						    (long long)s.sw,
-						    (long long)s.dh,
-						    (long long)s.dw,
-						    (long long)s.pt,
-						    (long long)s.pl,
-						    (long long)s.pb,
-						    (long long)s.pr,
-						    actname[s.act], s.affine,
-						    s.add, s.bias, vw, th, e);
-					}
-					if (e > worst)
-						worst = e;
-				}
+			tally_widths_threads(&t, &s);
 		}
-		ok(bad == 0, "dw_rows=4: %d random cases (channels 1..67, "
+		ok(t.bad == 0, "dw_rows=4: %d random cases (channels 1..67, "
 		    "multipliers, kernels up to 7x7, strides 1 to 3, "
 		    "dilations, pads up to the kernel, every epilogue, widths "
 		    "8 and 16, 1 and 2 threads) match the reference, worst "
-		    "error %.2g", nc, worst);
+		    "error %.2g", t.nc, t.worst);
 		reg = 0;
 	}
 	/* Through Conv's space: each dw schedule gives the same output. */
