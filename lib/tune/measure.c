@@ -790,3 +790,61 @@ opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
 	close(lk);
 	return rc;
 }
+
+/* A round of the whole-model check: child i runs side i ^ first. */
+typedef struct abba_arg {
+	opat_child_fn fn;
+	void *arg;
+	int first;
+} abba_arg;
+
+static void
+abba_child(int i, int fd, void *arg)
+{
+	abba_arg *a = arg;
+
+	a->fn(i ^ a->first, fd, a->arg);
+}
+
+int
+opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
+    void *arg, double *us, double *spread)
+{
+	abba_arg a;
+	opat_timing t[2];
+	double m[2][OPAT_MCHECK], iqr[2][OPAT_MCHECK];
+	int round, side, rc;
+
+	a.fn = fn;
+	a.arg = arg;
+	for (round = 0; round < OPAT_MCHECK; round++) {
+		a.first = round & 1;
+		if ((rc = opat_children_run(2, 1, timeout_s, abba_child, &a,
+		    t)) < 0)
+			return rc;
+		for (side = 0; side < 2; side++) {
+			const opat_timing *ts = &t[side ^ a.first];
+			if (ts->status != OPAT_OK)
+				return aoe_err(AOE_EDATA, "%s: the whole model "
+				    "%s the decisions: %s", what, side ?
+				    "with" : "without", ts->reason);
+			m[side][round] = ts->us;
+			iqr[side][round] = ts->us * ts->spread;
+		}
+	}
+	for (side = 0; side < 2; side++) {
+		qsort(m[side], OPAT_MCHECK, sizeof(double), cmp_double);
+		qsort(iqr[side], OPAT_MCHECK, sizeof(double), cmp_double);
+		us[side] = m[side][OPAT_MCHECK / 2];
+		spread[side] = iqr[side][OPAT_MCHECK / 2];
+	}
+	return 0;
+}
+
+int
+opat_whole_slower(const double *us, const double *spread, double noise_floor)
+{
+	double d = us[1] - us[0];
+
+	return d > spread[0] + spread[1] && d > noise_floor * us[0];
+}

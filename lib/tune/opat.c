@@ -32,8 +32,6 @@
 #define SIGMAX 65536
 #define CONFIRM 3		/* rounds measuring the baseline and winner again */
 #define TOPK 5			/* candidates confirmed beside the baseline */
-#define MCHECK 3		/* rounds of the whole-model check */
-#define MREP 11			/* timed runs a round, at least */
 #define MCHILD_S 0.15		/* a child's start and prepare, a guess */
 
 static const char *const strategy_names[] = { "auto", "exhaustive",
@@ -1622,12 +1620,10 @@ progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
  * and the ops around them change.  So the records of a run tuning in the
  * model are held back; at the end each graph is timed whole, without
  * the run's decisions (every case at its baseline: the default, or the
- * bank's entry) and with them, MCHECK rounds of at least MREP runs alternating which goes
- * first (ABBA); each side's time is the median of its rounds, its
- * spread the median of the rounds' interquartile ranges (a burst of
- * another process on a shared host moves one round, not the median).  When the model with the decisions is slower by more than the
- * two spreads (and the noise floor), every add and update of the graph
- * is backed out: it becomes unsatisfied (or reserved), with backed_out
+ * bank's entry) and with them (opat_whole_check: rounds alternating
+ * which goes first, medians, spreads in microseconds).  When the model
+ * with the decisions is slower by more than the two spreads (and the
+ * noise floor), every add and update of the graph is backed out: it becomes unsatisfied (or reserved), with backed_out
  * and backed_out_why, and is not committed.  A "model" record per graph
  * says what was found.
  */
@@ -1636,7 +1632,6 @@ typedef struct whole_arg {
 	opat_run *r;
 	int gi;
 	const aoe_sched **with;		/* per case: the winner, or NULL */
-	int first;			/* the side the round runs first */
 } whole_arg;
 
 /* The graph of case c that owns it (a subgraph's owner). */
@@ -1658,9 +1653,9 @@ whole_child(int i, int fd, void *arg)
 	aoe_run_opts ro;
 	char line[768];
 	double *rep;
-	int side = i ^ a->first, lk, gate, k, j, ci;
+	int side = i, lk, gate, k, j, ci;
 	/* Enough repeats for quartiles that mean something. */
-	int nrep = r->o.run_loop > MREP ? r->o.run_loop : MREP;
+	int nrep = r->o.run_loop > OPAT_MREP ? r->o.run_loop : OPAT_MREP;
 
 	signal(SIGPIPE, SIG_DFL);
 	lk = opat_child_lock(opat_lock_path(), &gate, fd);
@@ -1702,48 +1697,20 @@ invalid:
 	_exit(0);
 }
 
-static int
-cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Time graph gi without and with the decisions: us[2], spread[2] in us. */
 static int
 whole_times(opat_run *r, int gi, const aoe_sched **with, double *us,
     double *spread)
 {
 	whole_arg a;
-	opat_timing t[2];
-	double m[2][MCHECK], iqr[2][MCHECK];
-	int round, side, rc;
+	int rc;
 
 	a.r = r;
 	a.gi = gi;
 	a.with = with;
-	for (round = 0; round < MCHECK; round++) {
-		a.first = round & 1;
-		if ((rc = opat_children_run(2, 1, r->o.timeout_s, whole_child,
-		    &a, t)) < 0)
-			return rc;
-		for (side = 0; side < 2; side++) {
-			const opat_timing *ts = &t[side ^ a.first];
-			if (ts->status != OPAT_OK)
-				return aoe_err(AOE_EDATA, "%s: the whole model "
-				    "%s the decisions: %s", r->graphs[gi].path,
-				    side ? "with" : "without", ts->reason);
-			m[side][round] = ts->us;
-			iqr[side][round] = ts->us * ts->spread;
-		}
-	}
-	for (side = 0; side < 2; side++) {
-		qsort(m[side], MCHECK, sizeof(double), cmp_dbl);
-		qsort(iqr[side], MCHECK, sizeof(double), cmp_dbl);
-		us[side] = m[side][MCHECK / 2];
-		spread[side] = iqr[side][MCHECK / 2];
-	}
+	if ((rc = opat_whole_check(r->graphs[gi].path, r->o.timeout_s,
+	    whole_child, &a, us, spread)) < 0)
+		return rc;
 	/* AOE_OPAT_SLOWER_MODEL=f (tests): with them, f times the time without */
 	if (getenv("AOE_OPAT_SLOWER_MODEL"))
 		us[1] = us[0] * atof(getenv("AOE_OPAT_SLOWER_MODEL"));
@@ -1808,8 +1775,7 @@ model_check(opat_run *r)
 			    nwin);
 		if ((rc = whole_times(r, gi, with, us, sp)) < 0)
 			break;
-		back[gi] = us[1] - us[0] > sp[0] + sp[1] &&
-		    us[1] - us[0] > r->o.noise_floor * us[0];
+		back[gi] = opat_whole_slower(us, sp, r->o.noise_floor);
 		if (back[gi])
 			nb = nwin;
 		m = cJSON_CreateObject();
@@ -1885,7 +1851,7 @@ opat_tune(opat_run *r)
 	r->deadline = r->o.total_seconds > 0 ? r->t0 + r->o.total_seconds *
 	    1e6 : HUGE_VAL;
 	r->reserve_s = r->o.in_model && r->replay == NULL &&
-	    r->deadline < HUGE_VAL ? 2 * MCHECK * MCHILD_S : 0;
+	    r->deadline < HUGE_VAL ? 2 * OPAT_MCHECK * MCHILD_S : 0;
 	aoe_tprog_init(&r->prog, r->o.progress, r->ncases);
 	if (r->o.journal) {
 		if ((rc = journal_open(r, r->o.journal)) < 0)
@@ -1916,8 +1882,9 @@ opat_tune(opat_run *r)
 		r->held = cJSON_CreateArray();
 	/* Its reserve: each side's runs of the model, and their children. */
 	if (r->reserve_s > 0)
-		r->reserve_s = 2 * MCHECK * (MCHILD_S + (r->o.run_loop > MREP ?
-		    r->o.run_loop : MREP) * 1.5 * r->total_share / 1e6);
+		r->reserve_s = 2 * OPAT_MCHECK * (MCHILD_S +
+		    (r->o.run_loop > OPAT_MREP ? r->o.run_loop : OPAT_MREP) *
+		    1.5 * r->total_share / 1e6);
 	if (r->ncases > 1)
 		qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
 	left_s = r->o.total_seconds > 0 ? r->o.total_seconds : HUGE_VAL;

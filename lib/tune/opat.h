@@ -151,6 +151,25 @@ typedef void (*opat_child_fn)(int i, int fd, void *arg);
 int opat_children_run(int n, int parallel, double timeout_s,
     opat_child_fn fn, void *arg, opat_timing *t);
 /*
+ * The whole-model check of aoe-opat and aoe-sgat: OPAT_MCHECK rounds of
+ * two children, fn(0, ...) timing the model without the run's decisions
+ * and fn(1, ...) with them (each at least OPAT_MREP timed runs),
+ * alternating which goes first (ABBA).  Each side's time us[] is the
+ * median of its rounds, its spread[] (in microseconds) the median of the
+ * rounds' interquartile ranges: another process's burst moves one round,
+ * not the median.  0, or an error (what names the model).
+ */
+#define OPAT_MCHECK 3
+#define OPAT_MREP 11
+int opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
+    void *arg, double *us, double *spread);
+/*
+ * Whether the model with the decisions (us[1]) is slower than without
+ * (us[0]) beyond both spreads and the noise floor (a fraction).
+ */
+int opat_whole_slower(const double *us, const double *spread,
+    double noise_floor);
+/*
  * Turn what a child said (out, its lines, which this cuts at their
  * newlines) and how it ended (wait status wst, or killed at its time
  * limit) into t, cost_s left 0.  The last line other than "waiting",

@@ -80,7 +80,7 @@ compare(aoe_graph *g, void **ref, char *why, size_t len)
 static void
 child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
     int inject, uint64_t seed, const sgat_opts *o, const char *sig,
-    const cJSON *names, int fd)
+    const cJSON *names, int nrep, int fd)
 {
 	aoe_run_opts pro = *ro, co = *ro;
 	int *idx = NULL, nn = 0;
@@ -88,7 +88,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	const char *fault = getenv("AOE_INJECT_FAULT");
 	void *ref[MAXOUT];
 	double *rep, t0, t1;
-	int lk, gate, i, j, inner, n = o->run_loop;
+	int lk, gate, i, j, inner, n = nrep > o->run_loop ? nrep : o->run_loop;
 
 	signal(SIGPIPE, SIG_DFL);
 	lk = opat_child_lock(opat_lock_path(), &gate, fd);
@@ -200,6 +200,7 @@ typedef struct meas_arg {
 	const sgat_opts *o;
 	const char *sig;
 	const cJSON *names;
+	int nrep;		/* timed repeats, at least */
 } meas_arg;
 
 static void
@@ -208,7 +209,7 @@ meas_child(int i, int fd, void *arg)
 	meas_arg *a = arg;
 
 	child(a->g, a->ro, a->mode, a->d, a->inject, a->seed, a->o, a->sig,
-	    a->names, fd);
+	    a->names, a->nrep, fd);
 }
 
 /*
@@ -231,6 +232,7 @@ measure_in(aoe_graph *g, const aoe_run_opts *ro, int mode,
 	a.o = o;
 	a.sig = sig;
 	a.names = names;
+	a.nrep = 0;
 	return opat_children_run(1, 1, o->timeout_s, meas_child, &a, t);
 }
 
@@ -924,35 +926,35 @@ tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
 	return 0;
 }
 
+/* A child of the whole-model check: side 0 without the decisions. */
+static void
+whole_child(int side, int fd, void *arg)
+{
+	meas_arg *a = arg;
+
+	child(a->g, a->ro, side ? AOE_FUSE_BANK : AOE_FUSE_ALL, NULL, 0,
+	    a->seed, a->o, NULL, NULL, a->nrep, fd);
+}
+
 /*
- * The whole model, without the subgraph bank (the default decisions
- * everywhere) and with the decisions, alternately in two rounds; the
- * best of each is kept (a busy host only adds).  0, or an error.
+ * The whole model without the subgraph bank (the default decisions
+ * everywhere) and with the decisions (opat_whole_check): us[2] and
+ * spread[2], in microseconds.  0, or an error.
  */
 static int
 model_times(aoe_graph *g, aoe_run_opts *ro, const sgat_opts *o,
-    const char *path, opat_timing *mb, opat_timing *mr)
+    const char *path, double *us, double *spread)
 {
-	opat_timing b1, r1;
-	int i, rc;
+	meas_arg a;
 
-	memset(mb, 0, sizeof(*mb));
-	memset(mr, 0, sizeof(*mr));
-	for (i = 0; i < 2; i++) {
-		if ((rc = measure(g, ro, AOE_FUSE_ALL, NULL, 0, o->seed, o,
-		    &b1)) < 0 || (rc = measure(g, ro, AOE_FUSE_BANK, NULL, 0,
-		    o->seed, o, &r1)) < 0)
-			return rc;
-		if (b1.status != OPAT_OK || r1.status != OPAT_OK)
-			return aoe_err(AOE_EDATA, "%s: the whole model: %s",
-			    path, b1.status != OPAT_OK ? b1.reason :
-			    r1.reason);
-		if (i == 0 || b1.us < mb->us)
-			*mb = b1;
-		if (i == 0 || r1.us < mr->us)
-			*mr = r1;
-	}
-	return 0;
+	memset(&a, 0, sizeof(a));
+	a.g = g;
+	a.ro = ro;
+	a.seed = o->seed;
+	a.o = o;
+	a.nrep = OPAT_MREP;
+	return opat_whole_check(path, o->timeout_s, whole_child, &a, us,
+	    spread);
 }
 
 /*
@@ -1015,7 +1017,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	FILE *jfp = NULL;
 	sub *subs = NULL;
 	int nsub = 0, i, rc, nfailed = 0;
-	opat_timing mb, mr;
+	double mus[2], msp[2];
 	double t0 = aoe_now_us();
 	char *mbuf = NULL;
 	size_t mlen = 0;
@@ -1069,32 +1071,32 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub)) < 0 ||
 	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, mem,
 	    &nfailed, &nlate, &prog)) < 0 ||
-	    (rc = model_times(g, &ro, o, path, &mb, &mr)) < 0)
+	    (rc = model_times(g, &ro, o, path, mus, msp)) < 0)
 		goto out;
 	fclose(mem);
 	mem = NULL;
-	/* AOE_SGAT_SLOWER_MODEL=f (tests): the model with them f times slower */
+	/* AOE_SGAT_SLOWER_MODEL=f (tests): with them, f times the time without */
 	if (getenv("AOE_SGAT_SLOWER_MODEL"))
-		mr.us *= atof(getenv("AOE_SGAT_SLOWER_MODEL"));
-	slower = mr.us - mb.us > mb.spread + mr.spread + 1e-9;
-	if ((rc = flush_records(mbuf, slower, mb.us, mr.us, out,
+		mus[1] = mus[0] * atof(getenv("AOE_SGAT_SLOWER_MODEL"));
+	slower = opat_whole_slower(mus, msp, o->noise_floor);
+	if ((rc = flush_records(mbuf, slower, mus[0], mus[1], out,
 	    &nbacked, &prog)) < 0)
 		goto out;
 	aoe_tprog_end(&prog, "subgraphs");
 	if (nbacked)
 		aoe_warnx("%s: the whole model was %.2f%% slower with the "
 		    "decisions (%.3f -> %.3f ms, spread %.3f ms): %d backed "
-		    "out, none committed", path, (mr.us - mb.us) / mb.us *
-		    100, mb.us / 1e3, mr.us / 1e3, (mb.spread + mr.spread) /
+		    "out, none committed", path, (mus[1] - mus[0]) / mus[0] *
+		    100, mus[0] / 1e3, mus[1] / 1e3, (msp[0] + msp[1]) /
 		    1e3, nbacked);
 	rec = cJSON_CreateObject();
 	cJSON_AddStringToObject(rec, "kind", "model");
 	cJSON_AddStringToObject(rec, "graph", path);
 	cJSON_AddNumberToObject(rec, "threads", ro.nthreads);
-	cJSON_AddNumberToObject(rec, "baseline_us", round6(mb.us));
-	cJSON_AddNumberToObject(rec, "result_us", round6(mr.us));
-	cJSON_AddNumberToObject(rec, "baseline_spread", round6(mb.spread));
-	cJSON_AddNumberToObject(rec, "result_spread", round6(mr.spread));
+	cJSON_AddNumberToObject(rec, "baseline_us", round6(mus[0]));
+	cJSON_AddNumberToObject(rec, "result_us", round6(mus[1]));
+	cJSON_AddNumberToObject(rec, "baseline_spread", round6(msp[0]));
+	cJSON_AddNumberToObject(rec, "result_spread", round6(msp[1]));
 	cJSON_AddNumberToObject(rec, "subgraphs", nsub);
 	cJSON_AddNumberToObject(rec, "backed_out", nbacked);
 	cJSON_AddNumberToObject(rec, "tuning_time_s",
@@ -1102,8 +1104,8 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	rc = emit(rec, out, NULL);
 	cJSON_Delete(rec);
 	if (rc == 0 && o->progress)
-		aoe_warnx("%s: model %.3f -> %.3f ms", path, mb.us / 1e3,
-		    mr.us / 1e3);
+		aoe_warnx("%s: model %.3f -> %.3f ms", path, mus[0] / 1e3,
+		    mus[1] / 1e3);
 	if (rc == 0 && nfailed)
 		aoe_warnx("%s: %d of %d subgraphs failed (see their records)",
 		    path, nfailed, nsub);
