@@ -509,7 +509,7 @@ aoe_node_inplace_ok(const aoe_graph *g, const aoe_node *n)
  */
 typedef struct plan {
 	int *first, *last, *byte_order, *root;
-	int64_t *sz;
+	int64_t *sz, *delta;	/* delta: bytes into the root's */
 	int nt;
 	size_t arena, scratch;
 } plan;
@@ -522,6 +522,7 @@ plan_lifetimes(aoe_graph *g, plan *p)
 
 	for (i = 0; i < g->ntensors; i++) {
 		p->root[i] = i;
+		p->delta[i] = 0;
 		p->first[i] = p->last[i] = -2;
 		g->tensors[i]->offset = -1;
 	}
@@ -580,6 +581,86 @@ plan_inplace(aoe_graph *g, plan *p)
 		p->root[y] = r;
 		if (p->last[y] > p->last[r])
 			p->last[r] = p->last[y];
+	}
+}
+
+/*
+ * A Concat whose inputs are each a contiguous slice of its output (every
+ * dimension before the axis is 1, as on a batch of one along the
+ * channels) need not copy: each input that is written once, read last
+ * by the Concat, and is neither a graph input nor output is placed
+ * inside the output at its slice (root the output, delta its byte
+ * offset), so that its producer writes it there, and the output's
+ * lifetime starts with the first such producer.  concat_run then finds
+ * the input in place and skips it.  Only plain (not blocked) float32
+ * tensors, and only slices that start at a multiple of ALIGN bytes, so
+ * that every tensor keeps the alignment a placement of its own gives.
+ */
+static int
+concat_axis_of(const aoe_node *n, int rank)
+{
+	const aoe_attr *a = aoe_attr_find(n, "axis");
+	int64_t ax = a ? a->i : 1;
+
+	if (ax < 0)
+		ax += rank;
+	return ax >= 0 && ax < rank ? (int)ax : -1;
+}
+
+static void
+plan_concat(aoe_graph *g, plan *p)
+{
+	int pos, i, j, k, ax, y, x;
+
+	for (pos = 0; pos < g->norder; pos++) {
+		aoe_node *n = &g->nodes[g->order[pos]];
+		const aoe_tensor *ty;
+		int64_t off = 0, inner;
+
+		if (n->domain || strcmp(n->op_type, "Concat") != 0 ||
+		    n->nout != 1 || (y = n->out[0]) < 0)
+			continue;
+		ty = g->tensors[y];
+		if (ty->kind != AOE_T_VALUE || ty->dynamic ||
+		    ty->vkind == AOE_V_SEQ || ty->layout != 0 ||
+		    ty->dtype != AOE_F32 || p->root[y] != y ||
+		    p->first[y] != pos ||
+		    (ax = concat_axis_of(n, ty->ndim)) < 0)
+			continue;
+		for (k = 0; k < ax; k++)
+			if (ty->dims[k] != 1)
+				break;
+		if (k < ax)
+			continue;
+		for (inner = 4, k = ax + 1; k < ty->ndim; k++)
+			inner *= ty->dims[k];
+		for (i = 0; i < n->nin; off += g->tensors[x]->dims[ax] * inner,
+		    i++) {
+			const aoe_tensor *tx;
+			int r;
+
+			if ((x = n->in[i]) < 0)
+				break;
+			tx = g->tensors[x];
+			for (j = 0; j < i; j++)
+				if (n->in[j] == x)
+					break;
+			if (j < i || tx->kind != AOE_T_VALUE || tx->dynamic ||
+			    tx->vkind == AOE_V_SEQ || tx->layout != 0 ||
+			    tx->dtype != AOE_F32 || p->first[x] < 0 ||
+			    p->last[x] != pos || off % ALIGN != 0)
+				continue;
+			/* Nothing may share x's bytes already. */
+			for (r = 0; r < g->ntensors; r++)
+				if (p->root[r] == x && r != x)
+					break;
+			if (r < g->ntensors || p->root[x] != x)
+				continue;
+			p->root[x] = y;
+			p->delta[x] = off;
+			if (p->first[x] < p->first[y])
+				p->first[y] = p->first[x];
+		}
 	}
 }
 
@@ -680,7 +761,8 @@ plan_bind(aoe_graph *g, const plan *p)
 			if (t->owned)
 				free(t->data);
 			t->cap = 0;
-			t->offset = g->tensors[p->root[i]]->offset;
+			t->offset = g->tensors[p->root[i]]->offset +
+			    p->delta[i];
 			t->data = (char *)g->arena + t->offset;
 			t->owned = 0;
 		}
@@ -706,9 +788,12 @@ plan_memory(aoe_graph *g, int static_memory, int plan_only)
 	p.sz = aoe_xcalloc(nt, sizeof(int64_t));
 	p.byte_order = aoe_xcalloc(nt, sizeof(int));
 	p.root = aoe_xcalloc(nt, sizeof(int));
+	p.delta = aoe_xcalloc(nt, sizeof(int64_t));
 	plan_lifetimes(g, &p);
-	if (!static_memory)
+	if (!static_memory) {
 		plan_inplace(g, &p);
+		plan_concat(g, &p);
+	}
 	plan_place(g, &p, static_memory);
 	free(g->arena);
 	free(g->scratch);
@@ -725,6 +810,7 @@ plan_memory(aoe_graph *g, int static_memory, int plan_only)
 	} else
 		rc = plan_bind(g, &p);
 	free(p.root);
+	free(p.delta);
 	free(p.first);
 	free(p.last);
 	free(p.sz);
