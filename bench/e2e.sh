@@ -8,12 +8,15 @@
 # than ONNX Runtime, the operator types that take its time (PROFILING_MODE).
 # Everything is saved under bench/results/ with the machine's description.
 #
-#   bench/e2e.sh [-U] [-r RUNS] [-n REPEATS] [-T SECONDS] [model ...]
+#   bench/e2e.sh [-U] [-r RUNS] [-n REPEATS] [-T SECONDS] [-S SECONDS]
+#       [model ...]
 #
 # -U measures untuned aoe against ONNX Runtime only (no tuning, the tuned
 # columns "-"): a quick check of the kernels' defaults.
 # -T is the operator-tuning budget per model and thread count
-# (aoe-opat --total-seconds).  Banks go to $AOE_CACHE/banks/<model>/opat
+# (aoe-opat --total-seconds), -S the subgraph-tuning one (aoe-sgat
+# --total-seconds; by default 300 less -T, at least 60, so that tuning a
+# model at a thread count takes about five minutes at most).  Banks go to $AOE_CACHE/banks/<model>/opat
 # (operator bank) and .../full (the same plus the subgraph bank), so tuning
 # is done once per model and machine; delete the directory to tune again.
 # The runners are interleaved within each repeat, so that a change of load
@@ -23,21 +26,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
 M=$CACHE/models
-runs=20 reps=3 budget=300 untuned=
+runs=20 reps=3 budget=300 sbudget= untuned=
 usage() {
-	echo "usage: $0 [-U] [-r runs] [-n repeats] [-T seconds] [model ...]" >&2
+	echo "usage: $0 [-U] [-r runs] [-n repeats] [-T seconds] [-S seconds]" \
+	    "[model ...]" >&2
 	exit 2
 }
-while getopts Ur:n:T: c; do
+while getopts Ur:n:T:S: c; do
 	case $c in
 	U) untuned=1 ;;
 	r) runs=$OPTARG ;;
 	n) reps=$OPTARG ;;
 	T) budget=$OPTARG ;;
+	S) sbudget=$OPTARG ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
+[ -n "$sbudget" ] || sbudget=$((budget < 240 ? 300 - budget : 60))
 banks="opat full" outs="o_opat o_full"
 [ -z "$untuned" ] || banks= outs=
 [ $# -gt 0 ] || set -- resnet18 resnet50 mobilenet_v2 mobilenet_v3_large \
@@ -80,7 +86,7 @@ tune() {
 	cp -R "$3/opat/." "$3/full/"
 	for t in 1 2; do
 		TUNE_BANK_PATH=$3/full aoe-sgat --no-progress --commit \
-		    --threads $t --input-shape "$2" \
+		    --threads $t --input-shape "$2" --total-seconds "$sbudget" \
 		    -o "$3/sgat-$t.jsonl" "$1" >&2 || return 1
 	done
 	echo $(($(date +%s) - t0)) >"$3/tune_s"
@@ -94,7 +100,7 @@ tune() {
 	    sed -n '1s/.*"soc_version":"\([^"]*\)".*/\1/p')"
 	echo "# aoe: $(git -C "$top" describe --always --dirty 2>/dev/null)"
 	echo "# ort: onnxruntime-node $(node -p "require('$CACHE/ort/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || echo '?')"
-	echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg); runs=$runs repeats=$reps opat budget=${budget}s per thread count"
+	echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg); runs=$runs repeats=$reps opat budget=${budget}s, sgat ${sbudget}s per thread count"
 	echo "# times in ms (median of $reps medians of $runs runs); ratios < 1 mean aoe is faster"
 	printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' model thr ort_ms \
 	    aoe_ms opat_ms full_ms aoe/ort opat/ort full/ort tune_s outputs
