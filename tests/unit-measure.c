@@ -3,8 +3,9 @@
  * parent's side of the children's protocol (opat_children_run and
  * opat_child_result, lib/tune/measure.c) against children that report,
  * crash, abort, hang, wait for the lock, garble their result or say too
- * much; and the random inputs of every measurement and of aoe-run
- * (aoe_tensor_fill_random, lib/ir/graph.c).
+ * much; the whole-model check's rounds (opat_whole_check) against
+ * children that say scripted times; and the random inputs of every
+ * measurement and of aoe-run (aoe_tensor_fill_random, lib/ir/graph.c).
  */
 #include <math.h>
 #include <signal.h>
@@ -289,10 +290,94 @@ fillers(void)
 	aoe_graph_free(g);
 }
 
+/*
+ * The whole-model check's children: each says the time its script gives
+ * for its side and round, with an interquartile range of 2 us.  The
+ * children run one after another; each counts those before it by the
+ * bytes in a file.
+ */
+struct script {
+	const char *count;		/* the file */
+	double us[2][OPAT_MCHECK];	/* per side and round */
+};
+
+static void
+scripted(int side, int fd, void *arg)
+{
+	const struct script *sc = arg;
+	FILE *fp = fopen(sc->count, "a+");
+	long n;
+	double rep[4], t;
+	int k;
+
+	if (fp == NULL)
+		_exit(1);
+	fseek(fp, 0, SEEK_END);
+	n = ftell(fp);
+	fputc('.', fp);
+	fclose(fp);
+	/* Rounds of two children: this one's round is n / 2. */
+	t = sc->us[side][n / 2 % OPAT_MCHECK];
+	for (k = 0; k < 4; k++)
+		rep[k] = t + (k - 1.5) * 1.0;
+	opat_child_report(rep, 4, 1, fd);
+}
+
+static void
+whole(void)
+{
+	char path[] = "/tmp/aoe-um.XXXXXX";
+	struct script sc;
+	double us[2], sp[2];
+	int fd = mkstemp(path), r, rc;
+
+	if (fd < 0) {
+		ok(0, "whole-model check: a counting file");
+		return;
+	}
+	close(fd);
+	sc.count = path;
+	/*
+	 * Without the decisions 100 us a round; with them 150 us in three
+	 * rounds of five (slow processes) and 95 in two: 95 against 100, not
+	 * slower, where a median would say 150.
+	 */
+	for (r = 0; r < OPAT_MCHECK; r++) {
+		sc.us[0][r] = 100;
+		sc.us[1][r] = r % 2 == 0 ? 150 : 95;
+	}
+	truncate(path, 0);
+	rc = opat_whole_check("m", 5, scripted, &sc, us, sp);
+	ok(rc == 0 && fabs(us[0] - 100) < 1e-9 && fabs(us[1] - 95) < 1e-9,
+	    "opat_whole_check: a side's time is the least of its rounds "
+	    "(%.1f, %.1f)", us[0], us[1]);
+	ok(rc == 0 && fabs(sp[0] - 2) < 1e-3 && fabs(sp[1] - 2) < 1e-3,
+	    "... its spread the median interquartile range, in "
+	    "microseconds (%.3f, %.3f)", sp[0], sp[1]);
+	ok(rc == 0 && !opat_whole_slower(us, sp, 0.02),
+	    "... and the model with the decisions is not slower");
+	/* Slower in every round, by 10 %: beyond spreads and noise floor. */
+	for (r = 0; r < OPAT_MCHECK; r++)
+		sc.us[1][r] = 110;
+	truncate(path, 0);
+	rc = opat_whole_check("m", 5, scripted, &sc, us, sp);
+	ok(rc == 0 && opat_whole_slower(us, sp, 0.02),
+	    "opat_whole_check: 10 %% slower in every round is slower");
+	/* 1 % slower: within the noise floor of 2 %. */
+	for (r = 0; r < OPAT_MCHECK; r++)
+		sc.us[1][r] = 101;
+	truncate(path, 0);
+	rc = opat_whole_check("m", 5, scripted, &sc, us, sp);
+	ok(rc == 0 && !opat_whole_slower(us, sp, 0.02),
+	    "... 1 %% slower is within the noise floor");
+	unlink(path);
+}
+
 int
 main(void)
 {
 	protocol();
+	whole();
 	fillers();
 	return done_testing();
 }

@@ -835,7 +835,7 @@ opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
 	for (side = 0; side < 2; side++) {
 		qsort(m[side], OPAT_MCHECK, sizeof(double), cmp_double);
 		qsort(iqr[side], OPAT_MCHECK, sizeof(double), cmp_double);
-		us[side] = m[side][OPAT_MCHECK / 2];
+		us[side] = m[side][0];
 		spread[side] = iqr[side][OPAT_MCHECK / 2];
 	}
 	return 0;
