@@ -16,8 +16,8 @@
 # -T is the operator-tuning budget per model and thread count
 # (aoe-opat --total-seconds), -S the subgraph-tuning one (aoe-sgat
 # --total-seconds; by default 300 less -T, at least 60, so that tuning a
-# model at a thread count takes about five minutes at most).  Banks go to $AOE_CACHE/banks/<model>/opat
-# (operator bank) and .../full (the same plus the subgraph bank), so tuning
+# model at a thread count takes about five minutes at most).  Banks go
+# to $AOE_CACHE/banks/<model>/opat (operator bank) and .../full (the same plus the subgraph bank), so tuning
 # is done once per model and machine; delete the directory to tune again.
 # The runners are interleaved within each repeat, so that a change of load
 # hits all of them alike; each figure is the median of REPEATS medians.

@@ -596,17 +596,6 @@ plan_inplace(aoe_graph *g, plan *p)
  * tensors, and only slices that start at a multiple of ALIGN bytes, so
  * that every tensor keeps the alignment a placement of its own gives.
  */
-static int
-concat_axis_of(const aoe_node *n, int rank)
-{
-	const aoe_attr *a = aoe_attr_find(n, "axis");
-	int64_t ax = a ? a->i : 1;
-
-	if (ax < 0)
-		ax += rank;
-	return ax >= 0 && ax < rank ? (int)ax : -1;
-}
-
 static void
 plan_concat(aoe_graph *g, plan *p)
 {
@@ -624,15 +613,15 @@ plan_concat(aoe_graph *g, plan *p)
 		if (ty->kind != AOE_T_VALUE || ty->dynamic ||
 		    ty->vkind == AOE_V_SEQ || ty->layout != 0 ||
 		    ty->dtype != AOE_F32 || p->root[y] != y ||
-		    p->first[y] != pos ||
-		    (ax = concat_axis_of(n, ty->ndim)) < 0)
+		    p->first[y] != pos || (ax = aoe_axis(aoe_attr_int(n,
+		    "axis", 1), ty->ndim)) < 0)
 			continue;
 		for (k = 0; k < ax; k++)
 			if (ty->dims[k] != 1)
 				break;
 		if (k < ax)
 			continue;
-		for (inner = 4, k = ax + 1; k < ty->ndim; k++)
+		for (inner = sizeof(float), k = ax + 1; k < ty->ndim; k++)
 			inner *= ty->dims[k];
 		for (i = 0; i < n->nin; off += g->tensors[x]->dims[ax] * inner,
 		    i++) {

@@ -1621,9 +1621,10 @@ progress_case(opat_run *r, const opat_case *c, const cJSON *rec)
  * model are held back; at the end each graph is timed whole, without
  * the run's decisions (every case at its baseline: the default, or the
  * bank's entry) and with them (opat_whole_check: rounds alternating
- * which goes first, the least of each side's, spreads in microseconds).  When the model
- * with the decisions is slower by more than the two spreads (and the
- * noise floor), every add and update of the graph is backed out: it becomes unsatisfied (or reserved), with backed_out
+ * which goes first, the least of each side's, spreads in microseconds).
+ * When the model with the decisions is slower by more than the two
+ * spreads (and the noise floor), every add and update of the graph is
+ * backed out: it becomes unsatisfied (or reserved), with backed_out
  * and backed_out_why, and is not committed.  A "model" record per graph
  * says what was found.
  */
