@@ -250,12 +250,40 @@ default_shape(int64_t m, int64_t hw, int64_t mr512, int64_t nr512,
 	aoe_graph_free(t.g);
 }
 
+/*
+ * Stride 2 by the subsampled input (k_conv.c, sub_row2): eight outputs a
+ * vector, each reading one value past the last it keeps, then a scalar
+ * tail; input widths around multiples of 16 take the vectors alone, the
+ * tail alone and both.
+ */
+static void
+strided_widths(void)
+{
+	static const int64_t ws[] = { 1, 2, 15, 16, 17, 31, 32, 33, 47, 49 };
+	size_t i;
+
+	for (i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+		pcase p = { 1, 5, 9, 3, ws[i], 2, 1, AOE_ACT_RELU, 0 };
+		tg t;
+
+		if (pw_node(&t, &p) < 0) {
+			ok(0, "1x1/2 5>9 @3x%lld: prepares", (long long)ws[i]);
+			aoe_graph_free(t.g);
+			continue;
+		}
+		ok(runs_match(&t, &p, "strided width"), "1x1/2 5>9 @3x%lld "
+		    "matches the reference", (long long)ws[i]);
+		aoe_graph_free(t.g);
+	}
+}
+
 int
 main(void)
 {
 	aoe_run_opts_init(&opts);
 	opts.use_bank = 0;
 	random_cases();
+	strided_widths();
 	/* Rows 96: 12 on AVX-512 (14 leaves 2 of 98 idle), 6 on AVX2. */
 	default_shape(96, 48, 12, 32, 6, 16);
 	/* Rows 16: 8x48 (14 + 2); 4x24 on AVX2 (6 leaves 2 of 18). */
