@@ -8,7 +8,7 @@ cd "$top" || exit 1
 run aoe-space "$ex"
 ok $status "prints the spaces of the example"
 grep -q '^b1.conv Conv: [0-9]* points$' "$T/out" &&
-    grep -q '^  algo *{2,3,6,7} default 2$' "$T/out"
+    grep -q '^  algo *{2,3,6,7,8} default 8$' "$T/out"
 ok $? "names each node, its points and the conv algorithms"
 
 run aoe-space --json --node b1.conv "$ex"
@@ -19,7 +19,7 @@ o = json.loads(lines[0])
 k = {x['name']: x for x in o['knobs']}
 ok = (len(lines) == 1 and o['op_type'] == 'Conv' and o['node'] == 'b1.conv'
       and 'mr' in k and k['mr']['default'] in k['mr']['values']
-      and o['default']['algo'] == 2 and 'constraints' in o and o['size'] > 1)
+      and o['default']['algo'] == 8 and 'constraints' in o and o['size'] > 1)
 sys.exit(0 if ok else 1)
 PY
 ok $? "--json prints one object with knobs, constraints and default"

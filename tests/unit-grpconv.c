@@ -1,8 +1,8 @@
 /*
  * unit-grpconv - TAP property tests of the grouped convolution
  * (lib/kernels/k_grpconv.c, Conv's algo 8): over random 2-D shapes
- * (group widths 8, 16, 24, 32, 40 and 64 output channels, any input
- * channels a group, kernels 1x1 to 5x5 and odd ones, row strides 1 to 3,
+ * (one group in five, a dense Conv, else 2 to 6; group widths 8, 16,
+ * 24, 32, 40 and 64 output channels, any input channels a group, kernels 1x1 to 5x5 and odd ones, row strides 1 to 3,
  * column strides 1 and 2, dilations, asymmetric pads, batches, planes
  * narrower than a tile) with the fused epilogues (none, Relu, Clip,
  * Sigmoid, HardSwish, SiLU, GELU, a per-channel affine and a residual),
@@ -124,7 +124,8 @@ random_spec(spec *s)
 	do {
 		memset(s, 0, sizeof(*s));
 		s->n = 1 + (frand() > 0.8f);
-		s->group = 2 + irand(5);
+		/* One group in five: a dense Conv. */
+		s->group = frand() > 0.6f ? 1 : 2 + irand(5);
 		s->mg = pick(mgs, 7);
 		s->cg = frand() > 0.5f ? s->mg : pick(cgs, 7);
 		s->h = pick(sizes, 12);
@@ -569,8 +570,13 @@ main(void)
 		ok(!aoe_grp_ok(&g), "column stride 3: not algo 8");
 		s.sw = 1;
 		s.group = 1;
+		s.mg = 12;
 		geom_of(&s, &g);
-		ok(!aoe_grp_ok(&g), "one group: not algo 8");
+		ok(!aoe_grp_ok(&g), "one group of 12 output channels: not "
+		    "algo 8");
+		s.mg = 16;
+		geom_of(&s, &g);
+		ok(aoe_grp_ok(&g), "one group of 16 output channels: algo 8");
 		s.mg = 12;
 		s.cg = 12;
 		s.group = 4;
@@ -617,8 +623,53 @@ main(void)
 		} else
 			ok(0, "stem: build");
 		s.cg = 5;
+		s.mg = 20;
 		geom_of(&s, &g);
-		ok(!aoe_grp_ok(&g), "one group of 5 input channels: not algo 8");
+		ok(!aoe_grp_ok(&g), "one group of 5 input channels and 20 "
+		    "output channels: not algo 8");
+		/*
+		 * Dense 3x3 Convs: algo 8 by default at stride 2 (but algo 7
+		 * under AVX2 from 64 channels in and out), Winograd at
+		 * stride 1, and a 1x1 keeps the GEMM.
+		 */
+		s.cg = 32;
+		s.mg = 64;
+		s.h = s.w = 28;
+		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
+		    aoe_space_for(t.g, t.n, &sp) == 0) {
+			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
+			    "a dense 32>64 3x3/2 defaults to algo 8");
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "dense 3x3/2: build");
+		s.cg = 64;
+		s.mg = 128;
+		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
+		    aoe_space_for(t.g, t.n, &sp) == 0) {
+			ok(aoe_sched_get(&sp.def, "algo", 0) ==
+			    (aoe_cpu_avx512() ? 8 : 7), "a dense 64>128 "
+			    "3x3/2 defaults to algo %d", aoe_cpu_avx512() ?
+			    8 : 7);
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "dense 3x3/2: build");
+		s.sh = s.sw = 1;
+		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
+		    aoe_space_for(t.g, t.n, &sp) == 0) {
+			ok(aoe_sched_get(&sp.def, "algo", 0) == 5,
+			    "a dense 64>128 3x3/1 defaults to Winograd");
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "dense 3x3/1: build");
+		s.kh = s.kw = 1;
+		s.pt = s.pl = s.pb = s.pr = 0;
+		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
+		    aoe_space_for(t.g, t.n, &sp) == 0) {
+			ok(aoe_sched_get(&sp.def, "algo", 0) == 1,
+			    "a dense 64>128 1x1 defaults to algo 1");
+			aoe_graph_free(t.g);
+		} else
+			ok(0, "dense 1x1: build");
 	}
 	return done_testing();
 }

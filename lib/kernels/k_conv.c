@@ -31,8 +31,9 @@
  *	   reorders in its workspace as it needs, so that OPAT can tune it
  *	   per op, the reorders included
  *	8  direct grouped convolution (k_grpconv.c), 2-D, for groups of
- *	   a multiple of 8 output channels, or one group of at most 4
- *	   input channels (a stem), and column strides 1 and 2:
+ *	   a multiple of 8 output channels (one group among them: a dense
+ *	   Conv), or one group of at most 4 input channels (a stem), and
+ *	   column strides 1 and 2:
  *	   a group's output channels along the vector lanes, pixels
  *	   broadcast from a padded copy of the input; knobs "grp_vec",
  *	   "grp_nv", "grp_oh", "grp_ow" and "grp_rows" (see there)
@@ -1095,7 +1096,8 @@ conv_default_algo(const conv_geom *g)
 	 * 1.8x under AVX2 on the same host.  Wide groups (past 64 channels)
 	 * make GEMMs big enough for the GEMM's own blocking.
 	 */
-	if (aoe_grp_ok(g) && g->cg >= 2 && g->cg <= 64 && g->mg <= 64)
+	if (g->group >= 2 && aoe_grp_ok(g) && g->cg >= 2 && g->cg <= 64 &&
+	    g->mg <= 64)
 		return ALGO_GROUPED;
 	/*
 	 * Stems (one group, at most 4 input channels, kernels from 2x2) by
@@ -1106,7 +1108,7 @@ conv_default_algo(const conv_geom *g)
 	 * AOE_MAX_ISA=avx2 0.87x, 0.90x (0.93x against algo 7, the 7x7's
 	 * AVX2 default before), 0.77x, 0.68x.
 	 */
-	if (g->group == 1 && aoe_grp_ok(g) && g->ksz >= 4)
+	if (g->group == 1 && g->cg <= 4 && aoe_grp_ok(g) && g->ksz >= 4)
 		return ALGO_GROUPED;
 	/*
 	 * Winograd beats the implicit GEMM 1.3x to 2x from 4 channels and
@@ -1140,6 +1142,22 @@ conv_default_algo(const conv_geom *g)
 	/* 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2. */
 	if (conv_trans_wins(g))
 		return ALGO_IM2COL_T;
+	/*
+	 * Dense 3x3 Convs at stride 2 by the same kernel, the output
+	 * channels along the lanes, against the implicit GEMM (bench/convb,
+	 * cold, Zen 5, AVX-512): resnet50's 128>128 @56 0.80x the time at 1
+	 * and 2 threads, 256>256 @28 0.79x and 0.83x, resnet18's 64>128 @56
+	 * 0.85x; in resnet50 at 2 threads 0.72x and 0.60x (per-node
+	 * medians).  Its 512>512 @14 (7x7 out) stays algo 6 (above): alone
+	 * they tie, in the model algo 8 took 1.13x the time.
+	 * Under AOE_MAX_ISA=avx2, against the previous defaults: 32>64 @112
+	 * 0.79x and 0.83x, 24>48 @64 0.87x; from 64 channels in and out
+	 * algo 7 (above) ties or wins.
+	 */
+	if (g->group == 1 && aoe_grp_ok(g) && g->nsp == 2 && g->k[1] == 3 &&
+	    g->k[2] == 3 && g->s[1] == 2 && g->s[2] == 2 && g->d[1] == 1 &&
+	    g->d[2] == 1)
+		return ALGO_GROUPED;
 	return ALGO_IMPLICIT;
 }
 
@@ -2819,9 +2837,9 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		    "nc", "par", "packb", "tile", "planes", "batch_par" };
 		if (!sp->fact[6]) {
 			snprintf(why, len, "algo=8 (grouped) needs a 2-D Conv "
-			    "of 2 groups or more, output channels a group a "
-			    "multiple of 8, or of one group of at most 4 input "
-			    "channels; column stride 1 or 2");
+			    "whose output channels a group are a multiple of "
+			    "8, or of one group of at most 4 input channels; "
+			    "column stride 1 or 2");
 			return -1;
 		}
 		return keeps_defaults(sp, s, unread, sizeof(unread) /
@@ -3068,9 +3086,9 @@ aoe_space_conv(aoe_space *sp)
 	    "kc nc par packb tile planes batch_par prepack at their "
 	    "defaults; ur_w oc_blk ic_blk oh_blk x8c at 0 unless algo=7; "
 	    "ur_w * oc_blk <= 14 (oc_blk 0 counting as 4); "
-	    "algo=8 only for 2-D Convs of 2 groups or more with output "
-	    "channels a group a multiple of 8, or of one group of at most 4 "
-	    "input channels, and column strides 1 or 2, "
+	    "algo=8 only for 2-D Convs with output channels a group a "
+	    "multiple of 8, or of one group of at most 4 input channels, "
+	    "and column strides 1 or 2, "
 	    "holding mr nr mc kc nc par packb tile planes batch_par at "
 	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows "
 	    "grp_lanes at 0 unless algo=8; grp_oh * grp_ow within the "

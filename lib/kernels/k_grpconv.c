@@ -1,8 +1,9 @@
 /*
  * k_grpconv.c - grouped 2-D convolution (Conv's algo 8, "grouped"), NCHW,
  * for groups whose output channel count is a multiple of 8 (regnet's
- * 16-channel groups, ResNeXt-style blocks); any input channels a group,
- * kernel size, pads and dilations, strides 1 and 2 along the rows.
+ * 16-channel groups, ResNeXt-style blocks, and one group: a dense Conv);
+ * any input channels a group, kernel size, pads and dilations, strides 1
+ * and 2 along the rows.
  *
  * A group's output channels are the vector lanes: a chunk of grp_nv
  * vectors of grp_vec floats (16 AVX-512, 8 AVX2) holds up to nv * vw of
@@ -57,10 +58,11 @@ aoe_grp_ok(const aoe_conv_geom *g)
 	/*
 	 * Groups of whole vectors of output channels (a group's last block
 	 * of 8 would otherwise spill into the next group's channels, which
-	 * another thread may be writing), or one group of few input
-	 * channels (a stem: its last block of 8 is stored in part).
+	 * another thread may be writing), one group among them (a dense
+	 * Conv), or one group of few input channels (a stem: its last block
+	 * of 8 is stored in part).
 	 */
-	int grouped = g->group >= 2 && g->mg >= 8 && g->mg % 8 == 0;
+	int grouped = g->mg >= 8 && g->mg % 8 == 0;
 	int stem = g->group == 1 && g->mg >= 1 && g->cg <= GP_STEM_CIN;
 
 	return g->nsp == 2 && (grouped || stem) &&
@@ -569,10 +571,11 @@ gp_rows(const aoe_conv_geom *g, const aoe_sched *s, int th, int nth)
 	    th * th);
 	if (g->group == 1) {
 		/*
-		 * A stem: blocks of about 16 rows, as many a thread, so that
-		 * the padded input a block reads stays near the core (3>64
-		 * 3x3/2 @224, 1 thread, AVX-512: 1.1x faster than whole
-		 * planes; 4 and 8 rows tie with 16).
+		 * One group (a stem, or a dense Conv): blocks of about 16
+		 * rows, as many a thread, so that the padded input a block
+		 * reads stays near the core (the stem 3>64 3x3/2 @224, 1
+		 * thread, AVX-512: 1.1x faster than whole planes; 4 and 8
+		 * rows tie with 16).
 		 */
 		int64_t nb = ceildiv(OH, 16);
 		if (nth > 1 && g->n * nb % nth != 0)
@@ -705,7 +708,7 @@ st_pixels(const aoe_conv_geom *g, const aoe_sched *s)
 {
 	int64_t v = aoe_sched_get(s, "grp_lanes", 0);
 
-	if (g->group != 1)
+	if (g->group != 1 || g->cg > GP_STEM_CIN)
 		return 0;
 	if (v == 1 || v == 2)
 		return v == 2;
@@ -1002,7 +1005,8 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	    aoe_space_add(sp, "grp_rows", nrows, rows, "algo=8: output rows "
 	    "a work item, 0 auto (whole planes unless the groups do not "
 	    "split evenly between the threads)") < 0 ||
-	    aoe_space_add(sp, "grp_lanes", live && g->group == 1 ? 3 : 1,
+	    aoe_space_add(sp, "grp_lanes", live && g->group == 1 &&
+	    g->cg <= GP_STEM_CIN ? 3 : 1,
 	    lanes, "algo=8, one group (a stem): what the vector lanes hold, "
 	    "0 auto (the channels), 1 output channels (as in groups), 2 "
 	    "output pixels of a row, stored in place") < 0)
