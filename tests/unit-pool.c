@@ -2,8 +2,9 @@
  * unit-pool.c - the thread pool (lib/base/pool.c): every chunk runs exactly
  * once, thread numbers stay below the thread count and are never shared
  * by two chunks at once, nested loops run inline, thousands of jobs in a
- * row hand over cleanly, two host threads may call it at once, and a
- * fork() child gets a pool of its own.
+ * row hand over cleanly, two host threads may call it at once, a
+ * fork() child gets a pool of its own, and each thread starts at its own
+ * share of the chunks.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -99,6 +100,32 @@ host(void *arg)
 	return (void *)(intptr_t)good;
 }
 
+/*
+ * Shares: the caller holds chunk 0 until the worker has started a chunk
+ * (two seconds at most), so the worker's first chunk shows where it
+ * begins: at its own share, chunk 2 of 4, not at the next in line (1).
+ */
+struct share_job {
+	_Atomic int64_t first[2];	/* the first chunk each tid ran */
+	_Atomic int worker_in;
+};
+
+static void
+share_chunk(void *ctx, int64_t c, int tid)
+{
+	struct share_job *j = ctx;
+	int64_t none = -1;
+	int i;
+
+	if (tid < 2)
+		atomic_compare_exchange_strong(&j->first[tid], &none, c);
+	if (tid == 1)
+		atomic_store(&j->worker_in, 1);
+	if (c == 0 && tid == 0)
+		for (i = 0; i < 2000 && !atomic_load(&j->worker_in); i++)
+			usleep(1000);
+}
+
 int
 main(void)
 {
@@ -109,7 +136,7 @@ main(void)
 	int t, k, i, good, st;
 	pid_t pid;
 
-	printf("1..15\n");
+	printf("1..16\n");
 	for (t = 1; t <= 4; t += 3) {
 		good = 1;
 		for (k = 0; k < 8; k++)
@@ -162,6 +189,21 @@ main(void)
 			usleep(2000);
 	}
 	ok(good, "sleeping workers wake for new jobs");
+	{
+		struct share_job j;
+
+		atomic_init(&j.first[0], -1);
+		atomic_init(&j.first[1], -1);
+		atomic_init(&j.worker_in, 0);
+		aoe_parallel(2, 4, share_chunk, &j);
+		if (atomic_load(&j.first[1]) < 0)
+			printf("ok %d # skip the worker did not wake in 2 s\n",
+			    ++nt);
+		else
+			ok(atomic_load(&j.first[0]) == 0 &&
+			    atomic_load(&j.first[1]) == 2, "each thread "
+			    "starts at its own share of the chunks");
+	}
 	ok(aoe_chunk_lo(10, 3, 0) == 0 && aoe_chunk_lo(10, 3, 1) == 3 &&
 	    aoe_chunk_lo(10, 3, 2) == 6 && aoe_chunk_lo(10, 3, 3) == 10,
 	    "aoe_chunk_lo cuts 10 items into 3, 3 and 4");

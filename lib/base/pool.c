@@ -3,17 +3,26 @@
  *
  * A parallel loop is a number of chunks.  The calling thread publishes
  * the job, wakes the workers and then takes chunks itself, one at a time,
- * from a shared counter; so do the workers as they arrive.  The caller
+ * from shared counters; so do the workers as they arrive.  The caller
  * waits only for chunks that a worker has actually started: a worker that
  * is slow to wake (its core is busy with another process) finds the
- * counter exhausted and does nothing.  That is the difference from an
+ * counters exhausted and does nothing.  That is the difference from an
  * OpenMP parallel region, whose closing barrier waits for every thread of
  * the team, so that one descheduled thread stalls the whole op for a time
  * slice; on a loaded two-core machine that made two threads many times
  * slower than one.
  *
- * The shared counter is one 64-bit word: the job's generation in the high
- * half, the next chunk in the low half.  A worker claims a chunk by a
+ * The chunks are cut into one contiguous share a thread, each with its
+ * own counter: a thread takes the chunks of its own share first, then
+ * those left in the others' (it steals from their fronts).  So chunk c of
+ * n goes to thread c * nthreads / n whenever every thread keeps up, and
+ * two loops in a row that cut their data alike (a GEMM's rows, then a
+ * depthwise Conv's channels) find each one's part of the data in the
+ * cache of the core that wrote it; the order of claims alone (caller
+ * first, then whoever comes) would scatter them.
+ *
+ * A counter is one 64-bit word: the job's generation in the high half,
+ * the next chunk in the low half.  A thread claims a chunk by a
  * compare-and-swap on that word, so it can never claim a chunk of a job
  * other than the one whose parameters it read: the parameters are guarded
  * like a seqlock by their own copy of the generation, and a claim only
@@ -40,11 +49,16 @@
 #define POOL_MAX	64		/* threads, the caller included */
 #define CHUNK_MAX	0x7fffffffLL	/* chunks a job can have */
 
+/* A thread's share of the chunks: generation << 32 | next chunk. */
+static struct share {
+	_Alignas(64) _Atomic uint64_t next;
+} shares[POOL_MAX];
+
 static struct {
 	pthread_mutex_t mu;		/* one job at a time */
 	int started;			/* workers running */
 	pid_t pid;			/* the process they run in */
-	_Atomic uint64_t state;		/* generation << 32 | next chunk */
+	_Atomic uint64_t state;		/* generation << 32 */
 	_Atomic uint32_t seq;		/* generation of the parameters */
 	_Atomic(aoe_chunk_fn) fn;
 	_Atomic(void *) ctx;
@@ -73,26 +87,44 @@ futex_wake_all(_Atomic uint32_t *w)
 	    NULL, 0);
 }
 
+/* The end of share t of n chunks among nt threads. */
+static int64_t
+share_end(int64_t n, int nt, int t)
+{
+	return n * (t + 1) / nt;
+}
+
 /*
- * Take chunks of the job of generation gen until none is left; tid is the
- * taker's thread number.
+ * Take chunks of the job of generation gen (n chunks, nt shares) until
+ * none is left: those of share tid first, then the others' in turn; tid
+ * is the taker's thread number.
  */
 static void
-take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int tid)
+take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
+    int tid)
 {
-	uint64_t st = atomic_load_explicit(&pool.state, memory_order_acquire);
+	int k;
 
 	in_chunk = 1;
-	for (;;) {
-		int64_t idx = (int64_t)(st & 0xffffffffu);
-		if ((uint32_t)(st >> 32) != gen || idx >= n)
-			break;
-		if (!atomic_compare_exchange_weak_explicit(&pool.state, &st,
-		    st + 1, memory_order_acq_rel, memory_order_acquire))
-			continue;
-		fn(ctx, idx, tid);
-		atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
-		st = atomic_load_explicit(&pool.state, memory_order_acquire);
+	for (k = 0; k < nt; k++) {
+		int r = (tid + k) % nt;
+		_Atomic uint64_t *w = &shares[r].next;
+		int64_t end = share_end(n, nt, r);
+		uint64_t st = atomic_load_explicit(w, memory_order_acquire);
+
+		for (;;) {
+			int64_t idx = (int64_t)(st & 0xffffffffu);
+			if ((uint32_t)(st >> 32) != gen || idx >= end)
+				break;
+			if (!atomic_compare_exchange_weak_explicit(w, &st,
+			    st + 1, memory_order_acq_rel,
+			    memory_order_acquire))
+				continue;
+			fn(ctx, idx, tid);
+			atomic_fetch_add_explicit(&pool.done, 1,
+			    memory_order_release);
+			st = atomic_load_explicit(w, memory_order_acquire);
+		}
 	}
 	in_chunk = 0;
 }
@@ -140,7 +172,7 @@ worker(void *arg)
 		if (atomic_load_explicit(&pool.seq, memory_order_relaxed) !=
 		    gen || tid >= nt)
 			continue;
-		take_chunks(gen, fn, ctx, n, tid);
+		take_chunks(gen, fn, ctx, n, nt, tid);
 	}
 	return NULL;
 }
@@ -203,7 +235,7 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	static int registered;
 	uint64_t st;
 	uint32_t gen;
-	int spins = 0;
+	int spins = 0, i;
 
 	if (nchunks <= 0)
 		return;
@@ -237,13 +269,17 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	atomic_store_explicit(&pool.nchunks, nchunks, memory_order_relaxed);
 	atomic_store_explicit(&pool.nthreads, nthreads, memory_order_relaxed);
 	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
+	for (i = 0; i < nthreads; i++)
+		atomic_store_explicit(&shares[i].next, (uint64_t)gen << 32 |
+		    (uint64_t)(i ? share_end(nchunks, nthreads, i - 1) : 0),
+		    memory_order_relaxed);
 	atomic_store_explicit(&pool.seq, gen, memory_order_release);
 	atomic_store_explicit(&pool.state, (uint64_t)gen << 32,
 	    memory_order_release);
 	atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
 	if (atomic_load(&pool.sleepers) > 0)
 		futex_wake_all(&pool.wake);
-	take_chunks(gen, fn, ctx, nchunks, 0);
+	take_chunks(gen, fn, ctx, nchunks, nthreads, 0);
 	/* Every chunk is taken; wait for those still running elsewhere. */
 	while (atomic_load_explicit(&pool.done, memory_order_acquire) <
 	    nchunks) {
