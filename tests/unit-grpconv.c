@@ -427,6 +427,24 @@ bench(void)
 	opts.nthreads = 1;
 }
 
+/* Whether the Conv of s (Relu fused) defaults to algo want. */
+static void
+default_algo(const spec *s, int want, const char *what)
+{
+	aoe_space sp;
+	tg t;
+
+	if (conv_graph(&t, s, AOE_ACT_RELU) < 0 ||
+	    aoe_space_for(t.g, t.n, &sp) < 0) {
+		ok(0, "%s: build", what);
+		aoe_graph_free(t.g);
+		return;
+	}
+	ok(aoe_sched_get(&sp.def, "algo", 0) == want, "%s defaults to "
+	    "algo %d", what, want);
+	aoe_graph_free(t.g);
+}
+
 int
 main(void)
 {
@@ -615,13 +633,7 @@ main(void)
 		s.cg = 3;
 		s.mg = 64;
 		s.sh = s.sw = 2;
-		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
-		    aoe_space_for(t.g, t.n, &sp) == 0) {
-			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
-			    "a 3>64 3x3/2 stem defaults to algo 8");
-			aoe_graph_free(t.g);
-		} else
-			ok(0, "stem: build");
+		default_algo(&s, 8, "a 3>64 3x3/2 stem");
 		s.cg = 5;
 		s.mg = 20;
 		geom_of(&s, &g);
@@ -635,41 +647,16 @@ main(void)
 		s.cg = 32;
 		s.mg = 64;
 		s.h = s.w = 28;
-		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
-		    aoe_space_for(t.g, t.n, &sp) == 0) {
-			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
-			    "a dense 32>64 3x3/2 defaults to algo 8");
-			aoe_graph_free(t.g);
-		} else
-			ok(0, "dense 3x3/2: build");
+		default_algo(&s, 8, "a dense 32>64 3x3/2");
 		s.cg = 64;
 		s.mg = 128;
-		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
-		    aoe_space_for(t.g, t.n, &sp) == 0) {
-			ok(aoe_sched_get(&sp.def, "algo", 0) ==
-			    (aoe_cpu_avx512() ? 8 : 7), "a dense 64>128 "
-			    "3x3/2 defaults to algo %d", aoe_cpu_avx512() ?
-			    8 : 7);
-			aoe_graph_free(t.g);
-		} else
-			ok(0, "dense 3x3/2: build");
+		default_algo(&s, aoe_cpu_avx512() ? 8 : 7,
+		    "a dense 64>128 3x3/2");
 		s.sh = s.sw = 1;
-		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
-		    aoe_space_for(t.g, t.n, &sp) == 0) {
-			ok(aoe_sched_get(&sp.def, "algo", 0) == 5,
-			    "a dense 64>128 3x3/1 defaults to Winograd");
-			aoe_graph_free(t.g);
-		} else
-			ok(0, "dense 3x3/1: build");
+		default_algo(&s, 5, "a dense 64>128 3x3/1");
 		s.kh = s.kw = 1;
 		s.pt = s.pl = s.pb = s.pr = 0;
-		if (conv_graph(&t, &s, AOE_ACT_RELU) == 0 &&
-		    aoe_space_for(t.g, t.n, &sp) == 0) {
-			ok(aoe_sched_get(&sp.def, "algo", 0) == 1,
-			    "a dense 64>128 1x1 defaults to algo 1");
-			aoe_graph_free(t.g);
-		} else
-			ok(0, "dense 1x1: build");
+		default_algo(&s, 1, "a dense 64>128 1x1");
 	}
 	return done_testing();
 }
