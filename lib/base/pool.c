@@ -58,7 +58,7 @@ static struct {
 	pthread_mutex_t mu;		/* one job at a time */
 	int started;			/* workers running */
 	pid_t pid;			/* the process they run in */
-	_Atomic uint64_t state;		/* generation << 32 */
+	_Atomic uint32_t gen;		/* the newest job's generation */
 	_Atomic uint32_t seq;		/* generation of the parameters */
 	_Atomic(aoe_chunk_fn) fn;
 	_Atomic(void *) ctx;
@@ -87,11 +87,11 @@ futex_wake_all(_Atomic uint32_t *w)
 	    NULL, 0);
 }
 
-/* The end of share t of n chunks among nt threads. */
+/* The first chunk of share t of n chunks among nt threads. */
 static int64_t
-share_end(int64_t n, int nt, int t)
+share_lo(int64_t n, int nt, int t)
 {
-	return n * (t + 1) / nt;
+	return n * t / nt;
 }
 
 /*
@@ -109,7 +109,7 @@ take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
 	for (k = 0; k < nt; k++) {
 		int r = (tid + k) % nt;
 		_Atomic uint64_t *w = &shares[r].next;
-		int64_t end = share_end(n, nt, r);
+		int64_t end = share_lo(n, nt, r + 1);
 		uint64_t st = atomic_load_explicit(w, memory_order_acquire);
 
 		for (;;) {
@@ -138,7 +138,6 @@ worker(void *arg)
 
 	for (;;) {
 		double t0 = aoe_now_us();
-		uint64_t st;
 		uint32_t w, gen;
 		aoe_chunk_fn fn;
 		void *ctx;
@@ -158,8 +157,7 @@ worker(void *arg)
 			t0 = aoe_now_us();
 		}
 		seen = w;
-		st = atomic_load_explicit(&pool.state, memory_order_acquire);
-		gen = (uint32_t)(st >> 32);
+		gen = atomic_load_explicit(&pool.gen, memory_order_acquire);
 		if (atomic_load_explicit(&pool.seq, memory_order_acquire) !=
 		    gen)
 			continue;
@@ -233,7 +231,6 @@ void
 aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 {
 	static int registered;
-	uint64_t st;
 	uint32_t gen;
 	int spins = 0, i;
 
@@ -257,10 +254,10 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	}
 	if (nthreads > pool.started + 1)
 		nthreads = pool.started + 1;
-	/* Publish: parameters under their seqlock, then the counter. */
-	st = atomic_load_explicit(&pool.state, memory_order_relaxed);
+	/* Publish: parameters and shares under their seqlock, then gen. */
 	/* Generation 0 marks the parameters as being written. */
-	if ((gen = (uint32_t)(st >> 32) + 1) == 0)
+	if ((gen = atomic_load_explicit(&pool.gen, memory_order_relaxed) +
+	    1) == 0)
 		gen = 1;
 	atomic_store_explicit(&pool.seq, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
@@ -271,11 +268,10 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
 	for (i = 0; i < nthreads; i++)
 		atomic_store_explicit(&shares[i].next, (uint64_t)gen << 32 |
-		    (uint64_t)(i ? share_end(nchunks, nthreads, i - 1) : 0),
+		    (uint64_t)share_lo(nchunks, nthreads, i),
 		    memory_order_relaxed);
 	atomic_store_explicit(&pool.seq, gen, memory_order_release);
-	atomic_store_explicit(&pool.state, (uint64_t)gen << 32,
-	    memory_order_release);
+	atomic_store_explicit(&pool.gen, gen, memory_order_release);
 	atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
 	if (atomic_load(&pool.sleepers) > 0)
 		futex_wake_all(&pool.wake);

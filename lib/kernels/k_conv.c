@@ -1108,7 +1108,7 @@ conv_default_algo(const conv_geom *g)
 	 * AOE_MAX_ISA=avx2 0.87x, 0.90x (0.93x against algo 7, the 7x7's
 	 * AVX2 default before), 0.77x, 0.68x.
 	 */
-	if (g->group == 1 && g->cg <= 4 && aoe_grp_ok(g) && g->ksz >= 4)
+	if (aoe_grp_stem(g) && aoe_grp_ok(g) && g->ksz >= 4)
 		return ALGO_GROUPED;
 	/*
 	 * Winograd beats the implicit GEMM 1.3x to 2x from 4 channels and
@@ -1154,9 +1154,8 @@ conv_default_algo(const conv_geom *g)
 	 * 0.79x and 0.83x, 24>48 @64 0.87x; from 64 channels in and out
 	 * algo 7 (above) ties or wins.
 	 */
-	if (g->group == 1 && aoe_grp_ok(g) && g->nsp == 2 && g->k[1] == 3 &&
-	    g->k[2] == 3 && g->s[1] == 2 && g->s[2] == 2 && g->d[1] == 1 &&
-	    g->d[2] == 1)
+	if (g->group == 1 && aoe_grp_ok(g) && g->k[1] == 3 && g->k[2] == 3 &&
+	    g->s[1] == 2 && g->s[2] == 2 && g->d[1] == 1 && g->d[2] == 1)
 		return ALGO_GROUPED;
 	return ALGO_IMPLICIT;
 }

@@ -53,6 +53,12 @@
 #define GP_STEM_CIN 4
 
 int
+aoe_grp_stem(const aoe_conv_geom *g)
+{
+	return g->group == 1 && g->cg <= GP_STEM_CIN;
+}
+
+int
 aoe_grp_ok(const aoe_conv_geom *g)
 {
 	/*
@@ -63,7 +69,7 @@ aoe_grp_ok(const aoe_conv_geom *g)
 	 * of 8 is stored in part).
 	 */
 	int grouped = g->mg >= 8 && g->mg % 8 == 0;
-	int stem = g->group == 1 && g->mg >= 1 && g->cg <= GP_STEM_CIN;
+	int stem = aoe_grp_stem(g) && g->mg >= 1;
 
 	return g->nsp == 2 && (grouped || stem) &&
 	    (g->s[2] == 1 || g->s[2] == 2) && g->cg >= 1 &&
@@ -708,7 +714,7 @@ st_pixels(const aoe_conv_geom *g, const aoe_sched *s)
 {
 	int64_t v = aoe_sched_get(s, "grp_lanes", 0);
 
-	if (g->group != 1 || g->cg > GP_STEM_CIN)
+	if (!aoe_grp_stem(g))
 		return 0;
 	if (v == 1 || v == 2)
 		return v == 2;
@@ -1005,8 +1011,7 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	    aoe_space_add(sp, "grp_rows", nrows, rows, "algo=8: output rows "
 	    "a work item, 0 auto (whole planes unless the groups do not "
 	    "split evenly between the threads)") < 0 ||
-	    aoe_space_add(sp, "grp_lanes", live && g->group == 1 &&
-	    g->cg <= GP_STEM_CIN ? 3 : 1,
+	    aoe_space_add(sp, "grp_lanes", live && aoe_grp_stem(g) ? 3 : 1,
 	    lanes, "algo=8, one group (a stem): what the vector lanes hold, "
 	    "0 auto (the channels), 1 output channels (as in groups), 2 "
 	    "output pixels of a row, stored in place") < 0)

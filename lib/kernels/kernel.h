@@ -372,8 +372,9 @@ int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
 
 /*
  * Grouped 2-D convolution (k_grpconv.c), Conv's algo 8: aoe_grp_ok says
- * whether it applies (2-D, two groups or more, output channels a group a
- * multiple of 8, column stride 1 or 2).  aoe_grp_vec and aoe_grp_nv give
+ * whether it applies (2-D, output channels a group a multiple of 8, or a
+ * stem; column stride 1 or 2); aoe_grp_stem whether a Conv is a stem (one
+ * group of at most 4 input channels).  aoe_grp_vec and aoe_grp_nv give
  * the schedule's vector width (8, 16) and vectors a chunk (1, 2);
  * aoe_grp_pack packs the weights for them into aoe_grp_wsize floats.
  * aoe_grp_run computes y from x and the weights (wp packed for wvw and
@@ -385,6 +386,7 @@ int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
  * aoe_space_grp_check checks them against algo.
  */
 int aoe_grp_ok(const aoe_conv_geom *g);
+int aoe_grp_stem(const aoe_conv_geom *g);
 int aoe_grp_vec(const aoe_sched *s);
 int aoe_grp_nv(const aoe_conv_geom *g, const aoe_sched *s, int vw);
 size_t aoe_grp_wsize(const aoe_conv_geom *g, int vw, int nv);
