@@ -87,7 +87,7 @@ AOE_FUSE=off run aoe-opat --list --tune-ops-file "$T/ops1.json" "$dup"
 ok $? "--tune-ops-file with names only"
 
 # Injected faults: caught, the op fails, the run completes, no bank entry.
-echo '{"tune_ops_name":["b2.pw","stem.pool"]}' >"$T/fops.json"
+echo '{"tune_ops_name":["b2.pw","head.gap"]}' >"$T/fops.json"
 for f in crash hang wrong nan abort; do
 	rm -rf "$T/fbank" && mkdir "$T/fbank"
 	TUNE_BANK_PATH=$T/fbank AOE_INJECT_FAULT=$f:Conv run aoe-opat $O \
@@ -96,7 +96,7 @@ for f in crash hang wrong nan abort; do
 	[ $status -eq 0 ] && python3 - "$T/out" "$st" $(ls "$T"/fbank/*/ops.jsonl 2>/dev/null) <<'PY'
 import json, sys
 recs = {r["names"][0]: r for r in (r for r in map(json.loads, open(sys.argv[1])) if r["kind"] != "model")}
-pw, relu = recs["b2.pw"], recs["stem.pool"]
+pw, relu = recs["b2.pw"], recs["head.gap"]
 bank = [json.loads(l)["op_type"] for l in open(sys.argv[3])] if len(sys.argv) > 3 else []
 sys.exit(0 if pw["outcome"] == "failed" and sys.argv[2] in pw["failed"] and
     relu["outcome"] != "failed" and "Conv" not in bank else 1)
@@ -110,7 +110,7 @@ ok $status "--timings records every measurement"
 # Evolution over a replay set samples far more than it measures (about a
 # minute on the Conv cases, several under ASan): those two strategies
 # replay the small cases only.
-echo '{"tune_ops_type":["MaxPool","Gemm","GlobalAveragePool"]}' >"$T/few.json"
+echo '{"tune_ops_type":["Softmax","Gemm","GlobalAveragePool"]}' >"$T/few.json"
 for s in exhaustive random evolution auto; do
 	set -- "$ex"; n=$ncases
 	case $s in evolution|auto) set -- --tune-ops-file "$T/few.json" "$ex"; n=3 ;; esac

@@ -157,7 +157,7 @@ random_graph(int *nfusable)
 	aoe_graph *g = aoe_graph_new("r");
 	int64_t c = 1 + irand(8), h = 3 + irand(9), m = 1 + irand(8);
 	int64_t dims[4] = { 1 + irand(2), c, h, h }, wd[4], k;
-	int x, y, w, b, in[5], out[1], i, nd, group, tail;
+	int x, y, w, b, in[5], out[1], i, nd, group, tail, resid;
 	char name[64];
 	aoe_attr *a;
 
@@ -224,7 +224,8 @@ random_graph(int *nfusable)
 			x = affine(g, x, m, name);
 			(*nfusable)++;
 		}
-		if (irand(2)) {
+		resid = irand(2);
+		if (resid) {
 			/* A residual from a graph input of the same shape. */
 			int64_t rd[4] = { dims[0], m, h, h };
 			int r, o = irand(2);
@@ -281,6 +282,54 @@ random_graph(int *nfusable)
 			aoe_graph_add_node(g, name, acts[ak], ak == 1 ? 3 : 1,
 			    in, 1, out);
 			(*nfusable)++;
+			x = y;
+		}
+		if (irand(3) == 0) {
+			/*
+			 * A MaxPool: window 1 to 3, stride 1 or 2, pads below
+			 * the window, ceil_mode or not; fused (fuse_pool)
+			 * unless the Conv adds a residual.
+			 */
+			int64_t pk[2], ps[2], pp[4], oh;
+			int ceil = irand(2), j;
+			for (j = 0; j < 2; j++) {
+				pk[j] = 1 + irand(3);
+				ps[j] = 1 + irand(2);
+				pp[j] = irand((int)pk[j]);
+				pp[2 + j] = irand((int)pk[j]);
+			}
+			in[0] = x;
+			snprintf(name, sizeof(name), "mp%d", i);
+			out[0] = y = aoe_graph_tensor(g, name);
+			nd = aoe_graph_add_node(g, name, "MaxPool", 1, in, 1,
+			    out);
+			a = aoe_node_add_attr(&g->nodes[nd], "kernel_shape",
+			    AOE_A_INTS);
+			a->n = 2;
+			a->ints = aoe_xcalloc(2, sizeof(int64_t));
+			a->ints[0] = a->ints[1] = pk[0];
+			a = aoe_node_add_attr(&g->nodes[nd], "strides",
+			    AOE_A_INTS);
+			a->n = 2;
+			a->ints = aoe_xcalloc(2, sizeof(int64_t));
+			a->ints[0] = a->ints[1] = ps[0];
+			a = aoe_node_add_attr(&g->nodes[nd], "pads",
+			    AOE_A_INTS);
+			a->n = 4;
+			a->ints = aoe_xcalloc(4, sizeof(int64_t));
+			a->ints[0] = a->ints[1] = pp[0];
+			a->ints[2] = a->ints[3] = pp[2];
+			aoe_node_add_attr(&g->nodes[nd], "ceil_mode",
+			    AOE_A_INT)->i = ceil;
+			/* The pooled height, as the ONNX spec has it. */
+			oh = h + pp[0] + pp[2] - pk[0];
+			oh = ceil ? (oh + ps[0] - 1) / ps[0] + 1 :
+			    oh / ps[0] + 1;
+			if (ceil && (oh - 1) * ps[0] >= h + pp[0])
+				oh--;
+			h = oh;
+			if (!resid)
+				(*nfusable)++;
 			x = y;
 		}
 		c = m;
@@ -615,10 +664,11 @@ main(int argc, char **argv)
 			wrongcount++;
 		aoe_graph_free(g);
 	}
-	ok(bad == 0, "200 random Conv/BN/Add/act/Gemm/MatMul chains: fused == "
-	    "unfused");
+	ok(bad == 0, "200 random Conv/BN/Add/act/MaxPool/Gemm/MatMul chains: "
+	    "fused == unfused");
 	ok(wrongcount == 0, "every BN, residual or bias Add and activation "
-	    "after a Conv, Gemm or MatMul is fused away");
+	    "after a Conv, Gemm or MatMul is fused away, and every MaxPool "
+	    "after a Conv without a residual");
 
 	/*
 	 * The same chains in the blocked layout (decision layout=8) and
@@ -785,12 +835,42 @@ main(int argc, char **argv)
 		    aoe_errmsg());
 		return 1;
 	}
-	ok(same(g, &o, AOE_FUSE_ALL, NULL, &removed, &err) && removed == 5,
-	    "example: 1 BN fold and 4 activations fused, same outputs");
+	ok(same(g, &o, AOE_FUSE_ALL, NULL, &removed, &err) && removed == 6,
+	    "example: 1 BN fold, 4 activations and the stem's MaxPool fused, "
+	    "same outputs");
 	aoe_sched_set(&all, "threads", 1);
 	ok(same(g, &o, AOE_FUSE_FORCE, &all, &removed, &err) &&
 	    g->nodes[g->order[0]].nthreads == 1, "example: threads knob");
 	aoe_graph_free(g);
+
+	/*
+	 * The stem's Conv with its MaxPool fused keeps the signature (and
+	 * so the operator bank entries) of the Conv alone.
+	 */
+	{
+		char s0[4096] = "", s1[4096] = "";
+		int j, pooled = 0;
+		aoe_model_load(argv[1], &g);
+		o.fuse_mode = AOE_FUSE_OFF;
+		aoe_graph_prepare(g, &o);
+		for (j = 0; j < g->nnodes; j++)
+			if (strcmp(g->nodes[j].name, "stem.conv") == 0)
+				aoe_op_signature(g, &g->nodes[j], 2, s0,
+				    sizeof(s0));
+		o.fuse_mode = AOE_FUSE_ALL;
+		aoe_graph_prepare(g, &o);
+		for (j = 0; j < g->nnodes; j++)
+			if (strcmp(g->nodes[j].name, "stem.conv") == 0) {
+				pooled = aoe_attr_find(&g->nodes[j],
+				    "_aoe_pool") != NULL;
+				aoe_op_signature(g, &g->nodes[j], 2, s1,
+				    sizeof(s1));
+			}
+		o.fuse_mode = AOE_FUSE_BANK;
+		ok(pooled && s0[0] && strcmp(s0, s1) == 0, "example: the stem "
+		    "with its MaxPool fused keeps the Conv's signature");
+		aoe_graph_free(g);
+	}
 
 	/* The subgraph bank: a matching entry applies, a stale one not. */
 	aoe_model_load(argv[1], &g);
@@ -827,7 +907,7 @@ main(int argc, char **argv)
 	aoe_bank_graph_use(path);
 	o.use_bank = 1;
 	/* Ignored entries leave the default decisions, every fusion. */
-	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 5,
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 6,
 	    "stale subgraph bank entries are ignored");
 	reload(&g, argv[1], &o);
 	fp = fopen(path, "w");
@@ -837,7 +917,7 @@ main(int argc, char **argv)
 	    aoe_op_key(sig), sig);
 	fclose(fp);
 	aoe_bank_graph_use(path);
-	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 5,
+	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 6,
 	    "an entry of another soc_version is ignored");
 	reload(&g, argv[1], &o);
 	fp = fopen(path, "w");

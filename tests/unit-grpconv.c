@@ -104,6 +104,98 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	return ok_;
 }
 
+/*
+ * A max pool of window k, stride s, leading pads pb, trailing pe and
+ * ceil_mode ceil fused after the Conv: the kernel pooling as it goes
+ * against the reference Conv, then a naive pool; 1 if it matched.  The
+ * pool's geometry comes from aoe_pool2_of, as a Conv node's does.
+ */
+static int
+run_pool_case(const spec *sp, const int64_t *pk, const int64_t *ps,
+    const int64_t *pb, const int64_t *pe, int ceil, const aoe_sched *s,
+    int nthreads, double *maxerr)
+{
+	aoe_conv_geom g;
+	aoe_pool2 pl;
+	aoe_node nd;
+	aoe_attr at;
+	aoe_act a;
+	float *x, *w, *bias, *y, *r, *rp, *scratch;
+	int64_t v[9], ny, np, nsc, i, c, oh, ow, ih, iw;
+	int ok_ = 1;
+
+	geom_of(sp, &g);
+	for (i = 0; i < 2; i++) {
+		v[i] = pk[i];
+		v[2 + i] = ps[i];
+		v[4 + i] = pb[i];
+		v[6 + i] = pe[i];
+	}
+	v[8] = ceil;
+	memset(&nd, 0, sizeof(nd));
+	memset(&at, 0, sizeof(at));
+	at.name = "_aoe_pool";
+	at.type = AOE_A_INTS;
+	at.n = 9;
+	at.ints = v;
+	nd.name = "conv";
+	nd.op_type = "Conv";
+	nd.attrs = &at;
+	nd.nattr = 1;
+	*maxerr = INFINITY;
+	if (aoe_pool2_of(&nd, g.out + 1, &pl) != 1)
+		return 0;
+	ny = g.n * g.m * g.outsz;
+	np = g.n * g.m * pl.out[0] * pl.out[1];
+	x = rnd(g.n * g.c * g.insz);
+	w = rnd(g.m * g.cg * g.ksz);
+	bias = sp->bias ? rnd(g.m) : NULL;
+	y = rnd(np);
+	r = malloc(sizeof(float) * (size_t)ny);
+	rp = malloc(sizeof(float) * (size_t)np);
+	nsc = aoe_grp_wsize(&g, 16, 2);
+	scratch = malloc(sizeof(float) * (size_t)(nsc > 0 ? nsc : 1));
+	for (i = 0; i < nsc; i++)
+		scratch[i] = NAN;
+	memset(&a, 0, sizeof(a));
+	a.kind = actkind[sp->act];
+	a.lo = a.kind == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
+	a.hi = a.kind == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
+	conv_reference(&g, x, w, bias, &a, NULL, r);
+	for (c = 0; c < g.n * g.m; c++)
+		for (oh = 0; oh < pl.out[0]; oh++)
+			for (ow = 0; ow < pl.out[1]; ow++) {
+				float m = -INFINITY;
+				for (ih = oh * ps[0] - pb[0]; ih < oh * ps[0] -
+				    pb[0] + pk[0]; ih++)
+					for (iw = ow * ps[1] - pb[1]; iw < ow *
+					    ps[1] - pb[1] + pk[1]; iw++)
+						if (ih >= 0 && ih < g.out[1] &&
+						    iw >= 0 && iw < g.out[2])
+							m = fmaxf(m, r[(c *
+							    g.out[1] + ih) *
+							    g.out[2] + iw]);
+				rp[(c * pl.out[0] + oh) * pl.out[1] + ow] = m;
+			}
+	if (!aoe_grp_pool_ok(&g, &a, NULL) || aoe_grp_run_pool(&g, &pl, x,
+	    w, NULL, 0, 0, bias, &a, y, scratch, s, nthreads) < 0)
+		ok_ = 0;
+	ok_ = ok_ && same(y, rp, np, maxerr);
+	/* The pool apart, as a Conv that pools from its workspace. */
+	if (ok_ && aoe_maxpool2d(&pl, r, g.n * g.m, g.out[1], g.out[2], y,
+	    &nd, nthreads) < 0)
+		ok_ = 0;
+	ok_ = ok_ && memcmp(y, rp, sizeof(float) * (size_t)np) == 0;
+	free(x);
+	free(w);
+	free(bias);
+	free(y);
+	free(r);
+	free(rp);
+	free(scratch);
+	return ok_;
+}
+
 static int
 irand(int n)
 {
@@ -534,6 +626,87 @@ main(void)
 	    "output channels, kernels 3 to 7, strides 1 and 2, 1 and 2 "
 	    "threads, random tiles, channels or pixels along the lanes) "
 	    "match the reference, worst error %.2g", nc, worst);
+	/*
+	 * A max pool fused after the Conv: random stems (some of wide
+	 * planes) and dense Convs (no epilogue, Relu or Clip), windows 1 to
+	 * 4, strides 1 to 3,
+	 * pads below the window, ceil_mode, at 1 and 2 threads, the rows
+	 * a work item random; and the pool computed apart.
+	 */
+	bad = nc = 0;
+	worst = 0;
+	for (i = 0; i < 120; i++) {
+		spec s;
+		int64_t pk[2], ps[2], pb[2], pe[2];
+		int j;
+		do {
+			if (i % 2)
+				random_stem(&s);
+			else
+				random_spec(&s);
+			s.group = 1;
+			s.add = s.affine = 0;
+			s.act = irand(3);
+			/*
+			 * Wide stems: rows of many floats, so that an item's
+			 * rows take several bands.
+			 */
+			if (i % 4 == 1) {
+				s.w = 150 + irand(200);
+				s.h = 8 + irand(24);
+			}
+			geom_of(&s, &g);
+		} while (!aoe_grp_ok(&g) || g.out[1] < 2 || g.out[2] < 2);
+		for (j = 0; j < 2; j++) {
+			pk[j] = 1 + irand((int)min64(4, g.out[1 + j]));
+			ps[j] = 1 + irand(3);
+			pb[j] = irand((int)pk[j]);
+			pe[j] = irand((int)pk[j]);
+		}
+		random_sched(&g, &k);
+		for (th = 1; th <= 2; th++) {
+			nc++;
+			if (!run_pool_case(&s, pk, ps, pb, pe, i % 3 == 0, &k,
+			    th, &e)) {
+				bad++;
+				print_case(&s, &k, th, e);
+				printf("#   pool %lldx%lld /%lld,%lld pads "
+				    "%lld,%lld,%lld,%lld ceil %d\n",
+				    (long long)pk[0], (long long)pk[1],
+				    (long long)ps[0], (long long)ps[1],
+				    (long long)pb[0], (long long)pb[1],
+				    (long long)pe[0], (long long)pe[1], i % 3 == 0);
+			}
+			if (e > worst)
+				worst = e;
+		}
+	}
+	ok(bad == 0, "%d random Convs with a fused max pool (stems and dense, "
+	    "windows 1 to 4, strides 1 to 3, pads, ceil_mode, 1 and 2 "
+	    "threads) match the reference, and so does the pool apart, "
+	    "worst error %.2g", nc, worst);
+	/* squeezenet's and resnet's stems with their pools. */
+	{
+		static const int64_t sp[][8] = {
+		    { 3, 64, 224, 3, 2, 0, 0, 1 },	/* squeezenet1_1 */
+		    { 3, 64, 224, 7, 2, 3, 1, 0 } };	/* resnet */
+		for (f = 0; f < 2; f++) {
+			spec s = { 1, 1, sp[f][0], sp[f][1], sp[f][2],
+			    sp[f][2], sp[f][3], sp[f][3], sp[f][4], sp[f][4],
+			    1, 1, sp[f][5], sp[f][5], sp[f][5], sp[f][5], 1, 0,
+			    0, 1 };
+			int64_t pk[2] = { 3, 3 }, ps[2] = { 2, 2 };
+			int64_t pp[2] = { sp[f][6], sp[f][6] };
+			memset(&k, 0, sizeof(k));
+			good = run_pool_case(&s, pk, ps, pp, pp, (int)sp[f][7],
+			    &k, 2, &e);
+			ok(good, "stem %lld>%lld @%lld %lldx%lld/%lld, Relu, "
+			    "MaxPool 3x3/2%s: max error %.2g",
+			    (long long)s.cg, (long long)s.mg, (long long)s.h,
+			    (long long)s.kh, (long long)s.kh, (long long)s.sh,
+			    sp[f][7] ? " ceil" : " pad 1", e);
+		}
+	}
 	/* The stems of squeezenet, resnet and the MobileNets, at the defaults. */
 	{
 		static const int64_t st[][5] = { { 3, 64, 224, 3, 2 },

@@ -247,7 +247,7 @@ int
 bank_check_decisions(const char *sig, const aoe_sched *d, char *why, size_t wl)
 {
 	static const char *const flags[] = { "fuse_bn", "fuse_act",
-	    "fuse_add", "fuse_elem", "inplace" };
+	    "fuse_add", "fuse_elem", "fuse_pool", "inplace" };
 	int th, nodes, np, i, k;
 	int64_t v;
 

@@ -182,8 +182,23 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 	sb_printf(&b, ";out=");
 	for (i = 0; i < n->nout; i++) {
 		const aoe_tensor *t = n->out[i] >= 0 ? aoe_out(g, n, i) : NULL;
+		const int64_t *pin;
+		int np, d;
 		if (i)
 			sb_printf(&b, "|");
+		/*
+		 * A Conv with a max pool fused after it (_aoe_pool_in, its
+		 * own output's shape) keeps the signature of that output.
+		 */
+		if (i == 0 && t != NULL && (pin = aoe_attr_ints(n,
+		    "_aoe_pool_in", &np)) != NULL) {
+			sb_printf(&b, "%s[", aoe_dtype_name(t->dtype));
+			for (d = 0; d < np; d++)
+				sb_printf(&b, "%s%lld", d ? "," : "",
+				    (long long)pin[d]);
+			sb_printf(&b, "]");
+			continue;
+		}
 		if (t == NULL)
 			sb_printf(&b, "-");
 		else

@@ -1266,6 +1266,7 @@ aoe_conv_8c_ok(const aoe_graph *g, const aoe_node *n)
 	conv_geom cg;
 
 	return strcmp(n->op_type, "Conv") == 0 &&
+	    aoe_attr_find(n, "_aoe_pool") == NULL &&
 	    conv_geom_of(g, n, 0, &cg) == 0 && blocked_ok(&cg);
 }
 
@@ -1310,12 +1311,51 @@ im2col_tile(const conv_geom *g, int64_t krows, const aoe_sched *s)
 	return max64(1, min64(min64(t, cap), g->outsz));
 }
 
+/*
+ * The max pool fused into n (its attribute _aoe_pool) for the Conv
+ * geometry cg: 1 with p filled, 0 for none, -1 with an error set.
+ */
+static int
+conv_pool_of(const aoe_node *n, const conv_geom *cg, aoe_pool2 *p)
+{
+	if (aoe_attr_find(n, "_aoe_pool") == NULL)
+		return 0;
+	if (cg->nsp != 2)
+		return aoe_err(AOE_EDATA, "%s '%s': a fused pool needs a 2-D "
+		    "Conv", n->op_type, n->name);
+	return aoe_pool2_of(n, cg->out + 1, p);
+}
+
+/*
+ * Bytes of the workspace that n's algorithms may use: the largest
+ * im2col tile, algo 7's weights, reordered input and output, or algo
+ * 8's weights packed at run time; a multiple of 64.
+ */
+static size_t
+conv_algo_scratch(const aoe_graph *g, const aoe_node *n, const conv_geom *cg)
+{
+	int64_t K = cg->cg * cg->ksz;
+	size_t sz;
+
+	sz = (size_t)(K * max64(1, min64(cg->outsz, max64(16, TILE_FLOATS /
+	    max64(K, 1))))) * sizeof(float);
+	if (blocked_ok(cg)) {
+		aoe_c8 p;
+
+		c8_of(g, n, cg, &p);
+		sz = max64(sz, aoe_c8_scratch(&p));
+	}
+	if (aoe_grp_ok(cg))
+		sz = max64(sz, aoe_grp_wsize(cg, 16, 2) * sizeof(float));
+	return (sz + 63) & ~(size_t)63;
+}
+
 static int
 conv_infer(aoe_graph *g, aoe_node *n)
 {
 	conv_geom cg;
-	int64_t K;
-	int rc;
+	aoe_pool2 pl;
+	int rc, pooled;
 
 	const aoe_tensor *r, *y;
 	int i;
@@ -1327,21 +1367,18 @@ conv_infer(aoe_graph *g, aoe_node *n)
 		    "1 output", n->op_type, n->name);
 	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
 		return rc;
-	/* Room for the largest im2col tile, should the schedule ask. */
-	K = cg.cg * cg.ksz;
-	n->scratch = (size_t)(K * max64(1, min64(cg.outsz,
-	    max64(16, TILE_FLOATS / max64(K, 1))))) * sizeof(float);
-	/* Or for algo 7's weights, reordered input and output. */
-	if (blocked_ok(&cg)) {
-		aoe_c8 p;
-
-		c8_of(g, n, &cg, &p);
-		n->scratch = max64(n->scratch, aoe_c8_scratch(&p));
+	n->scratch = conv_algo_scratch(g, n, &cg);
+	if ((pooled = conv_pool_of(n, &cg, &pl)) < 0)
+		return pooled;
+	if (pooled) {
+		/* The Conv's own output, for the pool apart, after that. */
+		n->scratch += (size_t)(cg.n * cg.m * cg.outsz) * sizeof(float);
+		if (n->nin > 3)
+			return aoe_err(AOE_EDATA, "%s '%s': a fused pool after "
+			    "a fused residual", n->op_type, n->name);
+		return aoe_set_output(g, n, 0, AOE_F32, 4, (int64_t[]){ cg.n,
+		    cg.m, pl.out[0], pl.out[1] });
 	}
-	/* Or for algo 8's weights, packed at run time. */
-	if (aoe_grp_ok(&cg))
-		n->scratch = max64(n->scratch, aoe_grp_wsize(&cg, 16, 2) *
-		    sizeof(float));
 	if ((rc = conv_set_output(g, n, &cg)) < 0 || n->nin < 4)
 		return rc;
 	r = aoe_in(g, n, 3);
@@ -2054,9 +2091,11 @@ struct job_ctx {
 	int algo;
 	int64_t tile, colsz;	/* ConvTranspose */
 	int fail;
+	float *y;		/* Conv: where its output goes */
 };
 
-static int conv_job(const aoe_kctx *, const conv_geom *, int, int64_t, int);
+static int conv_job(const aoe_kctx *, const conv_geom *, int, int64_t, int,
+    float *);
 
 /*
  * Whether implicit im2col on nth threads splits the output positions
@@ -2127,7 +2166,7 @@ conv_job_chunk(void *arg, int64_t t, int tid)
 {
 	struct job_ctx *j = arg;
 
-	if (conv_job(j->k, j->cg, j->algo, t, 1) < 0)
+	if (conv_job(j->k, j->cg, j->algo, t, 1, j->y) < 0)
 		__atomic_store_n(&j->fail, 1, __ATOMIC_RELAXED);
 }
 
@@ -2260,17 +2299,16 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	return 0;
 }
 
-/* One image and group of a Conv, by a GEMM algorithm. */
+/* One image and group of a Conv, by a GEMM algorithm, into y. */
 static int
 conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
-    int nth)
+    int nth, float *y)
 {
 	const aoe_graph *g = k->g;
 	const aoe_node *n = k->n;
 	const aoe_tensor *bt = aoe_in(g, n, 2);
 	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
 	const float *bias = bt ? bt->data : NULL, *addg;
-	float *y = aoe_out(g, n, 0)->data;
 	const conv_priv *q = n->priv;
 	int64_t b = t / cg->group, gi = t % cg->group, j0, tile;
 	int64_t K = cg->cg * cg->ksz;
@@ -2415,25 +2453,20 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	return 0;
 }
 
+/* The Conv of k by algo into y (its own output, or the pool's input). */
 static int
-conv_run(aoe_kctx *k)
+conv_compute(aoe_kctx *k, const conv_geom *cgp, int algo, float *y)
 {
 	const aoe_graph *g = k->g;
 	const aoe_node *n = k->n;
 	const aoe_tensor *bt = aoe_in(g, n, 2);
 	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
 	const float *bias = bt ? bt->data : NULL;
-	float *y = aoe_out(g, n, 0)->data;
-	conv_geom cg;
+	const conv_geom cg = *cgp;
 	aoe_act act;
 	int64_t K, jobs, t;
-	int rc, algo, outer, par, fail = 0;
+	int outer, par, fail = 0;
 
-	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
-		return rc;
-	if (cg.n == 0 || cg.m == 0 || cg.outsz == 0)
-		return 0;
-	algo = conv_algo_of(g, n, &cg, k->sched);
 	K = cg.cg * cg.ksz;
 	if (algo == ALGO_BLOCKED) {
 		const conv_priv *q = n->priv;
@@ -2511,16 +2544,60 @@ conv_run(aoe_kctx *k)
 	if (algo == ALGO_IM2COL || algo == ALGO_IM2COL_T || k->nthreads < 2)
 		outer = 0;
 	if (outer) {
-		struct job_ctx j = { k, &cg, algo, 0, 0, 0 };
+		struct job_ctx j = { k, &cg, algo, 0, 0, 0, y };
 
 		aoe_parallel(k->nthreads, jobs, conv_job_chunk, &j);
 		fail = j.fail;
 	} else
 		for (t = 0; t < jobs; t++)
-			if (conv_job(k, &cg, algo, t, k->nthreads) < 0)
+			if (conv_job(k, &cg, algo, t, k->nthreads, y) < 0)
 				fail = 1;
 	return fail ? aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
 	    n->op_type, n->name) : 0;
+}
+
+static int
+conv_run(aoe_kctx *k)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *bt = aoe_in(g, n, 2);
+	float *y = aoe_out(g, n, 0)->data;
+	conv_geom cg;
+	aoe_pool2 pl;
+	aoe_act act;
+	int rc, algo, pooled;
+
+	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
+		return rc;
+	if (cg.n == 0 || cg.m == 0 || cg.outsz == 0)
+		return 0;
+	algo = conv_algo_of(g, n, &cg, k->sched);
+	if ((pooled = conv_pool_of(n, &cg, &pl)) < 0)
+		return pooled;
+	if (!pooled)
+		return conv_compute(k, &cg, algo, y);
+	aoe_act_of(n, &act);
+	if (algo == ALGO_GROUPED && aoe_grp_pool_ok(&cg, &act,
+	    aoe_fused_add(g, n))) {
+		const conv_priv *q = n->priv;
+		return aoe_grp_run_pool(&cg, &pl, aoe_in(g, n, 0)->data,
+		    aoe_in(g, n, 1)->data, q ? q->wg : NULL, q ? q->wg_vw : 0,
+		    q ? q->wg_nv : 0, bt ? bt->data : NULL, &act, y,
+		    k->scratch, k->sched, k->nthreads);
+	}
+	/*
+	 * Any other way: the Conv's output into the workspace, past what
+	 * its algorithm uses there, then the pool.
+	 */
+	{
+		float *yc = (float *)((char *)k->scratch +
+		    conv_algo_scratch(g, n, &cg));
+		if ((rc = conv_compute(k, &cg, algo, yc)) < 0)
+			return rc;
+		return aoe_maxpool2d(&pl, yc, cg.n * cg.m, cg.out[1],
+		    cg.out[2], y, n, k->nthreads);
+	}
 }
 
 /*
@@ -2764,7 +2841,7 @@ convt_run(aoe_kctx *k)
 			    k->nthreads) < 0)
 				fail = 1;
 	} else {
-		struct job_ctx j = { k, &cg, 0, tile, rows * tile, 0 };
+		struct job_ctx j = { k, &cg, 0, tile, rows * tile, 0, NULL };
 
 		aoe_parallel(k->nthreads, jobs, convt_job_chunk, &j);
 		fail = j.fail;

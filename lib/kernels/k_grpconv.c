@@ -32,12 +32,22 @@
  * than 8 channels is stored in part.  A Relu or Clip with nothing after
  * it is applied to the accumulators before the tile is stored.
  *
+ * A max pool fused after a Conv of one group (aoe_grp_run_pool, for
+ * lib/passes/fuse.c's fuse_pool) makes the Conv rows that a band of
+ * pooled rows reads into a pixel-major buffer of about 128 KB, pools them
+ * there with whole-vector maxima (the channels are the lanes), and
+ * stores only the pooled rows: resnet's and squeezenet's stems never
+ * write their 3.2 MB output.  A work item is a block of pooled rows (one
+ * a thread); the Conv rows that two blocks' windows share are made by
+ * both, those that two bands of one block share once.
+ *
  * Knobs (Conv's space, read with algo=8 only): grp_vec (0 auto: 16 where
  * AVX-512 is allowed, else 8), grp_nv (0 auto: 2 when the group's count
  * is a multiple of two vectors, else 1), grp_oh and grp_ow (the tile, 0
- * auto: the shape of least modelled cost, see gp_tile), grp_rows, and
- * in a stem grp_lanes (0 auto and 1 the channels along the lanes, 2 the
- * pixels: st_run).
+ * auto: the shape of least modelled cost, see gp_tile), grp_rows (with
+ * a fused pool, pooled rows), and in a stem grp_lanes (0 auto and 1 the
+ * channels along the lanes, 2 the pixels: st_run; with a fused pool the
+ * channels always).
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -356,6 +366,8 @@ struct gp_ctx {
 	int rcl;		/* ... when set (and then epi is 0) */
 	gp_fn *const (*tab)[2][GP_MAXC];	/* [s - 1][r - 1][c - 1] */
 	int64_t rows, nrb, nc, ir, pw, items, nch;
+	const aoe_pool2 *pool;	/* a fused max pool, or NULL */
+	int64_t pband, band;	/* its rows a band: pooled, Conv */
 	size_t bufsz;
 	int *fail;
 };
@@ -369,17 +381,12 @@ gp_bufsize(const aoe_conv_geom *g, int64_t ir, int64_t pw, int L, int th)
 }
 
 /*
- * Pixels [p0, p0 + P) of the output planes (whole rows) from the tile
- * rt ([pixel][L]) into the channels of chunk j of group gi.
+ * P pixels from the tile rt ([pixel][L]) into the first nl of L channel
+ * planes (plsz floats apart) at yb.
  */
 static void
-gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
-    const float *rt, int64_t p0, int64_t P, int L)
+gp_store(float *yb, int64_t plsz, int nl, const float *rt, int64_t P, int L)
 {
-	const aoe_conv_geom *g = d->g;
-	const int64_t c0 = gi * g->mg + j * L;
-	const int nl = (int)min64(L, g->mg - j * L);
-	float *yb = d->y + (b * g->m + c0) * g->outsz + p0;
 	__m256 v[8];
 	int64_t pb, l0;
 	int i;
@@ -392,11 +399,11 @@ gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
 			if (nb == 8)
 				for (i = 0; i < 8; i++)
 					_mm256_storeu_ps(yb + (l0 + i) *
-					    g->outsz + pb, v[i]);
+					    plsz + pb, v[i]);
 			else
 				for (i = 0; i < nb; i++)
 					_mm256_storeu_ps(yb + (l0 + i) *
-					    g->outsz + pb, v[i]);
+					    plsz + pb, v[i]);
 		}
 		if (pb < P) {
 			/* The tile has slack rows: read past P, keep P. */
@@ -407,10 +414,25 @@ gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
 				_mm256_storeu_ps(tmp[i], v[i]);
 			for (i = 0; i < nb; i++)
 				for (q = 0; q < P - pb; q++)
-					yb[(l0 + i) * g->outsz + pb + q] =
+					yb[(l0 + i) * plsz + pb + q] =
 					    tmp[i][q];
 		}
 	}
+}
+
+/*
+ * Pixels [p0, p0 + P) of the output planes (whole rows) from the tile
+ * rt ([pixel][L]) into the channels of chunk j of group gi.
+ */
+static void
+gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
+    const float *rt, int64_t p0, int64_t P, int L)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t c0 = gi * g->mg + j * L;
+
+	gp_store(d->y + (b * g->m + c0) * g->outsz + p0, g->outsz,
+	    (int)min64(L, g->mg - j * L), rt, P, L);
 }
 
 /* The epilogue on pixels [p0, p0 + P) of chunk j's channels. */
@@ -455,26 +477,25 @@ gp_padrow(float *dst, const float *src, int64_t pl, int64_t w, int64_t pw)
 	}
 }
 
-/* One work item: output rows [oh0, oh1) of group gi of image b. */
+/*
+ * The padded input rows that output rows [oh0, oh1) of group gi of image
+ * b read, into buf (cg planes of ir rows of pw floats), and the taps'
+ * offsets into them, into off.
+ */
 static void
-gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
-    int64_t oh1, float *buf)
+gp_inrows(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
+    int64_t oh1, float *xin, int32_t *off)
 {
 	const aoe_conv_geom *g = d->g;
-	const int64_t H = g->in[1], W = g->in[2], OW = g->out[2];
-	const int64_t KH = g->k[1], KW = g->k[2], sh = g->s[1], sw = g->s[2];
+	const int64_t H = g->in[1], W = g->in[2];
+	const int64_t KH = g->k[1], KW = g->k[2], sh = g->s[1];
 	const int64_t dh = g->d[1], dwl = g->d[2], pw = d->pw, ir = d->ir;
-	const int64_t T = g->cg * g->ksz, L = (int64_t)d->vw * d->nv;
 	const int64_t ih0 = oh0 * sh - g->pb[1];
 	const int64_t nir = (oh1 - oh0 - 1) * sh + (KH - 1) * dh + 1;
 	const float *xg = d->x + (b * g->c + gi * g->cg) * g->insz;
-	float *xin = buf;
-	int32_t *off = (int32_t *)(buf + g->cg * ir * pw + 64);
-	float *rt = buf + g->cg * ir * pw + 64 + T + 16;
-	float bv[32] __attribute__((aligned(64)));
-	int64_t ic, r, kh, kw, t, j, oh, ow;
 	const int64_t lo = min64(g->pb[2], pw);
 	const int64_t hi = max64(lo, min64(pw, W + g->pb[2]));
+	int64_t ic, r, kh, kw, t;
 
 	/*
 	 * The padded input rows: padded column q is input column q - pl.
@@ -498,13 +519,31 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 				memset(dst + hi, 0, sizeof(float) * (pw - hi));
 			}
 		}
-	/* The tile's slack rows, read by the last 8x8 transposes, defined. */
-	memset(rt, 0, sizeof(float) * (size_t)((d->th * OW + 8) * L));
 	for (ic = 0, t = 0; ic < g->cg; ic++)
 		for (kh = 0; kh < KH; kh++)
 			for (kw = 0; kw < KW; kw++)
 				off[t++] = (int32_t)((ic * ir + kh * dh) * pw +
 				    kw * dwl);
+}
+
+/* One work item: output rows [oh0, oh1) of group gi of image b. */
+static void
+gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
+    int64_t oh1, float *buf)
+{
+	const aoe_conv_geom *g = d->g;
+	const int64_t OW = g->out[2], sh = g->s[1], sw = g->s[2];
+	const int64_t pw = d->pw, ir = d->ir;
+	const int64_t T = g->cg * g->ksz, L = (int64_t)d->vw * d->nv;
+	float *xin = buf;
+	int32_t *off = (int32_t *)(buf + g->cg * ir * pw + 64);
+	float *rt = buf + g->cg * ir * pw + 64 + T + 16;
+	float bv[32] __attribute__((aligned(64)));
+	int64_t t, j, oh, ow;
+
+	gp_inrows(d, b, gi, oh0, oh1, xin, off);
+	/* The tile's slack rows, read by the last 8x8 transposes, defined. */
+	memset(rt, 0, sizeof(float) * (size_t)((d->th * OW + 8) * L));
 	for (j = 0; j < d->nc; j++) {
 		const float *wp = d->wp + (gi * d->nc + j) * T * L;
 		for (t = 0; t < L; t++) {
@@ -531,6 +570,122 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 				e0 = (oh + R) * OW;
 			}
 		}
+	}
+}
+
+/*
+ * A work item of a Conv with a fused max pool (one group): pooled rows
+ * [p0, p1) of image b.  The Conv rows they read are made band by band
+ * into rt ([row][pixel][L]), each once: a band keeps the rows that the
+ * next one reads again.  Each band's windows are pooled, rows first
+ * into vr then columns, into pt ([pixel][L]), and stored.
+ */
+static void
+gp_item_pool(const struct gp_ctx *d, int64_t b, int64_t p0, int64_t p1,
+    float *buf)
+{
+	const aoe_conv_geom *g = d->g;
+	const aoe_pool2 *P = d->pool;
+	const int64_t OH = g->out[1], OW = g->out[2], sh = g->s[1];
+	const int64_t sw = g->s[2], pw = d->pw, ir = d->ir;
+	const int64_t POW = P->out[1], plsz = P->out[0] * P->out[1];
+	const int64_t T = g->cg * g->ksz, L = (int64_t)d->vw * d->nv;
+	const int64_t rl = OW * L;		/* floats a row of rt */
+	const int64_t a = max64(0, p0 * P->s[0] - P->pb[0]);
+	const int64_t z = min64(OH, (p1 - 1) * P->s[0] - P->pb[0] + P->k[0]);
+	float *xin = buf;
+	int32_t *off = (int32_t *)(buf + g->cg * ir * pw + 64);
+	float *rt = buf + g->cg * ir * pw + 64 + T + 16;
+	float *vr = rt + d->band * rl, *pt = vr + rl;
+	float bv[32] __attribute__((aligned(64)));
+	int64_t t, j, oh, ow, q0, q1, ra, rz, na, nz, p, q, c, l, r;
+	int R;
+
+	gp_inrows(d, b, 0, a, z, xin, off);
+	/* The tile's slack pixels, read by the last 8x8 transposes. */
+	memset(pt, 0, sizeof(float) * (size_t)((d->pband * POW + 8) * L));
+	for (j = 0; j < d->nc; j++) {
+		const float *wp = d->wp + j * T * L;
+		const int nl = (int)min64(L, g->mg - j * L);
+		for (t = 0; t < L; t++)
+			bv[t] = d->bias && t < nl ? d->bias[j * L + t] : 0;
+		ra = rz = a;
+		for (q0 = p0; q0 < p1; q0 = q1) {
+			q1 = min64(p1, q0 + d->pband);
+			na = max64(0, q0 * P->s[0] - P->pb[0]);
+			nz = min64(OH, (q1 - 1) * P->s[0] - P->pb[0] +
+			    P->k[0]);
+			if (na >= ra && na < rz)
+				memmove(rt, rt + (na - ra) * rl, sizeof(float) *
+				    (size_t)((rz - na) * rl));
+			else
+				rz = na;
+			ra = na;
+			for (oh = rz; oh < nz; oh += R) {
+				const float *xr = xin + (oh - a) * sh * pw;
+				R = (int)min64(d->th, nz - oh);
+				for (ow = 0; ow < OW; ow += d->tw) {
+					const int C = (int)min64(d->tw, OW - ow);
+					d->tab[sw - 1][R - 1][C - 1](T, off, xr +
+					    ow * sw, sh * pw, wp, bv, rt + (oh -
+					    ra) * rl + ow * L, rl, d->rcl ?
+					    d->cl : NULL);
+				}
+			}
+			rz = nz;
+			for (p = q0; p < q1; p++) {
+				const int64_t r0 = max64(0, p * P->s[0] -
+				    P->pb[0]);
+				const int64_t r1 = min64(OH, p * P->s[0] -
+				    P->pb[0] + P->k[0]);
+				const float *src = rt + (r0 - ra) * rl;
+				for (c = 0; c < rl; c += 8) {
+					__m256 m = _mm256_loadu_ps(src + c);
+					for (r = 1; r < r1 - r0; r++)
+						m = _mm256_max_ps(m,
+						    _mm256_loadu_ps(src + r *
+						    rl + c));
+					_mm256_storeu_ps(vr + c, m);
+				}
+				for (q = 0; q < POW; q++) {
+					const int64_t c0 = max64(0, q *
+					    P->s[1] - P->pb[1]);
+					const int64_t c1 = min64(OW, q *
+					    P->s[1] - P->pb[1] + P->k[1]);
+					float *o = pt + ((p - q0) * POW + q) * L;
+					for (l = 0; l < L; l += 8) {
+						__m256 m = _mm256_loadu_ps(vr +
+						    c0 * L + l);
+						for (c = c0 + 1; c < c1; c++)
+							m = _mm256_max_ps(m,
+							    _mm256_loadu_ps(vr +
+							    c * L + l));
+						_mm256_storeu_ps(o + l, m);
+					}
+				}
+			}
+			gp_store(d->y + (b * g->m + j * L) * plsz + q0 * POW,
+			    plsz, nl, pt, (q1 - q0) * POW, (int)L);
+		}
+	}
+}
+
+static void
+gp_chunk_pool(void *arg, int64_t c, int tid)
+{
+	const struct gp_ctx *d = arg;
+	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
+	float *buf = aoe_sgemm_tlbuf(2, d->bufsz);
+
+	(void)tid;
+	if (buf == NULL) {
+		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
+		int64_t p0 = it % d->nrb * d->rows;
+		gp_item_pool(d, it / d->nrb, p0, min64(p0 + d->rows,
+		    d->pool->out[0]), buf);
 	}
 }
 
@@ -916,6 +1071,56 @@ st_run(const aoe_conv_geom *g, const float *x, const float *w,
 	return fail ? -1 : 0;
 }
 
+/*
+ * The fields of d that both entries share: the tile, the packed weights
+ * (packed into scratch now if wp is not for this vector shape), and the
+ * epilogue, a clamp in registers where that is all of it.
+ */
+static void
+gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
+    const float *w, const float *wp, int wvw, int wnv, const float *bias,
+    const aoe_act *act, const float *add, float *y, float *scratch,
+    const aoe_sched *s)
+{
+	memset(d, 0, sizeof(*d));
+	d->g = g;
+	d->x = x;
+	d->bias = bias;
+	d->add = add;
+	d->y = y;
+	d->vw = aoe_grp_vec(s);
+	d->nv = aoe_grp_nv(g, s, d->vw);
+	gp_tile(g, s, d->vw, d->nv, &d->th, &d->tw);
+	if (wp == NULL || wvw != d->vw || wnv != d->nv) {
+		/* Weights not packed ahead (or for another shape): now. */
+		aoe_grp_pack(g, d->vw, d->nv, w, scratch);
+		wp = scratch;
+	}
+	d->wp = wp;
+	d->tab = d->vw == 16 ? gp16_tab[d->nv - 1] : gp8_tab[d->nv - 1];
+	d->epi = act != NULL && aoe_act_epi(act, &d->e);
+	if (d->epi && add == NULL && d->e.kind == AOE_EPI_CLAMP &&
+	    d->e.ps == NULL && d->e.pt == NULL && d->e.pc == NULL) {
+		/*
+		 * A Relu or Clip alone is done on the accumulators, and the
+		 * output not read again: the 3x3/2 stem 3>64 @224, Relu,
+		 * 1.1x faster at 1 thread (AVX-512, Zen 5).
+		 */
+		d->rcl = 1;
+		d->cl[0] = d->e.lo;
+		d->cl[1] = d->e.hi;
+		d->epi = 0;
+	}
+	if (!d->epi && add != NULL) {
+		d->epi = 1;
+		d->e.kind = AOE_EPI_CLAMP;
+		d->e.lo = -3.4028235e38f;
+		d->e.hi = 3.4028235e38f;
+		d->e.ps = d->e.pt = d->e.pc = NULL;
+	}
+	d->nc = ceildiv(g->mg, (int64_t)d->vw * d->nv);
+}
+
 int
 aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
     const float *wp, int wvw, int wnv, const float *bias,
@@ -928,43 +1133,7 @@ aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
 	if (st_pixels(g, s))
 		return st_run(g, x, w, bias, act, add, y, scratch, s,
 		    nthreads);
-	memset(&d, 0, sizeof(d));
-	d.g = g;
-	d.x = x;
-	d.bias = bias;
-	d.add = add;
-	d.y = y;
-	d.vw = aoe_grp_vec(s);
-	d.nv = aoe_grp_nv(g, s, d.vw);
-	gp_tile(g, s, d.vw, d.nv, &d.th, &d.tw);
-	if (wp == NULL || wvw != d.vw || wnv != d.nv) {
-		/* Weights not packed ahead (or for another shape): now. */
-		aoe_grp_pack(g, d.vw, d.nv, w, scratch);
-		wp = scratch;
-	}
-	d.wp = wp;
-	d.tab = d.vw == 16 ? gp16_tab[d.nv - 1] : gp8_tab[d.nv - 1];
-	d.epi = act != NULL && aoe_act_epi(act, &d.e);
-	if (d.epi && add == NULL && d.e.kind == AOE_EPI_CLAMP &&
-	    d.e.ps == NULL && d.e.pt == NULL && d.e.pc == NULL) {
-		/*
-		 * A Relu or Clip alone is done on the accumulators, and the
-		 * output not read again: the 3x3/2 stem 3>64 @224, Relu,
-		 * 1.1x faster at 1 thread (AVX-512, Zen 5).
-		 */
-		d.rcl = 1;
-		d.cl[0] = d.e.lo;
-		d.cl[1] = d.e.hi;
-		d.epi = 0;
-	}
-	if (!d.epi && add != NULL) {
-		d.epi = 1;
-		d.e.kind = AOE_EPI_CLAMP;
-		d.e.lo = -3.4028235e38f;
-		d.e.hi = 3.4028235e38f;
-		d.e.ps = d.e.pt = d.e.pc = NULL;
-	}
-	d.nc = ceildiv(g->mg, (int64_t)d.vw * d.nv);
+	gp_setup(&d, g, x, w, wp, wvw, wnv, bias, act, add, y, scratch, s);
 	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
 		nthreads = 1;
 	d.rows = gp_rows(g, s, d.th, nthreads);
@@ -977,6 +1146,83 @@ aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
 	d.fail = &fail;
 	aoe_parallel(nthreads, d.nch, gp_chunk, &d);
 	return fail ? -1 : 0;
+}
+
+/* Whether algo 8 pools as it goes: one group, no epilogue but a clamp. */
+int
+aoe_grp_pool_ok(const aoe_conv_geom *g, const aoe_act *act,
+    const float *add)
+{
+	aoe_epi e;
+
+	if (!aoe_grp_ok(g) || g->group != 1 || add != NULL)
+		return 0;
+	if (act == NULL || !aoe_act_epi(act, &e))
+		return 1;
+	return e.kind == AOE_EPI_CLAMP && e.ps == NULL && e.pt == NULL &&
+	    e.pc == NULL;
+}
+
+/*
+ * Pooled rows a work item: the knob grp_rows (counting pooled rows
+ * here), else each image in one block a thread (a block boundary makes
+ * the Conv rows that both blocks' windows read twice), and no more rows
+ * than keep a thread's padded input within 4 MB, as gp_rows.
+ */
+static int64_t
+gp_prows(const aoe_conv_geom *g, const aoe_pool2 *P, const aoe_sched *s,
+    int64_t pw, int nth)
+{
+	const int64_t POH = P->out[0];
+	int64_t v = aoe_sched_get(s, "grp_rows", 0), cap, nb;
+
+	if (v > 0)
+		return min64(v, POH);
+	cap = ((int64_t)1 << 20) / max64(1, g->cg * pw);
+	cap = (cap - (g->k[1] - 1) * g->d[1] - 1) / g->s[1] + 1;
+	cap = max64(1, (cap - P->k[0]) / P->s[0] + 1);
+	nb = nth > 1 && g->n % nth != 0 ? nth : 1;
+	return min64(cap, ceildiv(POH, nb));
+}
+
+/* Floats of Conv rows a band makes: about 128 KB (one window at least). */
+#define GP_BAND_FLOATS 32768
+
+int
+aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
+    const float *x, const float *w, const float *wp, int wvw, int wnv,
+    const float *bias, const aoe_act *act, float *y, float *scratch,
+    const aoe_sched *s, int nthreads)
+{
+	struct gp_ctx d;
+	int64_t L, rl, crows;
+	int fail = 0;
+
+	if (!aoe_grp_pool_ok(g, act, NULL))
+		return aoe_err(AOE_EINTERNAL, "grouped conv: cannot pool "
+		    "as it goes");
+	gp_setup(&d, g, x, w, wp, wvw, wnv, bias, act, NULL, y, scratch, s);
+	d.pool = pool;
+	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
+		nthreads = 1;
+	d.pw = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
+	d.rows = gp_prows(g, pool, s, d.pw, nthreads);
+	d.nrb = ceildiv(pool->out[0], d.rows);
+	crows = (d.rows - 1) * pool->s[0] + pool->k[0];
+	d.ir = (crows - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
+	L = (int64_t)d.vw * d.nv;
+	rl = g->out[2] * L;
+	d.pband = max64(1, (GP_BAND_FLOATS / rl - pool->k[0]) /
+	    pool->s[0] + 1);
+	d.band = (d.pband - 1) * pool->s[0] + pool->k[0];
+	d.bufsz = (size_t)(g->cg * d.ir * d.pw + 64 + g->cg * g->ksz + 16 +
+	    (d.band + 1) * rl + (d.pband * pool->out[1] + 8) * L + 64);
+	d.items = g->n * d.nrb;
+	d.nch = aoe_nchunks(d.items, nthreads);
+	d.fail = &fail;
+	aoe_parallel(nthreads, d.nch, gp_chunk_pool, &d);
+	return fail ? aoe_err(AOE_ENOMEM, "grouped conv: out of memory") :
+	    0;
 }
 
 int

@@ -118,6 +118,27 @@ struct pgeo {
 	int64_t pb[MAXSP], pe[MAXSP], out[MAXSP];
 };
 
+/*
+ * Output length of a pooling axis of in inputs, window ek (dilated),
+ * stride s and pads pb, pe (auto_pad NOTSET); 0 if no window fits.
+ */
+static int64_t
+pool_len(int64_t in, int64_t ek, int64_t s, int64_t pb, int64_t pe,
+    int ceil_mode)
+{
+	int64_t span = in + pb + pe - ek, o;
+
+	if (span < 0)
+		return 0;
+	if (!ceil_mode)
+		return span / s + 1;
+	o = (span + s - 1) / s + 1;
+	/* The last window must start inside. */
+	if ((o - 1) * s >= in + pb)
+		o--;
+	return o;
+}
+
 static int
 pool_geo(const aoe_graph *g, const aoe_node *n, const aoe_tensor *x,
     struct pgeo *p)
@@ -169,19 +190,10 @@ pool_geo(const aoe_graph *g, const aoe_node *n, const aoe_tensor *x,
 			    (long long)p->s[i], (long long)p->d[i],
 			    (long long)p->pb[i], (long long)p->pe[i]);
 		ek = (p->k[i] - 1) * p->d[i] + 1;
-		if (strcmp(ap, "NOTSET") == 0) {
-			int64_t span = in + p->pb[i] + p->pe[i] - ek;
-
-			if (span < 0)
-				o = 0;
-			else if (ceil_mode) {
-				o = (span + p->s[i] - 1) / p->s[i] + 1;
-				/* The last window must start inside. */
-				if ((o - 1) * p->s[i] >= in + p->pb[i])
-					o--;
-			} else
-				o = span / p->s[i] + 1;
-		} else if (strcmp(ap, "VALID") == 0) {
+		if (strcmp(ap, "NOTSET") == 0)
+			o = pool_len(in, ek, p->s[i], p->pb[i], p->pe[i],
+			    ceil_mode);
+		else if (strcmp(ap, "VALID") == 0) {
 			o = in - ek + 1 > 0 ?
 			    (in - ek + 1 + p->s[i] - 1) / p->s[i] : 0;
 			p->pb[i] = p->pe[i] = 0;
@@ -1337,6 +1349,85 @@ pool_run(aoe_kctx *k)
 		break;
 	}
 	return 0;
+}
+
+/*
+ * A max pool fused into a Conv (lib/passes/fuse.c's fuse_pool), from the
+ * Conv's attribute _aoe_pool: kh, kw, sh, sw, then the pads top, left,
+ * bottom, right, then ceil_mode; in is the Conv's output height and
+ * width.  Returns 1 with p filled, 0 without the attribute, -1 (an
+ * error set) when it is malformed or leaves a window without an input.
+ */
+int
+aoe_pool2_of(const aoe_node *n, const int64_t in[2], aoe_pool2 *p)
+{
+	const int64_t *v;
+	int nv, i;
+
+	if ((v = aoe_attr_ints(n, "_aoe_pool", &nv)) == NULL)
+		return 0;
+	if (nv != 9)
+		return aoe_err(AOE_EDATA, "%s '%s': _aoe_pool has %d values, "
+		    "not 9", n->op_type, n->name, nv);
+	for (i = 0; i < 2; i++) {
+		p->k[i] = v[i];
+		p->s[i] = v[2 + i];
+		p->pb[i] = v[4 + i];
+		if (v[i] < 1 || v[2 + i] < 1 || v[4 + i] < 0 ||
+		    v[6 + i] < 0 || v[4 + i] >= v[i] || v[6 + i] >= v[i] ||
+		    in[i] < 1 || v[i] > INT32_MAX || v[2 + i] > INT32_MAX ||
+		    v[6 + i] > INT32_MAX)
+			return aoe_err(AOE_EDATA, "%s '%s': fused pool window "
+			    "%lld, stride %lld, pads %lld/%lld are invalid",
+			    n->op_type, n->name, (long long)v[i],
+			    (long long)v[2 + i], (long long)v[4 + i],
+			    (long long)v[6 + i]);
+		p->out[i] = pool_len(in[i], p->k[i], p->s[i], p->pb[i],
+		    v[6 + i], v[8] != 0);
+		if (p->out[i] < 1)
+			return aoe_err(AOE_EDATA, "%s '%s': fused pool window "
+			    "larger than its padded input", n->op_type,
+			    n->name);
+	}
+	return 1;
+}
+
+/*
+ * The fused pool of a Conv computed apart: y from x (planes of h x w),
+ * by the MaxPool kernel on nthreads (with its default schedule).
+ */
+int
+aoe_maxpool2d(const aoe_pool2 *pp, const float *x, int64_t planes,
+    int64_t h, int64_t w, float *y, const aoe_node *n, int nthreads)
+{
+	aoe_sched none;
+	aoe_kctx k;
+	struct pgeo p;
+	int i;
+
+	memset(&none, 0, sizeof(none));
+	memset(&k, 0, sizeof(k));
+	memset(&p, 0, sizeof(p));
+	k.n = (aoe_node *)n;
+	k.nthreads = nthreads;
+	k.sched = &none;
+	p.ns = 2;
+	p.in[0] = h;
+	p.in[1] = w;
+	for (i = 0; i < 2; i++) {
+		p.k[i] = pp->k[i];
+		p.s[i] = pp->s[i];
+		p.d[i] = 1;
+		p.pb[i] = pp->pb[i];
+		p.pe[i] = max64(0, (pp->out[i] - 1) * pp->s[i] + pp->k[i] -
+		    pp->pb[i] - p.in[i]);
+		p.out[i] = pp->out[i];
+	}
+	if (planes == 0)
+		return 0;
+	/* vec=2 (rows first) wants no leading pads, as pool_def_vec. */
+	return pool2d(&k, &p, x, y, planes, p.pb[0] || p.pb[1] ? 1 :
+	    DEF_VEC);
 }
 
 /*

@@ -400,6 +400,32 @@ int aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g);
 int aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len);
 
 /*
+ * A 2-D max pool fused after a Conv (lib/passes/fuse.c's fuse_pool): the
+ * window k, stride s and leading pads pb of each axis, and the pooled
+ * height and width out.  Every window holds one of the Conv's outputs
+ * at least (the pads are below the window).  aoe_pool2_of reads it from
+ * the Conv's attribute _aoe_pool for a Conv output of in[0] x in[1] (1:
+ * read, 0: no such attribute, -1: malformed, an error set);
+ * aoe_maxpool2d pools planes of h x w from x into y (k_pool.c) for a
+ * Conv that did not pool as it went; n names the node in errors.
+ * aoe_grp_pool_ok says whether algo 8 pools as it goes (one group, and
+ * no epilogue but a clamp: a Relu or Clip), aoe_grp_run_pool is
+ * aoe_grp_run writing the pooled planes into y.
+ */
+typedef struct aoe_pool2 {
+	int64_t k[2], s[2], pb[2], out[2];
+} aoe_pool2;
+int aoe_pool2_of(const aoe_node *n, const int64_t in[2], aoe_pool2 *p);
+int aoe_maxpool2d(const aoe_pool2 *p, const float *x, int64_t planes,
+    int64_t h, int64_t w, float *y, const aoe_node *n, int nthreads);
+int aoe_grp_pool_ok(const aoe_conv_geom *g, const struct aoe_act *act,
+    const float *add);
+int aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
+    const float *x, const float *w, const float *wp, int wvw, int wnv,
+    const float *bias, const struct aoe_act *act, float *y, float *scratch,
+    const aoe_sched *s, int nthreads);
+
+/*
  * Winograd F(m x m, 3 x 3) convolution (k_winograd.c), Conv's algo 5:
  * 2-D NCHW, 3x3 kernel, unit strides and dilations, any pads and groups.
  * The weights are transformed by aoe_wino_weights into

@@ -20,6 +20,11 @@
  *	fuse_elem 1: a run of element-wise float nodes, each reading the
  *		  value of the one before (with scalars or tensors of its
  *		  shape), becomes one AoeElemChain computed tile by tile
+ *	fuse_pool 1: a 2-D MaxPool after a Conv (and the activation fused
+ *		  into it) is computed by the Conv, which pools its output
+ *		  rows as it makes them where its algorithm can (algo 8),
+ *		  else pools its whole output from the workspace; the Conv
+ *		  writes the pooled tensor, and the MaxPool node goes away
  *	threads   n > 0: run the chain's nodes on n threads
  *	serial    bit k set: the chain's k-th node (counting from 0, before
  *		  fusion) runs on one thread, whatever threads says; so a
@@ -755,25 +760,113 @@ split_capable(const aoe_node *n)
 }
 
 /*
+ * Whether MaxPool n can fold into Conv p (fuse_pool): n pools p's 2-D
+ * float output alone (no Indices), with unit dilations, storage order 0,
+ * explicit or VALID pads each below the window, and p adds no residual
+ * and pools nothing yet.
+ */
+static int
+pool_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
+{
+	const aoe_tensor *y = aoe_out(g, p, 0);
+	const int64_t *ks, *ss, *ds, *ps;
+	const char *ap;
+	int nk, ns, nd, np, i;
+
+	if (strcmp(n->op_type, "MaxPool") != 0 || n->domain || n->nout != 1 ||
+	    p->domain || strcmp(p->op_type, "Conv") != 0 || p->nout != 1 ||
+	    n->in[0] != p->out[0] || y == NULL || y->dtype != AOE_F32 ||
+	    y->ndim != 4 || aoe_attr_find(p, "_aoe_add") != NULL ||
+	    aoe_attr_find(p, "_aoe_pool") != NULL)
+		return 0;
+	ks = aoe_attr_ints(n, "kernel_shape", &nk);
+	ss = aoe_attr_ints(n, "strides", &ns);
+	ds = aoe_attr_ints(n, "dilations", &nd);
+	ps = aoe_attr_ints(n, "pads", &np);
+	ap = aoe_attr_str(n, "auto_pad", "NOTSET");
+	if (ks == NULL || nk != 2 || (ss && ns != 2) || (ds && nd != 2) ||
+	    (ps && np != 4) || aoe_attr_int(n, "storage_order", 0) != 0 ||
+	    (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0))
+		return 0;
+	for (i = 0; i < 2; i++)
+		if (ks[i] < 1 || ks[i] > INT32_MAX || (ss && (ss[i] < 1 ||
+		    ss[i] > INT32_MAX)) || (ds && ds[i] != 1) ||
+		    y->dims[2 + i] < ks[i] ||
+		    (ps && strcmp(ap, "NOTSET") == 0 && (ps[i] < 0 ||
+		    ps[i] >= ks[i] || ps[2 + i] < 0 || ps[2 + i] >= ks[i])))
+			return 0;
+	return 1;
+}
+
+/*
+ * Fold MaxPool n into Conv p: the attribute _aoe_pool (window, strides,
+ * pads top, left, bottom, right, ceil_mode) and _aoe_pool_in, the Conv's
+ * own output shape, which stays its signature's (aoe-bank(5)).
+ */
+static void
+pool_fold(aoe_graph *g, aoe_node *p, const aoe_node *n)
+{
+	const aoe_tensor *y = aoe_out(g, p, 0);
+	int nk, ns, np, i;
+	const int64_t *ks = aoe_attr_ints(n, "kernel_shape", &nk);
+	const int64_t *ss = aoe_attr_ints(n, "strides", &ns);
+	const int64_t *ps = aoe_attr_ints(n, "pads", &np);
+	int valid = strcmp(aoe_attr_str(n, "auto_pad", "NOTSET"), "VALID") ==
+	    0;
+	aoe_attr *a;
+
+	/* (Each new attribute may move the node's others.) */
+	a = aoe_node_add_attr(p, "_aoe_pool", AOE_A_INTS);
+	a->n = 9;
+	a->ints = aoe_xcalloc(9, sizeof(int64_t));
+	for (i = 0; i < 2; i++) {
+		a->ints[i] = ks[i];
+		a->ints[2 + i] = ss ? ss[i] : 1;
+		a->ints[4 + i] = ps && !valid ? ps[i] : 0;
+		a->ints[6 + i] = ps && !valid ? ps[2 + i] : 0;
+	}
+	a->ints[8] = aoe_attr_int(n, "ceil_mode", 0) != 0;
+	a = aoe_node_add_attr(p, "_aoe_pool_in", AOE_A_INTS);
+	a->n = 4;
+	a->ints = aoe_xcalloc(4, sizeof(int64_t));
+	for (i = 0; i < 4; i++)
+		a->ints[i] = y->dims[i];
+	p->out[0] = n->out[0];
+}
+
+/*
  * The fusions into the producer before each node of the chain nodes[0..n)
  * that d allows (fuse_bn, fuse_act, fuse_add): mark the nodes that go
  * away in kill[] and count the rewrites; with dry set, only count.
  */
 static int
 apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
-    char *kill, int dry, int *nbn, int *nact, int *nadd)
+    char *kill, int dry, int *cnt)
 {
 	int fbn = aoe_sched_get(d, "fuse_bn", 0) != 0;
 	int fact = aoe_sched_get(d, "fuse_act", 0) != 0;
 	int fadd = aoe_sched_get(d, "fuse_add", 0) != 0;
+	int fpool = aoe_sched_get(d, "fuse_pool", 0) != 0;
+	int *nbn = &cnt[AOE_FUSE_BN], *nact = &cnt[AOE_FUSE_ACT];
+	int *nadd = &cnt[AOE_FUSE_ADD];
 	int prev = -1, prev_act = 0, prev_epi = 0, k, r;
 	float *fa, *ft;
 	aoe_act a;
 
-	*nbn = *nact = *nadd = 0;
+	*nbn = *nact = *nadd = cnt[AOE_FUSE_POOL] = 0;
 	for (k = 0; k < n; k++) {
 		int v = nodes[k];
 		aoe_node *nd = &g->nodes[v];
+		/* Nothing fuses into a Conv after its pool. */
+		if (prev >= 0 && fpool && pool_foldable(g, &g->nodes[prev],
+		    nd)) {
+			if (!dry)
+				pool_fold(g, &g->nodes[prev], nd);
+			kill[v] = 1;
+			cnt[AOE_FUSE_POOL]++;
+			prev = -1;
+			continue;
+		}
 		if (prev >= 0 && fbn && !prev_act && !prev_epi &&
 		    bn_foldable(g, &g->nodes[prev], nd)) {
 			if (!dry && bn_fold(g, prev, v) < 0)
@@ -958,24 +1051,27 @@ apply_marks(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
  */
 static int
 apply(aoe_graph *g, const int *nodes, int n, const aoe_sched *d, char *kill,
-    int dry, int *nbn, int *nact, int *nadd, int *nel)
+    int dry, int *cnt)
 {
-	*nel = 0;
-	if (apply_fusions(g, nodes, n, d, kill, dry, nbn, nact, nadd) < 0)
+	cnt[AOE_FUSE_ELEM] = 0;
+	if (apply_fusions(g, nodes, n, d, kill, dry, cnt) < 0)
 		return -1;
 	if (aoe_sched_get(d, "fuse_elem", 0) != 0)
-		*nel = apply_elem(g, nodes, n, kill, dry);
+		cnt[AOE_FUSE_ELEM] = apply_elem(g, nodes, n, kill, dry);
 	if (!dry)
 		apply_marks(g, nodes, n, d, kill);
 	return 0;
 }
 
+const char *const aoe_fuse_knobs[AOE_FUSE_N] = { "fuse_bn", "fuse_act",
+    "fuse_add", "fuse_elem", "fuse_pool" };
+
 int
 aoe_sgat_effect(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
-    int *nbn, int *nact, int *nadd, int *nel)
+    int *cnt)
 {
 	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
-	int rc = apply(g, nodes, n, d, kill, 1, nbn, nact, nadd, nel);
+	int rc = apply(g, nodes, n, d, kill, 1, cnt);
 
 	free(kill);
 	return rc;
@@ -986,9 +1082,9 @@ aoe_sgat_per_op(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
     int *alive, int *splits)
 {
 	char *kill = aoe_xcalloc((size_t)g->nnodes + 1, 1);
-	int nbn, nact, nadd, nel, k, rc;
+	int cnt[AOE_FUSE_N], k, rc;
 
-	rc = apply(g, nodes, n, d, kill, 1, &nbn, &nact, &nadd, &nel);
+	rc = apply(g, nodes, n, d, kill, 1, cnt);
 	for (k = 0; k < n; k++) {
 		alive[k] = rc == 0 && !kill[nodes[k]] && k < AOE_SGAT_MAXPOS;
 		splits[k] = alive[k] && split_capable(&g->nodes[nodes[k]]);
@@ -1440,18 +1536,18 @@ aoe_fuse_canon(aoe_graph *g)
 void
 aoe_fuse_default(aoe_sched *d)
 {
+	int i;
+
 	memset(d, 0, sizeof(*d));
-	aoe_sched_set(d, "fuse_bn", 1);
-	aoe_sched_set(d, "fuse_act", 1);
-	aoe_sched_set(d, "fuse_add", 1);
-	aoe_sched_set(d, "fuse_elem", 1);
+	for (i = 0; i < AOE_FUSE_N; i++)
+		aoe_sched_set(d, aoe_fuse_knobs[i], 1);
 	aoe_sched_set(d, "inplace", 1);
 }
 
 int
 aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c)
 {
-	int np, id, n, rc = 0, nbn, nact, nadd, nel;
+	int np, id, n, rc = 0, cnt[AOE_FUSE_N], i;
 	int *part, *nodes, any = 0;
 	char *kill, *sig;
 	aoe_sched d;
@@ -1472,10 +1568,10 @@ aoe_fuse_hook(aoe_graph *g, const aoe_fuse_ctx *c)
 		}
 		if (c->layout >= 0 && !c->force)
 			aoe_sched_set(&d, "layout", c->layout);
-		if ((rc = apply(g, nodes, n, &d, kill, 0, &nbn, &nact,
-		    &nadd, &nel)) < 0)
+		if ((rc = apply(g, nodes, n, &d, kill, 0, cnt)) < 0)
 			break;
-		any += nbn + nact + nadd + nel;
+		for (i = 0; i < AOE_FUSE_N; i++)
+			any += cnt[i];
 	}
 	if (rc == 0 && any > 0) {
 		aoe_fuse_compact(g, kill);

@@ -29,11 +29,16 @@ int aoe_sgat_signature(const aoe_graph *g, const int *nodes, int n,
 int aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
     aoe_graph **sub);
 /*
- * How many BN folds, activation fusions, residual Add fusions and nodes
- * merged into element-wise chains decisions d make there.
+ * The fusion decisions, by index into aoe_fuse_knobs: BN and constant
+ * folds, activations, residual Adds, element-wise chains, max pools.
+ * aoe_sgat_effect() counts, for each, the rewrites that decisions d make
+ * in the chain (cnt[AOE_FUSE_N]): folds, nodes merged away.
  */
+enum { AOE_FUSE_BN, AOE_FUSE_ACT, AOE_FUSE_ADD, AOE_FUSE_ELEM,
+    AOE_FUSE_POOL, AOE_FUSE_N };
+extern const char *const aoe_fuse_knobs[AOE_FUSE_N];
 int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
-    const aoe_sched *d, int *nbn, int *nact, int *nadd, int *nel);
+    const aoe_sched *d, int *cnt);
 /*
  * The per-op decisions serial and split name a chain's nodes by position,
  * up to AOE_SGAT_MAXPOS of them.  aoe_sgat_per_op() tells which nodes

@@ -255,7 +255,8 @@ round6(double v)
 
 /* The decisions' knobs, in the order records list them. */
 static const char *const dknobs[] = { "fuse_bn", "fuse_act", "fuse_add",
-    "fuse_elem", "threads", "layout", "inplace", "serial", "split" };
+    "fuse_elem", "fuse_pool", "threads", "layout", "inplace", "serial",
+    "split" };
 #define NDKNOBS (int)(sizeof(dknobs) / sizeof(dknobs[0]))
 
 static int
@@ -490,20 +491,14 @@ static void
 baseline(tuning *tu)
 {
 	const sub *s = tu->s;
-	int nbn, nact, nadd, nel;
+	int cnt[AOE_FUSE_N], i;
 
 	aoe_fuse_default(&tu->base_d);
 	tu->hit = aoe_bank_graph_find(s->sig, &tu->base_d);
-	aoe_sgat_effect(tu->g, s->nodes, s->n, &tu->base_d, &nbn, &nact,
-	    &nadd, &nel);
-	if (nbn == 0)
-		aoe_sched_set(&tu->base_d, "fuse_bn", 0);
-	if (nact == 0)
-		aoe_sched_set(&tu->base_d, "fuse_act", 0);
-	if (nadd == 0)
-		aoe_sched_set(&tu->base_d, "fuse_add", 0);
-	if (nel == 0)
-		aoe_sched_set(&tu->base_d, "fuse_elem", 0);
+	aoe_sgat_effect(tu->g, s->nodes, s->n, &tu->base_d, cnt);
+	for (i = 0; i < AOE_FUSE_N; i++)
+		if (cnt[i] == 0)
+			aoe_sched_set(&tu->base_d, aoe_fuse_knobs[i], 0);
 	tu->nlay = aoe_sgat_layout_nodes(tu->g, s->nodes, s->n);
 	tu->ninpl = aoe_sgat_inplace_nodes(tu->g, s->nodes, s->n);
 	if (tu->nlay == 0)
@@ -522,45 +517,38 @@ static int
 fusion_space(const tuning *tu, aoe_sched *cand)
 {
 	const sub *s = tu->s;
-	int i, th, nc = 0, bn, act, add, el, lay, inpl, nbn, nact, nadd, nel;
+	const int nf = 1 << AOE_FUSE_N;
+	int i, f, th, nc = 0, lay, inpl, on[AOE_FUSE_N], cnt[AOE_FUSE_N];
 
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < nf + 4; i++)
 		for (th = 0; th < tu->nthreads && nc < MAXCAND; th = th ?
 		    th * 2 : 1) {
 			aoe_sched d;
-			int all = i >= 16;
-			bn = all || (i & 1);
-			act = all || (i >> 1 & 1);
-			add = all || (i >> 2 & 1);
-			el = all || (i >> 3 & 1);
-			lay = all ? ((i - 16) & 1 ? AOE_LAYOUT_8C : 0) :
+			int all = i >= nf, idle = 0;
+			lay = all ? ((i - nf) & 1 ? AOE_LAYOUT_8C : 0) :
 			    (int)aoe_sched_get(&tu->base_d, "layout", 0);
-			inpl = all ? (i - 16) >> 1 & 1 :
+			inpl = all ? (i - nf) >> 1 & 1 :
 			    aoe_sched_get(&tu->base_d, "inplace", 0) != 0;
 			memset(&d, 0, sizeof(d));
-			aoe_sched_set(&d, "fuse_bn", bn);
-			aoe_sched_set(&d, "fuse_act", act);
-			aoe_sched_set(&d, "fuse_add", add);
-			aoe_sched_set(&d, "fuse_elem", el);
-			aoe_sgat_effect(tu->g, s->nodes, s->n, &d, &nbn, &nact,
-			    &nadd, &nel);
-			/* "Every fusion": those that apply, here. */
-			if (all) {
-				bn = nbn > 0;
-				act = nact > 0;
-				add = nadd > 0;
-				el = nel > 0;
-				aoe_sched_set(&d, "fuse_bn", bn);
-				aoe_sched_set(&d, "fuse_act", act);
-				aoe_sched_set(&d, "fuse_add", add);
-				aoe_sched_set(&d, "fuse_elem", el);
+			for (f = 0; f < AOE_FUSE_N; f++) {
+				on[f] = all || (i >> f & 1);
+				aoe_sched_set(&d, aoe_fuse_knobs[f], on[f]);
+			}
+			aoe_sgat_effect(tu->g, s->nodes, s->n, &d, cnt);
+			for (f = 0; f < AOE_FUSE_N; f++) {
+				/* "Every fusion": those that apply, here. */
+				if (all) {
+					on[f] = cnt[f] > 0;
+					aoe_sched_set(&d, aoe_fuse_knobs[f],
+					    on[f]);
+				}
+				if (on[f] && cnt[f] == 0)
+					idle = 1;
 			}
 			aoe_sched_set(&d, "threads", th);
 			aoe_sched_set(&d, "layout", lay);
 			aoe_sched_set(&d, "inplace", inpl);
-			if ((bn && nbn == 0) || (act && nact == 0) ||
-			    (add && nadd == 0) || (el && nel == 0) ||
-			    (lay && tu->nlay == 0) ||
+			if (idle || (lay && tu->nlay == 0) ||
 			    (inpl && tu->ninpl == 0) ||
 			    same_d(&d, &tu->base_d) || seen_d(cand, nc, &d))
 				continue;
