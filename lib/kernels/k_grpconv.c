@@ -34,12 +34,13 @@
  *
  * A max pool fused after a Conv of one group (aoe_grp_run_pool, for
  * lib/passes/fuse.c's fuse_pool) makes the Conv rows that a band of
- * pooled rows reads into a pixel-major buffer of about 128 KB, pools them
- * there with whole-vector maxima (the channels are the lanes), and
- * stores only the pooled rows: resnet's and squeezenet's stems never
- * write their 3.2 MB output.  A work item is a block of pooled rows (one
- * a thread); the Conv rows that two blocks' windows share are made by
- * both, those that two bands of one block share once.
+ * pooled rows reads, from the input rows that the band copies, into a
+ * pixel-major buffer of about 256 KB, pools them there with whole-vector
+ * maxima (the channels are the lanes), and stores only the pooled rows:
+ * resnet's and squeezenet's stems never write their 3.2 MB output.  A
+ * work item is a block of pooled rows (one a thread); the Conv rows that
+ * two blocks' windows share are made by both, those that two bands of
+ * one block share once.
  *
  * Knobs (Conv's space, read with algo=8 only): grp_vec (0 auto: 16 where
  * AVX-512 is allowed, else 8), grp_nv (0 auto: 2 when the group's count
@@ -575,10 +576,15 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 
 /*
  * A work item of a Conv with a fused max pool (one group): pooled rows
- * [p0, p1) of image b.  The Conv rows they read are made band by band
- * into rt ([row][pixel][L]), each once: a band keeps the rows that the
- * next one reads again.  Each band's windows are pooled, rows first
- * into vr then columns, into pt ([pixel][L]), and stored.
+ * [p0, p1) of image b, band by band of d->pband pooled rows.  A band
+ * copies the input rows of the Conv rows it adds, then for each chunk of
+ * channels makes those rows into the chunk's part of rt ([row][pixel][L],
+ * d->band rows a chunk), keeping the rows that the band before made and
+ * this one reads again; pools its windows, rows first into vr then
+ * columns, into pt ([pixel][L]); and stores the pooled rows.  So each
+ * Conv row is made once, and what a band touches (its input rows, rt,
+ * pt) stays within L2 while the pooled output, a quarter of the Conv's,
+ * builds up beside it.
  */
 static void
 gp_item_pool(const struct gp_ctx *d, int64_t b, int64_t p0, int64_t p1,
@@ -591,54 +597,52 @@ gp_item_pool(const struct gp_ctx *d, int64_t b, int64_t p0, int64_t p1,
 	const int64_t POW = P->out[1], plsz = P->out[0] * P->out[1];
 	const int64_t T = g->cg * g->ksz, L = (int64_t)d->vw * d->nv;
 	const int64_t rl = OW * L;		/* floats a row of rt */
-	const int64_t a = max64(0, p0 * P->s[0] - P->pb[0]);
-	const int64_t z = min64(OH, (p1 - 1) * P->s[0] - P->pb[0] + P->k[0]);
 	float *xin = buf;
 	int32_t *off = (int32_t *)(buf + g->cg * ir * pw + 64);
 	float *rt = buf + g->cg * ir * pw + 64 + T + 16;
-	float *vr = rt + d->band * rl, *pt = vr + rl;
+	float *vr = rt + d->nc * d->band * rl, *pt = vr + rl;
 	float bv[32] __attribute__((aligned(64)));
-	int64_t t, j, oh, ow, q0, q1, ra, rz, na, nz, p, q, c, l, r;
-	int R;
+	int64_t t, j, oh, ow, q0, q1, ra, rz, na, nz, p, q, c, l, r, add;
+	int R, keep;
 
-	gp_inrows(d, b, 0, a, z, xin, off);
 	/* The tile's slack pixels, read by the last 8x8 transposes. */
 	memset(pt, 0, sizeof(float) * (size_t)((d->pband * POW + 8) * L));
-	for (j = 0; j < d->nc; j++) {
-		const float *wp = d->wp + j * T * L;
-		const int nl = (int)min64(L, g->mg - j * L);
-		for (t = 0; t < L; t++)
-			bv[t] = d->bias && t < nl ? d->bias[j * L + t] : 0;
-		ra = rz = a;
-		for (q0 = p0; q0 < p1; q0 = q1) {
-			q1 = min64(p1, q0 + d->pband);
-			na = max64(0, q0 * P->s[0] - P->pb[0]);
-			nz = min64(OH, (q1 - 1) * P->s[0] - P->pb[0] +
-			    P->k[0]);
-			if (na >= ra && na < rz)
-				memmove(rt, rt + (na - ra) * rl, sizeof(float) *
+	ra = rz = max64(0, p0 * P->s[0] - P->pb[0]);
+	for (q0 = p0; q0 < p1; q0 = q1) {
+		q1 = min64(p1, q0 + d->pband);
+		na = max64(0, q0 * P->s[0] - P->pb[0]);
+		nz = min64(OH, (q1 - 1) * P->s[0] - P->pb[0] + P->k[0]);
+		keep = na >= ra && na < rz;
+		add = keep ? rz : na;	/* the first row to make */
+		if (add < nz)
+			gp_inrows(d, b, 0, add, nz, xin, off);
+		for (j = 0; j < d->nc; j++) {
+			const float *wp = d->wp + j * T * L;
+			const int nl = (int)min64(L, g->mg - j * L);
+			float *rj = rt + j * d->band * rl;
+			if (keep)
+				memmove(rj, rj + (na - ra) * rl, sizeof(float) *
 				    (size_t)((rz - na) * rl));
-			else
-				rz = na;
-			ra = na;
-			for (oh = rz; oh < nz; oh += R) {
-				const float *xr = xin + (oh - a) * sh * pw;
+			for (t = 0; t < L; t++)
+				bv[t] = d->bias && t < nl ? d->bias[j * L + t] :
+				    0;
+			for (oh = add; oh < nz; oh += R) {
+				const float *xr = xin + (oh - add) * sh * pw;
 				R = (int)min64(d->th, nz - oh);
 				for (ow = 0; ow < OW; ow += d->tw) {
 					const int C = (int)min64(d->tw, OW - ow);
 					d->tab[sw - 1][R - 1][C - 1](T, off, xr +
-					    ow * sw, sh * pw, wp, bv, rt + (oh -
-					    ra) * rl + ow * L, rl, d->rcl ?
+					    ow * sw, sh * pw, wp, bv, rj + (oh -
+					    na) * rl + ow * L, rl, d->rcl ?
 					    d->cl : NULL);
 				}
 			}
-			rz = nz;
 			for (p = q0; p < q1; p++) {
 				const int64_t r0 = max64(0, p * P->s[0] -
 				    P->pb[0]);
 				const int64_t r1 = min64(OH, p * P->s[0] -
 				    P->pb[0] + P->k[0]);
-				const float *src = rt + (r0 - ra) * rl;
+				const float *src = rj + (r0 - na) * rl;
 				for (c = 0; c < rl; c += 8) {
 					__m256 m = _mm256_loadu_ps(src + c);
 					for (r = 1; r < r1 - r0; r++)
@@ -667,6 +671,8 @@ gp_item_pool(const struct gp_ctx *d, int64_t b, int64_t p0, int64_t p1,
 			gp_store(d->y + (b * g->m + j * L) * plsz + q0 * POW,
 			    plsz, nl, pt, (q1 - q0) * POW, (int)L);
 		}
+		ra = na;
+		rz = nz;
 	}
 }
 
@@ -1166,27 +1172,25 @@ aoe_grp_pool_ok(const aoe_conv_geom *g, const aoe_act *act,
 /*
  * Pooled rows a work item: the knob grp_rows (counting pooled rows
  * here), else each image in one block a thread (a block boundary makes
- * the Conv rows that both blocks' windows read twice), and no more rows
- * than keep a thread's padded input within 4 MB, as gp_rows.
+ * the Conv rows that both blocks' windows read twice).
  */
 static int64_t
 gp_prows(const aoe_conv_geom *g, const aoe_pool2 *P, const aoe_sched *s,
-    int64_t pw, int nth)
+    int nth)
 {
 	const int64_t POH = P->out[0];
-	int64_t v = aoe_sched_get(s, "grp_rows", 0), cap, nb;
+	int64_t v = aoe_sched_get(s, "grp_rows", 0);
 
 	if (v > 0)
 		return min64(v, POH);
-	cap = ((int64_t)1 << 20) / max64(1, g->cg * pw);
-	cap = (cap - (g->k[1] - 1) * g->d[1] - 1) / g->s[1] + 1;
-	cap = max64(1, (cap - P->k[0]) / P->s[0] + 1);
-	nb = nth > 1 && g->n % nth != 0 ? nth : 1;
-	return min64(cap, ceildiv(POH, nb));
+	return ceildiv(POH, nth > 1 && g->n % nth != 0 ? nth : 1);
 }
 
-/* Floats of Conv rows a band makes: about 128 KB (one window at least). */
-#define GP_BAND_FLOATS 32768
+/*
+ * Floats of Conv rows that a band keeps, all chunks of channels: about
+ * 256 KB (one window a chunk at least).
+ */
+#define GP_BAND_FLOATS 65536
 
 int
 aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
@@ -1195,7 +1199,7 @@ aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
     const aoe_sched *s, int nthreads)
 {
 	struct gp_ctx d;
-	int64_t L, rl, crows;
+	int64_t L, rl;
 	int fail = 0;
 
 	if (!aoe_grp_pool_ok(g, act, NULL))
@@ -1206,17 +1210,17 @@ aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
 	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
 		nthreads = 1;
 	d.pw = (g->out[2] - 1) * g->s[2] + (g->k[2] - 1) * g->d[2] + 1;
-	d.rows = gp_prows(g, pool, s, d.pw, nthreads);
+	d.rows = gp_prows(g, pool, s, nthreads);
 	d.nrb = ceildiv(pool->out[0], d.rows);
-	crows = (d.rows - 1) * pool->s[0] + pool->k[0];
-	d.ir = (crows - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
 	L = (int64_t)d.vw * d.nv;
 	rl = g->out[2] * L;
-	d.pband = max64(1, (GP_BAND_FLOATS / rl - pool->k[0]) /
+	d.pband = max64(1, (GP_BAND_FLOATS / (d.nc * rl) - pool->k[0]) /
 	    pool->s[0] + 1);
 	d.band = (d.pband - 1) * pool->s[0] + pool->k[0];
+	/* A band's new rows at most: all of them, in an item's first. */
+	d.ir = (d.band - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
 	d.bufsz = (size_t)(g->cg * d.ir * d.pw + 64 + g->cg * g->ksz + 16 +
-	    (d.band + 1) * rl + (d.pband * pool->out[1] + 8) * L + 64);
+	    (d.nc * d.band + 1) * rl + (d.pband * pool->out[1] + 8) * L + 64);
 	d.items = g->n * d.nrb;
 	d.nch = aoe_nchunks(d.items, nthreads);
 	d.fail = &fail;
