@@ -975,6 +975,52 @@ mx2s16(float *y, const float *r0, const float *r1, const float *r2,
 		mx2s16_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
 }
 
+/*
+ * Output rows [r0, r1) of one plane by mx2s16a, for windows of up to
+ * three rows and a left pad of 0 or 1: the choice of the window's rows
+ * and of the variant made in one loop, not per row through
+ * pool2d_rows_v2 and mx2s16.  On squeezenet1_1's small planes (a row of
+ * 13 or 27 outputs is one or two vectors) those calls cost as much as
+ * the maxima.
+ */
+static inline __attribute__((always_inline)) void
+mx2s16_rows_k(const struct p2d *q, const float *x, float *y, int64_t r0,
+    int64_t r1, const int kw, const int P)
+{
+	int64_t oh, t;
+
+	for (oh = r0; oh < r1; oh++) {
+		const float *rows[3];
+		int nr = 0;
+		for (t = 0; t < q->kh; t++) {
+			int64_t ih = oh * q->sh - q->ph + t * q->dh;
+			if (ih >= 0 && ih < q->H)
+				rows[nr++] = x + ih * q->W;
+		}
+		if (nr == 0) {
+			for (t = 0; t < q->OW; t++)
+				y[oh * q->OW + t] = -INFINITY;
+			continue;
+		}
+		mx2s16a(y + oh * q->OW, rows[0], rows[nr > 1 ? 1 : 0],
+		    rows[nr > 2 ? 2 : nr - 1], q->W, q->OW, kw, P);
+	}
+}
+
+static void
+mx2s16_rows(const struct p2d *q, const float *x, float *y, int64_t r0,
+    int64_t r1)
+{
+	if (q->kw == 3 && q->pw == 0)
+		mx2s16_rows_k(q, x, y, r0, r1, 3, 0);
+	else if (q->kw == 3)
+		mx2s16_rows_k(q, x, y, r0, r1, 3, 1);
+	else if (q->pw == 0)
+		mx2s16_rows_k(q, x, y, r0, r1, 2, 0);
+	else
+		mx2s16_rows_k(q, x, y, r0, r1, 2, 1);
+}
+
 static void
 vred16(float *d, const float *const *rows, int nr, int64_t n, int avg)
 {
@@ -1013,6 +1059,10 @@ pool2d_rows_v2(const struct pv2 *v, const float *x, float *y, float *line,
 	int64_t oh, j, t, ih, len;
 	int nr;
 
+	if (fast && !q->avg && v->w16 && q->kh <= 3 && q->pw <= 1) {
+		mx2s16_rows(q, x, y, r0, r1);
+		return;
+	}
 	/* The pads, and past them what the horizontal pass may read. */
 	len = max64(q->linelen + 16, 2 * q->OW + PV2_SLACK);
 	for (j = 0; j < q->pw; j++)
