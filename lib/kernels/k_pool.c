@@ -751,23 +751,80 @@ mx2s8_blk(float *y, const float *r0, const float *r1, const float *r2,
 		    _mm256_set1_epi32((int)(ow - j)), lane), m);
 }
 
-static void
-mx2s8(float *y, const float *r0, const float *r1, const float *r2,
-    int64_t w, int64_t pw, int64_t ow, int kw)
+static inline __attribute__((always_inline)) void
+mx2s8_k(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t ow, const int kw)
 {
 	int64_t j = 0;
 
 	/* The left edge, the interior (every load inside), the right. */
 	for (; j < ow && 2 * j - pw < 0; j += 8)
 		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
-	if (kw == 3)
-		for (; j + 8 <= ow && 2 * j - pw + 18 <= w; j += 8)
-			mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, 3, 0);
-	else
-		for (; j + 8 <= ow && 2 * j - pw + 16 <= w; j += 8)
-			mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, 2, 0);
+	for (; j + 8 <= ow && 2 * j - pw + (kw == 3 ? 18 : 16) <= w; j += 8)
+		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 0);
 	for (; j < ow; j += 8)
 		mx2s8_blk(y, r0, r1, r2, w, pw, j, ow, kw, 1);
+}
+
+static void
+mx2s8(float *y, const float *r0, const float *r1, const float *r2,
+    int64_t w, int64_t pw, int64_t ow, int kw)
+{
+	if (kw == 3)
+		mx2s8_k(y, r0, r1, r2, w, pw, ow, 3);
+	else
+		mx2s8_k(y, r0, r1, r2, w, pw, ow, 2);
+}
+
+/*
+ * The input rows (up to three) of output row oh's window that lie inside
+ * the plane, into rows; returns how many.
+ */
+static inline int
+win_rows(const struct p2d *q, const float *x, int64_t oh, const float **rows)
+{
+	int64_t t;
+	int nr = 0;
+
+	for (t = 0; t < q->kh && t < 3; t++) {
+		int64_t ih = oh * q->sh - q->ph + t * q->dh;
+		if (ih >= 0 && ih < q->H)
+			rows[nr++] = x + ih * q->W;
+	}
+	return nr;
+}
+
+/*
+ * Output rows [r0, r1) of one plane by mx2s8, for windows of up to three
+ * rows, in one loop (see mx2s16_rows).
+ */
+static inline __attribute__((always_inline)) void
+mx2s8_rows_k(const struct p2d *q, const float *x, float *y, int64_t r0,
+    int64_t r1, const int kw)
+{
+	int64_t oh, t;
+
+	for (oh = r0; oh < r1; oh++) {
+		const float *rows[3];
+		int nr = win_rows(q, x, oh, rows);
+		if (nr == 0) {
+			for (t = 0; t < q->OW; t++)
+				y[oh * q->OW + t] = -INFINITY;
+			continue;
+		}
+		mx2s8_k(y + oh * q->OW, rows[0], rows[nr > 1 ? 1 : 0],
+		    rows[nr > 2 ? 2 : nr - 1], q->W, q->pw, q->OW, kw);
+	}
+}
+
+static void
+mx2s8_rows(const struct p2d *q, const float *x, float *y, int64_t r0,
+    int64_t r1)
+{
+	if (q->kw == 3)
+		mx2s8_rows_k(q, x, y, r0, r1, 3);
+	else
+		mx2s8_rows_k(q, x, y, r0, r1, 2);
 }
 
 #pragma GCC push_options
@@ -991,12 +1048,7 @@ mx2s16_rows_k(const struct p2d *q, const float *x, float *y, int64_t r0,
 
 	for (oh = r0; oh < r1; oh++) {
 		const float *rows[3];
-		int nr = 0;
-		for (t = 0; t < q->kh; t++) {
-			int64_t ih = oh * q->sh - q->ph + t * q->dh;
-			if (ih >= 0 && ih < q->H)
-				rows[nr++] = x + ih * q->W;
-		}
+		int nr = win_rows(q, x, oh, rows);
 		if (nr == 0) {
 			for (t = 0; t < q->OW; t++)
 				y[oh * q->OW + t] = -INFINITY;
@@ -1059,8 +1111,11 @@ pool2d_rows_v2(const struct pv2 *v, const float *x, float *y, float *line,
 	int64_t oh, j, t, ih, len;
 	int nr;
 
-	if (fast && !q->avg && v->w16 && q->kh <= 3 && q->pw <= 1) {
-		mx2s16_rows(q, x, y, r0, r1);
+	if (fast && !q->avg && q->kh <= 3 && (!v->w16 || q->pw <= 1)) {
+		if (v->w16)
+			mx2s16_rows(q, x, y, r0, r1);
+		else
+			mx2s8_rows(q, x, y, r0, r1);
 		return;
 	}
 	/* The pads, and past them what the horizontal pass may read. */
