@@ -677,25 +677,6 @@ gp_item_pool(const struct gp_ctx *d, int64_t b, int64_t p0, int64_t p1,
 }
 
 static void
-gp_chunk_pool(void *arg, int64_t c, int tid)
-{
-	const struct gp_ctx *d = arg;
-	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
-	float *buf = aoe_sgemm_tlbuf(2, d->bufsz);
-
-	(void)tid;
-	if (buf == NULL) {
-		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
-		int64_t p0 = it % d->nrb * d->rows;
-		gp_item_pool(d, it / d->nrb, p0, min64(p0 + d->rows,
-		    d->pool->out[0]), buf);
-	}
-}
-
-static void
 gp_chunk(void *arg, int64_t c, int tid)
 {
 	const struct gp_ctx *d = arg;
@@ -711,8 +692,13 @@ gp_chunk(void *arg, int64_t c, int tid)
 	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
 		int64_t rb = it % d->nrb, bg = it / d->nrb;
 		int64_t oh0 = rb * d->rows;
-		gp_item(d, bg / g->group, bg % g->group, oh0,
-		    min64(oh0 + d->rows, g->out[1]), buf);
+		/* With a pool, rows are pooled rows, and the group one. */
+		if (d->pool)
+			gp_item_pool(d, bg, oh0, min64(oh0 + d->rows,
+			    d->pool->out[0]), buf);
+		else
+			gp_item(d, bg / g->group, bg % g->group, oh0,
+			    min64(oh0 + d->rows, g->out[1]), buf);
 	}
 }
 
@@ -1224,7 +1210,7 @@ aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
 	d.items = g->n * d.nrb;
 	d.nch = aoe_nchunks(d.items, nthreads);
 	d.fail = &fail;
-	aoe_parallel(nthreads, d.nch, gp_chunk_pool, &d);
+	aoe_parallel(nthreads, d.nch, gp_chunk, &d);
 	return fail ? aoe_err(AOE_ENOMEM, "grouped conv: out of memory") :
 	    0;
 }

@@ -777,11 +777,14 @@ mx2s8(float *y, const float *r0, const float *r1, const float *r2,
 }
 
 /*
- * The input rows (up to three) of output row oh's window that lie inside
- * the plane, into rows; returns how many.
+ * The input rows of output row oh's window (three at most) that lie
+ * inside the plane, into rows[0..2], the last repeated where the window
+ * holds fewer; returns how many, and when none, fills the output row y
+ * with -inf.
  */
 static inline int
-win_rows(const struct p2d *q, const float *x, int64_t oh, const float **rows)
+win_rows(const struct p2d *q, const float *x, float *y, int64_t oh,
+    const float **rows)
 {
 	int64_t t;
 	int nr = 0;
@@ -791,6 +794,11 @@ win_rows(const struct p2d *q, const float *x, int64_t oh, const float **rows)
 		if (ih >= 0 && ih < q->H)
 			rows[nr++] = x + ih * q->W;
 	}
+	if (nr == 0)
+		for (t = 0; t < q->OW; t++)
+			y[oh * q->OW + t] = -INFINITY;
+	for (t = nr; nr > 0 && t < 3; t++)
+		rows[t] = rows[nr - 1];
 	return nr;
 }
 
@@ -802,19 +810,13 @@ static inline __attribute__((always_inline)) void
 mx2s8_rows_k(const struct p2d *q, const float *x, float *y, int64_t r0,
     int64_t r1, const int kw)
 {
-	int64_t oh, t;
+	const float *rows[3];
+	int64_t oh;
 
-	for (oh = r0; oh < r1; oh++) {
-		const float *rows[3];
-		int nr = win_rows(q, x, oh, rows);
-		if (nr == 0) {
-			for (t = 0; t < q->OW; t++)
-				y[oh * q->OW + t] = -INFINITY;
-			continue;
-		}
-		mx2s8_k(y + oh * q->OW, rows[0], rows[nr > 1 ? 1 : 0],
-		    rows[nr > 2 ? 2 : nr - 1], q->W, q->pw, q->OW, kw);
-	}
+	for (oh = r0; oh < r1; oh++)
+		if (win_rows(q, x, y, oh, rows) > 0)
+			mx2s8_k(y + oh * q->OW, rows[0], rows[1], rows[2],
+			    q->W, q->pw, q->OW, kw);
 }
 
 static void
@@ -1044,19 +1046,13 @@ static inline __attribute__((always_inline)) void
 mx2s16_rows_k(const struct p2d *q, const float *x, float *y, int64_t r0,
     int64_t r1, const int kw, const int P)
 {
-	int64_t oh, t;
+	const float *rows[3];
+	int64_t oh;
 
-	for (oh = r0; oh < r1; oh++) {
-		const float *rows[3];
-		int nr = win_rows(q, x, oh, rows);
-		if (nr == 0) {
-			for (t = 0; t < q->OW; t++)
-				y[oh * q->OW + t] = -INFINITY;
-			continue;
-		}
-		mx2s16a(y + oh * q->OW, rows[0], rows[nr > 1 ? 1 : 0],
-		    rows[nr > 2 ? 2 : nr - 1], q->W, q->OW, kw, P);
-	}
+	for (oh = r0; oh < r1; oh++)
+		if (win_rows(q, x, y, oh, rows) > 0)
+			mx2s16a(y + oh * q->OW, rows[0], rows[1], rows[2],
+			    q->W, q->OW, kw, P);
 }
 
 static void
