@@ -40,6 +40,32 @@ geom_of(const spec *s, aoe_conv_geom *g)
 }
 
 /*
+ * The kernel's scratch, as NaN, as a model's arena may hold: a kernel
+ * that reads scratch it did not write (even to multiply by a zero
+ * weight) spoils its output.
+ */
+static float *
+nan_scratch(const aoe_conv_geom *g)
+{
+	int64_t n = aoe_grp_wsize(g, 16, 2), i;
+	float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+
+	for (i = 0; i < n; i++)
+		p[i] = NAN;
+	return p;
+}
+
+/* The activation of a case (a Clip to [-0.25, 0.5]). */
+static void
+spec_act(const spec *sp, aoe_act *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = actkind[sp->act];
+	a->lo = a->kind == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
+	a->hi = a->kind == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
+}
+
+/*
  * One case under schedule s (grp_* knobs), prepacked or not, at nthreads
  * threads; 1 if it matched.
  */
@@ -51,7 +77,7 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	aoe_act a;
 	float *x, *w, *bias, *add, *y, *r, *ps = NULL, *pt = NULL, *wp = NULL;
 	float *scratch;
-	int64_t ny, nsc, i;
+	int64_t ny;
 	int ok_ = 1, vw = 0, nv = 0;
 
 	geom_of(sp, &g);
@@ -62,19 +88,8 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	add = sp->add ? rnd(ny) : NULL;
 	y = rnd(ny);
 	r = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
-	/*
-	 * The scratch starts as NaN, as a model's arena may hold: a kernel
-	 * that reads scratch it did not write (even to multiply by a zero
-	 * weight) spoils its output.
-	 */
-	nsc = aoe_grp_wsize(&g, 16, 2);
-	scratch = malloc(sizeof(float) * (size_t)(nsc > 0 ? nsc : 1));
-	for (i = 0; i < nsc; i++)
-		scratch[i] = NAN;
-	memset(&a, 0, sizeof(a));
-	a.kind = actkind[sp->act];
-	a.lo = a.kind == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
-	a.hi = a.kind == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
+	scratch = nan_scratch(&g);
+	spec_act(sp, &a);
 	if (sp->affine) {
 		a.ps = ps = rnd(g.m);
 		a.pt = pt = rnd(g.m);
@@ -121,7 +136,7 @@ run_pool_case(const spec *sp, const int64_t *pk, const int64_t *ps,
 	aoe_attr at;
 	aoe_act a;
 	float *x, *w, *bias, *y, *r, *rp, *scratch;
-	int64_t v[9], ny, np, nsc, i, c, oh, ow, ih, iw;
+	int64_t v[9], ny, np, i, c, oh, ow, ih, iw;
 	int ok_ = 1;
 
 	geom_of(sp, &g);
@@ -153,14 +168,8 @@ run_pool_case(const spec *sp, const int64_t *pk, const int64_t *ps,
 	y = rnd(np);
 	r = malloc(sizeof(float) * (size_t)ny);
 	rp = malloc(sizeof(float) * (size_t)np);
-	nsc = aoe_grp_wsize(&g, 16, 2);
-	scratch = malloc(sizeof(float) * (size_t)(nsc > 0 ? nsc : 1));
-	for (i = 0; i < nsc; i++)
-		scratch[i] = NAN;
-	memset(&a, 0, sizeof(a));
-	a.kind = actkind[sp->act];
-	a.lo = a.kind == AOE_ACT_CLIP ? -0.25f : -FLT_MAX;
-	a.hi = a.kind == AOE_ACT_CLIP ? 0.5f : FLT_MAX;
+	scratch = nan_scratch(&g);
+	spec_act(sp, &a);
 	conv_reference(&g, x, w, bias, &a, NULL, r);
 	for (c = 0; c < g.n * g.m; c++)
 		for (oh = 0; oh < pl.out[0]; oh++)
