@@ -246,8 +246,6 @@ bank_rdr_next(rdr *r)
 int
 bank_check_decisions(const char *sig, const aoe_sched *d, char *why, size_t wl)
 {
-	static const char *const flags[] = { "fuse_bn", "fuse_act",
-	    "fuse_add", "fuse_elem", "fuse_pool", "inplace" };
 	int th, nodes, np, i, k;
 	int64_t v;
 
@@ -260,16 +258,16 @@ bank_check_decisions(const char *sig, const aoe_sched *d, char *why, size_t wl)
 	np = nodes < AOE_SGAT_MAXPOS ? nodes : AOE_SGAT_MAXPOS;
 	for (i = 0; i < d->n; i++) {
 		const char *name = d->k[i].name;
-		int ok = 0;
+		/* The fusions (aoe_fuse_knobs) and inplace: 0 or 1. */
+		int ok = strcmp(name, "inplace") == 0;
 		v = d->k[i].v;
-		for (k = 0; k < (int)(sizeof(flags) / sizeof(flags[0])); k++)
-			if (strcmp(name, flags[k]) == 0) {
-				ok = 1;
-				if (v != 0 && v != 1)
-					goto bad;
-			}
-		if (ok)
+		for (k = 0; k < AOE_FUSE_N; k++)
+			ok |= strcmp(name, aoe_fuse_knobs[k]) == 0;
+		if (ok) {
+			if (v != 0 && v != 1)
+				goto bad;
 			continue;
+		}
 		if (strcmp(name, "threads") == 0) {
 			if (v < 0 || v >= th || (v & (v - 1)) != 0)
 				goto bad;

@@ -50,14 +50,20 @@ sb_printf(sbuf *b, const char *fmt, ...)
 }
 
 static void
-sb_tensor(sbuf *b, const aoe_tensor *t)
+sb_shape(sbuf *b, int dtype, int ndim, const int64_t *dims)
 {
 	int d;
 
-	sb_printf(b, "%s[", aoe_dtype_name(t->dtype));
-	for (d = 0; d < t->ndim; d++)
-		sb_printf(b, "%s%lld", d ? "," : "", (long long)t->dims[d]);
+	sb_printf(b, "%s[", aoe_dtype_name(dtype));
+	for (d = 0; d < ndim; d++)
+		sb_printf(b, "%s%lld", d ? "," : "", (long long)dims[d]);
 	sb_printf(b, "]");
+}
+
+static void
+sb_tensor(sbuf *b, const aoe_tensor *t)
+{
+	sb_shape(b, t->dtype, t->ndim, t->dims);
 }
 
 static int
@@ -183,7 +189,7 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 	for (i = 0; i < n->nout; i++) {
 		const aoe_tensor *t = n->out[i] >= 0 ? aoe_out(g, n, i) : NULL;
 		const int64_t *pin;
-		int np, d;
+		int np;
 		if (i)
 			sb_printf(&b, "|");
 		/*
@@ -192,11 +198,7 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 		 */
 		if (i == 0 && t != NULL && (pin = aoe_attr_ints(n,
 		    "_aoe_pool_in", &np)) != NULL) {
-			sb_printf(&b, "%s[", aoe_dtype_name(t->dtype));
-			for (d = 0; d < np; d++)
-				sb_printf(&b, "%s%lld", d ? "," : "",
-				    (long long)pin[d]);
-			sb_printf(&b, "]");
+			sb_shape(&b, t->dtype, np, pin);
 			continue;
 		}
 		if (t == NULL)

@@ -1006,6 +1006,17 @@ st_chunk(void *arg, int64_t c, int tid)
 	}
 }
 
+/*
+ * Whether an epilogue is a clamp alone (a Relu or Clip, no affine, no
+ * per-channel part), which the kernels apply to their accumulators.
+ */
+static int
+clamp_only(const aoe_epi *e)
+{
+	return e->kind == AOE_EPI_CLAMP && e->ps == NULL && e->pt == NULL &&
+	    e->pc == NULL;
+}
+
 /* A stem, pixels along the lanes (wp: scratch for the packed weights). */
 static int
 st_run(const aoe_conv_geom *g, const float *x, const float *w,
@@ -1028,8 +1039,7 @@ st_run(const aoe_conv_geom *g, const float *x, const float *w,
 	st_pack(g, d.sm, w, scratch);
 	d.wp = scratch;
 	d.epi = act != NULL && aoe_act_epi(act, &d.e);
-	if (d.epi && add == NULL && d.e.kind == AOE_EPI_CLAMP &&
-	    d.e.ps == NULL && d.e.pt == NULL && d.e.pc == NULL) {
+	if (d.epi && add == NULL && clamp_only(&d.e)) {
 		d.rcl = 1;
 		d.cl[0] = d.e.lo;
 		d.cl[1] = d.e.hi;
@@ -1091,8 +1101,7 @@ gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
 	d->wp = wp;
 	d->tab = d->vw == 16 ? gp16_tab[d->nv - 1] : gp8_tab[d->nv - 1];
 	d->epi = act != NULL && aoe_act_epi(act, &d->e);
-	if (d->epi && add == NULL && d->e.kind == AOE_EPI_CLAMP &&
-	    d->e.ps == NULL && d->e.pt == NULL && d->e.pc == NULL) {
+	if (d->epi && add == NULL && clamp_only(&d->e)) {
 		/*
 		 * A Relu or Clip alone is done on the accumulators, and the
 		 * output not read again: the 3x3/2 stem 3>64 @224, Relu,
@@ -1151,8 +1160,7 @@ aoe_grp_pool_ok(const aoe_conv_geom *g, const aoe_act *act,
 		return 0;
 	if (act == NULL || !aoe_act_epi(act, &e))
 		return 1;
-	return e.kind == AOE_EPI_CLAMP && e.ps == NULL && e.pt == NULL &&
-	    e.pc == NULL;
+	return clamp_only(&e);
 }
 
 /*
