@@ -48,6 +48,12 @@ geom_of(const spec *s, aoe_conv_geom *g)
  */
 static int reg, reg_oh, reg_ow;
 
+/*
+ * dw_nt for dw_rows=2 and 4, cycled over the cases: -1 auto, 0 stores
+ * through the caches, 1 staged and streamed (aoe_stage_put).
+ */
+static int case_nt, next_nt;
+
 /* One case at vector width vw and nthreads threads; 1 if it matched. */
 static int
 run_case(const spec *s, int vw, int nthreads, double *maxerr)
@@ -75,14 +81,16 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 		a.pt = pt = rnd(g.m);
 	}
 	conv_reference(&g, x, w, bias, &a, add, r);
+	case_nt = next_nt++ % 3 - 1;
 	if (reg == 2) {
 		if (aoe_dw_flat(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
 			ok_ = 0;
 	} else if (reg == 3) {
-		if (aoe_dw_lanes(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
+		if (aoe_dw_lanes(&g, x, w, bias, &a, add, y, vw, case_nt,
+		    nthreads) < 0)
 			ok_ = 0;
 	} else if (reg ? aoe_dw_reg(&g, x, w, bias, &a, add, y, vw, reg_oh, reg_ow,
-	    nthreads) < 0 : aoe_dw_rows(&g, x, w, bias, &a, add, y, vw,
+	    case_nt, nthreads) < 0 : aoe_dw_rows(&g, x, w, bias, &a, add, y, vw,
 	    nthreads) < 0)
 		ok_ = 0;
 	*maxerr = INFINITY;
@@ -113,6 +121,8 @@ print_mismatch(const spec *s, int vw, int th, double e)
 	    s->add, s->bias, vw, th);
 	if (reg == 1)
 		printf(" oh=%d ow=%d", reg_oh, reg_ow);
+	if (reg == 1 || reg == 3)
+		printf(" nt=%d", case_nt);
 	printf(" error %.3g\n", e);
 }
 
@@ -583,6 +593,10 @@ main(void)
 					aoe_sched_set(&s, "dw_vec", cfg[c][2]);
 					aoe_sched_set(&s, "dw_oh", cfg[c][3]);
 					aoe_sched_set(&s, "dw_ow", cfg[c][4]);
+					if (cfg[c][0] == 4 && (cfg[c][1] == -1 ||
+					    cfg[c][1] == 2 || cfg[c][1] == 4))
+						aoe_sched_set(&s, "dw_nt",
+						    (int)(c + th) % 3 - 1);
 					opts.nthreads = th;
 					if (aoe_space_apply(t.g, t.n, &s) < 0 ||
 					    aoe_graph_run(t.g, &opts) < 0) {
@@ -625,16 +639,28 @@ main(void)
 				aoe_sched_set(&s, "dw_oh", 3);
 				if (aoe_space_apply(t.g, t.n, &s) == 0)
 					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
+				aoe_sched_set(&s, "dw_rows", 1);
+				aoe_sched_set(&s, "dw_nt", 1);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 2);
+				aoe_sched_set(&s, "dw_nt", 0);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
 			}
 			free(ref);
 			aoe_graph_free(t.g);
 		}
 		ok(same, "a depthwise Conv node gives the same output under "
 		    "dw_rows 0, 1 (dw_vec 8, 16), 2 (dw_vec, dw_oh, dw_ow), "
-		    "3 (dw_vec) and -1, at 1 and 2 threads");
+		    "3 (dw_vec) and -1, at 1 and 2 threads, dw_nt -1, 0 and 1 "
+		    "where it applies");
 		ok(refused, "dw_rows with another algo, dw_vec without "
-		    "dw_rows=1 or 2, dw_oh without dw_rows=2, and dw_oh=3 "
-		    "are refused");
+		    "dw_rows=1 or 2, dw_oh without dw_rows=2, dw_oh=3, dw_nt "
+		    "with dw_rows=1 or another algo are refused");
 	}
 	ok(aoe_dw_default_vec() == (aoe_cpu_avx512() ? 16 : 8),
 	    "the default vector width is %d, the widest this CPU allows",

@@ -180,7 +180,7 @@ typedef struct aoe_attr {
  * A schedule: the named knobs a kernel reads.  A knob that is absent takes
  * the kernel's default.  Knob names are short identifiers.
  */
-#define AOE_SCHED_MAX 32
+#define AOE_SCHED_MAX 40
 #define AOE_KNOB_NAME 24
 typedef struct aoe_sched {
 	int n;

@@ -909,6 +909,7 @@ typedef struct conv_priv {
 	int w8_ocb;		/* their oc_blk */
 	float *wg;		/* weights packed for algo 8, or NULL */
 	int wg_vw, wg_nv;	/* their grp_vec and grp_nv */
+	int dw_gemm;		/* algo 4: a dense Conv reads the output */
 } conv_priv;
 
 static void
@@ -1393,6 +1394,25 @@ conv_infer(aoe_graph *g, aoe_node *n)
 	return 0;
 }
 
+/*
+ * Whether a live Conv of one group reads n's output: with its rows split
+ * between the threads, each thread's GEMM packs all of it.
+ */
+static int
+read_by_dense_conv(const aoe_graph *g, const aoe_node *n)
+{
+	int i;
+
+	for (i = 0; i < g->nnodes; i++) {
+		const aoe_node *r = &g->nodes[i];
+		if (!r->dead && r->nin > 0 && r->in[0] == n->out[0] &&
+		    strcmp(r->op_type, "Conv") == 0 &&
+		    aoe_attr_int(r, "group", 1) == 1)
+			return 1;
+	}
+	return 0;
+}
+
 static int
 conv_prepare(aoe_graph *g, aoe_node *n)
 {
@@ -1466,8 +1486,23 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 		q->wino_m = m;
 		return 0;
 	}
-	if (algo == ALGO_DEPTHWISE ||
-	    w->kind != AOE_T_CONST || w->data == NULL || cg.mg < 2 || K < 1 ||
+	if (algo == ALGO_DEPTHWISE) {
+		/*
+		 * dw_nt=-1 streams the output only where a Conv of one
+		 * group reads it: both cores then hold its lines when the
+		 * next run writes them (aoe_dw_stream, aoe_stage_put).
+		 */
+		if (aoe_sched_get(&n->sched, "dw_nt", -1) != -1 ||
+		    !read_by_dense_conv(g, n))
+			return 0;
+		if ((q = calloc(1, sizeof(*q))) == NULL)
+			return aoe_err(AOE_ENOMEM, "out of memory");
+		n->priv = q;
+		n->priv_free = conv_priv_free;
+		q->dw_gemm = 1;
+		return 0;
+	}
+	if (w->kind != AOE_T_CONST || w->data == NULL || cg.mg < 2 || K < 1 ||
 	    aoe_sched_get(&n->sched, "prepack", 1) == 0)
 		return 0;
 	if ((q = calloc(1, sizeof(*q))) == NULL)
@@ -1974,9 +2009,14 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
     const float *w, const float *bias, float *y)
 {
 	const aoe_node *n = k->n;
+	const conv_priv *q = n->priv;
 	const float *add = aoe_fused_add(k->g, n);
 	int vec = (int)aoe_sched_get(k->sched, "dw_vec", 0), rc;
+	int nt = (int)aoe_sched_get(k->sched, "dw_nt", -1);
 	aoe_act act;
+
+	if (nt == -1 && (q == NULL || !q->dw_gemm))
+		nt = 0;
 
 	aoe_act_of(n, &act);
 	switch (dw_mode_of(cg, k->sched)) {
@@ -1987,13 +2027,13 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	case 2:
 		rc = aoe_dw_reg(cg, x, w, bias, &act, add, y, vec,
 		    (int)aoe_sched_get(k->sched, "dw_oh", 0),
-		    (int)aoe_sched_get(k->sched, "dw_ow", 0), k->nthreads);
+		    (int)aoe_sched_get(k->sched, "dw_ow", 0), nt, k->nthreads);
 		break;
 	case 3:
 		rc = aoe_dw_flat(cg, x, w, bias, &act, add, y, vec, k->nthreads);
 		break;
 	case 4:
-		rc = aoe_dw_lanes(cg, x, w, bias, &act, add, y, vec,
+		rc = aoe_dw_lanes(cg, x, w, bias, &act, add, y, vec, nt,
 		    k->nthreads);
 		break;
 	default:
@@ -2944,9 +2984,10 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	    (aoe_sched_get(s, "dw_rows", -1) != -1 ||
 	    aoe_sched_get(s, "dw_vec", 0) != 0 ||
 	    aoe_sched_get(s, "dw_oh", 0) != 0 ||
-	    aoe_sched_get(s, "dw_ow", 0) != 0)) {
-		snprintf(why, len, "dw_rows, dw_vec, dw_oh and dw_ow apply to "
-		    "algo=4 (depthwise) only");
+	    aoe_sched_get(s, "dw_ow", 0) != 0 ||
+	    aoe_sched_get(s, "dw_nt", -1) != -1)) {
+		snprintf(why, len, "dw_rows, dw_vec, dw_oh, dw_ow and dw_nt "
+		    "apply to algo=4 (depthwise) only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 1 &&
@@ -2962,6 +3003,13 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	    (aoe_sched_get(s, "dw_oh", 0) != 0 ||
 	    aoe_sched_get(s, "dw_ow", 0) != 0)) {
 		snprintf(why, len, "dw_oh and dw_ow apply to dw_rows=2 only");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_nt", -1) != -1 &&
+	    aoe_sched_get(s, "dw_rows", -1) != -1 &&
+	    aoe_sched_get(s, "dw_rows", -1) != 2 &&
+	    aoe_sched_get(s, "dw_rows", -1) != 4) {
+		snprintf(why, len, "dw_nt applies to dw_rows=-1, 2 and 4 only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 2 &&
@@ -2984,6 +3032,7 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 			    strcmp(sp->knobs[i].name, "dw_vec") != 0 &&
 			    strcmp(sp->knobs[i].name, "dw_oh") != 0 &&
 			    strcmp(sp->knobs[i].name, "dw_ow") != 0 &&
+			    strcmp(sp->knobs[i].name, "dw_nt") != 0 &&
 			    aoe_sched_get(s, sp->knobs[i].name,
 			    sp->knobs[i].def) != sp->knobs[i].def) {
 				snprintf(why, len, "algo=4 (depthwise) reads "
@@ -3143,8 +3192,9 @@ aoe_space_conv(aoe_space *sp)
 	    "(see mr); mc % mr == 0; nc % nr == 0" : "(mr,nr) a micro-kernel "
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default but dw_rows, "
-	    "dw_vec, dw_oh and dw_ow, which apply to algo=4 only; dw_vec 0 "
-	    "unless dw_rows=1, 2, 3 or 4; dw_oh and dw_ow 0 unless dw_rows=2; "
+	    "dw_vec, dw_oh, dw_ow and dw_nt, which apply to algo=4 only; "
+	    "dw_vec 0 unless dw_rows=1, 2, 3 or 4; dw_oh and dw_ow 0 unless "
+	    "dw_rows=2; dw_nt -1 unless dw_rows=-1, 2 or 4; "
 	    "dw_rows=2 only for 3x3 and 5x5 depthwise kernels with strides "
 	    "1,1 or 2,2, unit dilations and pads below the kernel; "
 	    "dw_rows=3 only for depthwise kernels up to 7x7 with strides "

@@ -654,6 +654,35 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	return g->k[1] == 3 && g->out[2] <= 8 && aoe_dw_flat_ok(g) ? 3 : 2;
 }
 
+/*
+ * dw_nt=-1: stream outputs of up to 1 MB at 2 threads and more.  Larger
+ * ones leave the caches before the next run writes them, so that no
+ * other core holds their lines then; streamed, they would only go to
+ * memory and back.  Measured on an AMD EPYC Zen 5 whose two vCPUs sit
+ * on different CCDs (a cache line's round trip between them 410-490
+ * ns), mobilenet_v2 at 2 threads, per-node minima over 60 runs, us,
+ * caches against streamed: 576 @14 (450 KB) 64.9 to 41.6, 384 @14 46.6
+ * to 30.6, 960 @7 37.8 to 30.1, 192 @28 (600 KB) 63.3 to 56.5, 144 @56
+ * s2 (450 KB) 92.6 to 74.5; the pointwise Convs that read them 1.05x
+ * to 1.1x faster too (memory is nearer than the other CCD's cache); 144
+ * @56 (1.8 MB) 140 to 153-175, slower.  A microbenchmark there: storing
+ * over lines that both cores hold takes 8 ns a line, streaming them 1.4
+ * (the read back from memory 1.5), storing over lines held by this core
+ * alone 0.3; with the vCPUs on one CCD (a round trip of 130-150 ns),
+ * 1.7, 1.4 and 0.3.  The Conv passes dw_nt=0 where no Conv of one group
+ * reads the output (k_conv.c): others read it by channels, each core
+ * its own.
+ */
+#define DW_NT_MAX ((int64_t)1 << 18)
+
+int
+aoe_dw_stream(const aoe_conv_geom *g, int nt, int nthreads)
+{
+	if (nt == 0 || nt == 1)
+		return nt;
+	return nthreads > 1 && g->n * g->m * g->outsz <= DW_NT_MAX;
+}
+
 struct dr_ctx {
 	const aoe_conv_geom *g;
 	const float *x, *w, *bias, *add;
@@ -663,6 +692,7 @@ struct dr_ctx {
 	dr_fn *fn;
 	int R;
 	int64_t nb, items, nch;
+	int nt, *fail;
 	const unsigned char *edge;
 	const void *mk;
 };
@@ -672,7 +702,9 @@ dr_chunk(void *arg, int64_t c, int tid)
 {
 	const struct dr_ctx *d = arg;
 	const aoe_conv_geom *g = d->g;
-	int64_t pl, p1 = aoe_chunk_lo(d->items, d->nch, c + 1), oh, r;
+	int64_t p0 = aoe_chunk_lo(d->items, d->nch, c), pl, oh, r;
+	int64_t p1 = aoe_chunk_lo(d->items, d->nch, c + 1);
+	float *y = d->y + p0 * g->outsz, *sb = NULL;
 	struct dr_args a;
 
 	(void)tid;
@@ -685,13 +717,18 @@ dr_chunk(void *arg, int64_t c, int tid)
 	a.nb = d->nb;
 	a.edge = d->edge;
 	a.mk = d->mk;
-	for (pl = aoe_chunk_lo(d->items, d->nch, c); pl < p1; pl++) {
+	/* The chunk's planes are one range of y: staged, it is one copy. */
+	if (d->nt && (sb = aoe_stage_buf(y, (p1 - p0) * g->outsz)) == NULL) {
+		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	for (pl = p0; pl < p1; pl++) {
 		int64_t b = pl / g->m, m = pl % g->m;
 		const float *add = d->add ? d->add + pl * g->outsz : NULL;
 
 		a.x = d->x + (b * g->c + m / g->mg) * g->insz;
 		a.w = d->w + m * g->ksz;
-		a.y = d->y + pl * g->outsz;
+		a.y = (sb ? sb - p0 * g->outsz : d->y) + pl * g->outsz;
 		a.bv = d->bias ? d->bias[m] : 0;
 		/*
 		 * The epilogue over the rows made since the last, once
@@ -709,12 +746,14 @@ dr_chunk(void *arg, int64_t c, int tid)
 			r = e;
 		}
 	}
+	if (sb)
+		aoe_stage_put(y, sb, (p1 - p0) * g->outsz);
 }
 
 int
 aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
-    float *y, int vw, int oh, int ow, int nthreads)
+    float *y, int vw, int oh, int ow, int nt, int nthreads)
 {
 	const int64_t K = g->k[1], S = g->s[1], W = g->in[2];
 	struct dr_ctx d;
@@ -724,6 +763,7 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	dr_m8 mb8[16 * DR_MAXV * DR_MAXK * 2], *m8 = mb8;
 	void *heap = NULL;
 	size_t per;
+	int fail = 0;
 
 	if (!aoe_dw_reg_ok(g))
 		return aoe_err(AOE_EINTERNAL, "dw_rows=2 does not apply");
@@ -792,10 +832,12 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
 		nthreads = 1;
 	d.items = planes;
+	d.nt = aoe_dw_stream(g, nt, nthreads);
+	d.fail = &fail;
 	d.nch = aoe_nchunks(planes, nthreads);
 	aoe_parallel(nthreads, d.nch, dr_chunk, &d);
 	free(heap);
-	return 0;
+	return fail ? -1 : 0;
 }
 
 /*
@@ -1303,6 +1345,7 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 {
 	static const int64_t vec[] = { 0, 8, 16 };
 	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
+	static const int64_t nt[] = { -1, 0, 1 };
 	int64_t rows[6] = { -1, 0, 1 };
 	int nv = aoe_cpu_avx512() ? 3 : 2, nr = 3;
 
@@ -1340,6 +1383,13 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	    "dw_rows=2: vectors a pass along a row, 0 auto, 1, 2") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
+	if (aoe_space_add(sp, "dw_nt", live ? 3 : 1, nt, "algo=4 with "
+	    "dw_rows -1, 2 or 4 (the last with whole planes an item): the "
+	    "output made in a per-thread buffer and streamed to memory "
+	    "(non-temporal stores), -1 auto (at 2 threads and more, outputs "
+	    "up to 1 MB), 0 no, 1 yes") < 0)
+		return -AOE_EINTERNAL;
+	AOE_SPACE_DEF(sp, -1);
 	return 0;
 }
 
@@ -1366,6 +1416,7 @@ struct dl_ctx {
 	aoe_epi e;
 	int epi, vw;
 	int64_t RW, OB, nb, groups, items, nch, ring;
+	int nt;
 	size_t bufsz;
 	int *fail;
 };
@@ -1770,6 +1821,8 @@ dl_chunk(void *arg, int64_t c, int tid)
 	const aoe_conv_geom *g = d->g;
 	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
 	struct dl_band bd;
+	float *y, *sb = NULL;
+	int nch, l;
 
 	(void)tid;
 	for (it = aoe_chunk_lo(d->items, d->nch, c); it < i1; it++) {
@@ -1782,12 +1835,24 @@ dl_chunk(void *arg, int64_t c, int tid)
 			*d->fail = 1;
 			return;
 		}
-		dl_band_of(d, b, m0, (int)min64(d->vw, g->m - m0), oh0, oh1,
-		    buf, &bd);
+		nch = (int)min64(d->vw, g->m - m0);
+		dl_band_of(d, b, m0, nch, oh0, oh1, buf, &bd);
+		/* With whole planes, the item's output is one range of y. */
+		y = d->y + (b * g->m + m0) * g->outsz;
+		if (d->nt && d->nb == 1) {
+			if ((sb = aoe_stage_buf(y, nch * g->outsz)) == NULL) {
+				*d->fail = 1;
+				return;
+			}
+			for (l = 0; l < d->vw; l++)
+				bd.yp[l] = sb + min64(l, nch - 1) * g->outsz;
+		}
 		if (d->vw == 16)
 			dl_band16(d, &bd);
 		else
 			dl_band8(d, &bd);
+		if (d->nt && d->nb == 1)
+			aoe_stage_put(y, sb, nch * g->outsz);
 	}
 }
 
@@ -1811,7 +1876,7 @@ dl_chunk(void *arg, int64_t c, int tid)
 int
 aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
-    float *y, int vw, int nthreads)
+    float *y, int vw, int nt, int nthreads)
 {
 	struct dl_ctx d;
 	const int64_t OH = g->out[1], OW = g->out[2];
@@ -1857,6 +1922,7 @@ aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
 	d.bufsz = (size_t)((d.ring ? kh : (d.OB - 1) * g->s[1] + kh) *
 	    d.RW * d.vw);
 	d.items = g->n * d.groups * d.nb;
+	d.nt = aoe_dw_stream(g, nt, nthreads);
 	d.nch = aoe_nchunks(d.items, nthreads);
 	d.fail = &fail;
 	aoe_parallel(nthreads, d.nch, dl_chunk, &d);

@@ -723,11 +723,12 @@ pack_b(const aoe_gemm_ex *x, int64_t p0, int64_t kc, int64_t j0,
 
 /*
  * Per-thread work buffers (0: packed A, 1: packed B, 2: free for callers
- * such as Conv's packer, 3: Conv's padded input), grown on demand and kept for later calls: an
+ * such as Conv's packer, 3: Conv's padded input, 4: an output staged for
+ * aoe_stage_put), grown on demand and kept for later calls: an
  * mmap and its page faults per call would cost more than small GEMMs.
  * They are freed when their thread exits.
  */
-#define NTLBUF 4
+#define NTLBUF 5
 #define HUGE_BYTES ((size_t)2 << 20)
 typedef struct tlbufs {
 	float *p[NTLBUF];
@@ -796,6 +797,30 @@ static float *
 tlbuf(int which, size_t nfloats)
 {
 	return aoe_sgemm_tlbuf(which, nfloats);
+}
+
+float *
+aoe_stage_buf(const float *dst, int64_t len)
+{
+	float *p = aoe_sgemm_tlbuf(4, (size_t)len + 16);
+
+	return p ? p + ((uintptr_t)dst & 63) / sizeof(float) : NULL;
+}
+
+void
+aoe_stage_put(float *dst, const float *src, int64_t len)
+{
+	int64_t i = 0, head = (int64_t)(-(uintptr_t)dst & 63) / 4;
+
+	if (head > len)
+		head = len;
+	memcpy(dst, src, sizeof(float) * (size_t)head);
+	for (i = head; i + 16 <= len; i += 16) {
+		_mm256_stream_ps(dst + i, _mm256_load_ps(src + i));
+		_mm256_stream_ps(dst + i + 8, _mm256_load_ps(src + i + 8));
+	}
+	memcpy(dst + i, src + i, sizeof(float) * (size_t)(len - i));
+	_mm_sfence();
 }
 
 /* The depth of the k blocks: kc balanced so that no block is tiny. */

@@ -274,6 +274,18 @@ size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
 void aoe_sgemm_pack(int which, int trans, int64_t rows, int64_t k,
     const float *src, int64_t ld, float *dst, const aoe_sched *s);
 float *aoe_sgemm_tlbuf(int which, size_t nfloats);
+/*
+ * An output written through the caches of the core that makes it costs
+ * several times more where another core holds its lines (read there
+ * since they were last written: a GEMM's B that both threads pack).  A
+ * kernel may instead make it in a per-thread buffer, aoe_stage_buf (len
+ * floats at dst's offset in a cache line; NULL when out of memory), and
+ * store it with aoe_stage_put, which writes dst's whole cache lines with
+ * non-temporal stores: they invalidate the other copies without waiting
+ * on them, and the reader then takes the lines from memory.
+ */
+float *aoe_stage_buf(const float *dst, int64_t len);
+void aoe_stage_put(float *dst, const float *src, int64_t len);
 int64_t aoe_sgemm_pack_id(int which, const aoe_sched *s);
 /* The GEMM knobs' default (mr nr mc kc nc) for the instruction set. */
 void aoe_sgemm_default_sched(aoe_sched *s);
@@ -348,7 +360,13 @@ int aoe_dw_auto(const aoe_conv_geom *g);
 void aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow);
 int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
-    float *y, int vw, int oh, int ow, int nthreads);
+    float *y, int vw, int oh, int ow, int nt, int nthreads);
+/*
+ * Whether dw_rows=2 and 4 (with whole planes an item) stage their output
+ * and stream it to y (aoe_stage_put) on nthreads threads: nt 0 no, 1 yes,
+ * -1 auto (the knob dw_nt; see k_dwconv.c).
+ */
+int aoe_dw_stream(const aoe_conv_geom *g, int nt, int nthreads);
 /*
  * The flat depthwise kernel (k_dwconv.c, dw_rows=3): aoe_dw_flat_ok
  * says whether it applies (2-D, one input channel per group, kernels up
@@ -367,7 +385,7 @@ int aoe_dw_flat(const aoe_conv_geom *g, const float *x, const float *w,
  */
 int aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
-    float *y, int vw, int nthreads);
+    float *y, int vw, int nt, int nthreads);
 int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
 
 /*
