@@ -4,9 +4,10 @@
  * by two chunks at once, nested loops run inline, thousands of jobs in a
  * row hand over cleanly, two host threads may call it at once, a
  * fork() child gets a pool of its own, and each thread starts at its own
- * share of the chunks.
+ * share of the chunks; and the probe of aoe_cores_far().
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,7 @@ main(void)
 	int t, k, i, good, st;
 	pid_t pid;
 
-	printf("1..16\n");
+	printf("1..17\n");
 	for (t = 1; t <= 4; t += 3) {
 		good = 1;
 		for (k = 0; k < 8; k++)
@@ -209,5 +210,38 @@ main(void)
 	    "aoe_chunk_lo cuts 10 items into 3, 3 and 4");
 	ok(aoe_chunk_lo(INT64_MAX / 2, 7, 7) == INT64_MAX / 2,
 	    "aoe_chunk_lo does not overflow on huge counts");
+	{
+		/* Each in a child: the answer is kept for the process. */
+		static const char *const env[] = { "1", "0", NULL, NULL };
+		static const int want[] = { 1, 0, 0, -1 };
+		double t0;
+		int r, bad = 0;
+		for (i = 0; i < 4; i++) {
+			if ((pid = fork()) == 0) {
+				cpu_set_t one;
+				if (env[i] != NULL)
+					setenv("AOE_FAR_CORES", env[i], 1);
+				else
+					unsetenv("AOE_FAR_CORES");
+				if (i == 2) {
+					/* One CPU: near, without waiting. */
+					CPU_ZERO(&one);
+					CPU_SET(sched_getcpu(), &one);
+					sched_setaffinity(0, sizeof(one), &one);
+				}
+				t0 = aoe_now_us();
+				r = aoe_cores_far();
+				_exit(r != 0 && r != 1 ? 3 : (want[i] >= 0 &&
+				    r != want[i]) || (i == 2 && aoe_now_us() -
+				    t0 > 1000) || aoe_cores_far() != r ? 2 :
+				    0);
+			}
+			if (pid < 0 || waitpid(pid, &st, 0) != pid ||
+			    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				bad++;
+		}
+		ok(bad == 0, "aoe_cores_far: AOE_FAR_CORES 1 and 0 say it, one "
+		    "CPU is near at once, a measurement is 0 or 1 and kept");
+	}
 	return nfail != 0;
 }

@@ -64,6 +64,13 @@ typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
 void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
     void *ctx);
 
+/*
+ * Whether this machine's cores are far apart, so that storing over cache
+ * lines another core holds is slow (pool.c): measured once a process,
+ * or AOE_FAR_CORES.
+ */
+int aoe_cores_far(void);
+
 /* Whether s is one of list[0..n). */
 int aoe_str_in(const char *s, const char *const *list, size_t n);
 

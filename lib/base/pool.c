@@ -227,6 +227,133 @@ run_inline(int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	in_chunk = (int)was;
 }
 
+/*
+ * Whether the cores are far apart, measured: a cache line's round trip
+ * between this thread and a new one on another CPU, bouncing it back and
+ * forth, the
+ * least over rounds of 16 trips.  On an AMD EPYC Zen 5 guest it is
+ * 130-150 ns while its two vCPUs share a CCD and 410-490 ns while they
+ * sit on two (the host moves them); there, storing over lines that the
+ * other core holds takes 1.7 and 8 ns a line.  Far is over 250 ns.  The
+ * partner has 50 ms to start; a round that takes over 100 us (the
+ * partner was moved or preempted: the first often takes milliseconds)
+ * does not count; fewer than 3 rounds of 16 within 20 ms (one CPU, or a
+ * busy machine) count as near.  It usually takes about a millisecond,
+ * once a process.  AOE_FAR_CORES (0 or 1) says instead.
+ */
+#define FAR_NS 250.0
+#define FAR_TRIPS 16
+
+static struct {
+	_Alignas(64) _Atomic uint32_t ball;
+	_Alignas(64) _Atomic int state;	/* 1 started, 2 told to stop */
+} far_line;
+
+static void *
+far_partner(void *arg)
+{
+	uint32_t v = 1;
+
+	(void)arg;
+	atomic_store(&far_line.state, 1);
+	while (atomic_load_explicit(&far_line.state, memory_order_relaxed) !=
+	    2) {
+		if (atomic_load_explicit(&far_line.ball,
+		    memory_order_acquire) == v) {
+			atomic_store_explicit(&far_line.ball, v + 1,
+			    memory_order_release);
+			v += 2;
+		} else
+			_mm_pause();
+	}
+	return NULL;
+}
+
+static int
+far_probe(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	cpu_set_t set;
+	double best = -1, t0, end;
+	uint32_t v = 0;
+	int rounds = 0, i, c, rc, self = sched_getcpu();
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+	    CPU_COUNT(&set) < 2)
+		return 0;
+	atomic_store(&far_line.ball, 0);
+	atomic_store(&far_line.state, 0);
+	/* The partner on another CPU that this process may use. */
+	pthread_attr_init(&a);
+	if (self >= 0 && CPU_ISSET(self, &set)) {
+		CPU_CLR(self, &set);
+		for (c = 0; c < CPU_SETSIZE && !CPU_ISSET(c, &set); c++)
+			;
+		CPU_ZERO(&set);
+		CPU_SET(c, &set);
+		pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+	}
+	rc = pthread_create(&t, &a, far_partner, NULL);
+	pthread_attr_destroy(&a);
+	if (rc != 0)
+		return 0;
+	end = aoe_now_us() + 50000;
+	while (atomic_load(&far_line.state) == 0 && aoe_now_us() < end)
+		sched_yield();
+	end = aoe_now_us() + 20000;
+	while (atomic_load(&far_line.state) == 1 && rounds < 8 &&
+	    aoe_now_us() < end) {
+		t0 = aoe_now_us();
+		for (i = 0; i < FAR_TRIPS; i++) {
+			atomic_store_explicit(&far_line.ball, v + 1,
+			    memory_order_release);
+			while (atomic_load_explicit(&far_line.ball,
+			    memory_order_acquire) != v + 2 &&
+			    aoe_now_us() < end)
+				_mm_pause();
+			v += 2;
+		}
+		if (atomic_load(&far_line.ball) != v)
+			break;
+		if (aoe_now_us() - t0 > 100)
+			continue;
+		if (best < 0 || aoe_now_us() - t0 < best)
+			best = aoe_now_us() - t0;
+		rounds++;
+	}
+	atomic_store(&far_line.state, 2);
+	pthread_join(t, NULL);
+	return rounds >= 3 && best * 1000 / FAR_TRIPS > FAR_NS;
+}
+
+static pthread_once_t far_once = PTHREAD_ONCE_INIT;
+static int far_result;
+
+static void
+far_init(void)
+{
+	int v;
+
+	switch (aoe_envnum("AOE_FAR_CORES", 0, 1, &v)) {
+	case 1:
+		far_result = v;
+		return;
+	case 0:
+		break;
+	default:
+		aoe_warnx("%s; measuring", aoe_errmsg());
+	}
+	far_result = far_probe();
+}
+
+int
+aoe_cores_far(void)
+{
+	pthread_once(&far_once, far_init);
+	return far_result;
+}
+
 void
 aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 {

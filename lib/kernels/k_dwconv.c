@@ -669,9 +669,9 @@ aoe_dw_auto(const aoe_conv_geom *g)
  * over lines that both cores hold takes 8 ns a line, streaming them 1.4
  * (the read back from memory 1.5), storing over lines held by this core
  * alone 0.3; with the vCPUs on one CCD (a round trip of 130-150 ns),
- * 1.7, 1.4 and 0.3.  The Conv passes dw_nt=0 where no Conv of one group
- * reads the output (k_conv.c): others read it by channels, each core
- * its own.
+ * 1.7, 1.4 and 0.3: so only where aoe_cores_far() says the cores are
+ * far apart.  The Conv passes dw_nt=0 where no Conv of one group reads
+ * the output (k_conv.c): others read it by channels, each core its own.
  */
 #define DW_NT_MAX ((int64_t)1 << 18)
 
@@ -680,7 +680,8 @@ aoe_dw_stream(const aoe_conv_geom *g, int nt, int nthreads)
 {
 	if (nt == 0 || nt == 1)
 		return nt;
-	return nthreads > 1 && g->n * g->m * g->outsz <= DW_NT_MAX;
+	return nthreads > 1 && g->n * g->m * g->outsz <= DW_NT_MAX &&
+	    aoe_cores_far();
 }
 
 struct dr_ctx {
