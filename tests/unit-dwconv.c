@@ -596,7 +596,7 @@ main(void)
 					if (cfg[c][0] == 4 && (cfg[c][1] == -1 ||
 					    cfg[c][1] == 2 || cfg[c][1] == 4))
 						aoe_sched_set(&s, "dw_nt",
-						    (int)(c + th) % 3 - 1);
+						    (c + th) % 2 ? 1 : -1);
 					opts.nthreads = th;
 					if (aoe_space_apply(t.g, t.n, &s) < 0 ||
 					    aoe_graph_run(t.g, &opts) < 0) {
@@ -647,6 +647,11 @@ main(void)
 					refused = 0;
 				memset(&s, 0, sizeof(s));
 				aoe_sched_set(&s, "algo", 2);
+				aoe_sched_set(&s, "dw_nt", 1);
+				if (aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
 				aoe_sched_set(&s, "dw_nt", 0);
 				if (aoe_space_apply(t.g, t.n, &s) == 0)
 					refused = 0;
@@ -656,11 +661,11 @@ main(void)
 		}
 		ok(same, "a depthwise Conv node gives the same output under "
 		    "dw_rows 0, 1 (dw_vec 8, 16), 2 (dw_vec, dw_oh, dw_ow), "
-		    "3 (dw_vec) and -1, at 1 and 2 threads, dw_nt -1, 0 and 1 "
+		    "3 (dw_vec) and -1, at 1 and 2 threads, dw_nt -1 and 1 "
 		    "where it applies");
 		ok(refused, "dw_rows with another algo, dw_vec without "
 		    "dw_rows=1 or 2, dw_oh without dw_rows=2, dw_oh=3, dw_nt "
-		    "with dw_rows=1 or another algo are refused");
+		    "with dw_rows=1 or another algo, and dw_nt=0 are refused");
 	}
 	ok(aoe_dw_default_vec() == (aoe_cpu_avx512() ? 16 : 8),
 	    "the default vector width is %d, the widest this CPU allows",

@@ -1346,7 +1346,12 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 {
 	static const int64_t vec[] = { 0, 8, 16 };
 	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
-	static const int64_t nt[] = { -1, 0, 1 };
+	/*
+	 * No dw_nt=0: alone, as the tuner measures an op, -1 does not
+	 * stream (no Conv reads the output), so 0 would tie with it and
+	 * might be kept, to stop the streaming in the model.
+	 */
+	static const int64_t nt[] = { -1, 1 };
 	int64_t rows[6] = { -1, 0, 1 };
 	int nv = aoe_cpu_avx512() ? 3 : 2, nr = 3;
 
@@ -1384,11 +1389,12 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	    "dw_rows=2: vectors a pass along a row, 0 auto, 1, 2") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
-	if (aoe_space_add(sp, "dw_nt", live ? 3 : 1, nt, "algo=4 with "
+	if (aoe_space_add(sp, "dw_nt", live ? 2 : 1, nt, "algo=4 with "
 	    "dw_rows -1, 2 or 4 (the last with whole planes an item): the "
 	    "output made in a per-thread buffer and streamed to memory "
-	    "(non-temporal stores), -1 auto (at 2 threads and more, outputs "
-	    "up to 1 MB), 0 no, 1 yes") < 0)
+	    "(non-temporal stores), -1 auto (at 2 threads and more, on "
+	    "cores far apart, outputs up to 1 MB that a Conv of one group "
+	    "reads), 1 yes") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, -1);
 	return 0;
