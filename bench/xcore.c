@@ -58,24 +58,18 @@ pin(int cpu)
 	return pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
 }
 
+/* v over the buffer, through the caches or, when nt, streamed. */
 static void
-store(float v)
+store(float v, int nt)
 {
 	__m256 x = _mm256_set1_ps(v);
 	size_t i;
 
 	for (i = 0; i < nfl; i += 8)
-		_mm256_store_ps(buf + i, x);
-}
-
-static void
-store_nt(float v)
-{
-	__m256 x = _mm256_set1_ps(v);
-	size_t i;
-
-	for (i = 0; i < nfl; i += 8)
-		_mm256_stream_ps(buf + i, x);
+		if (nt)
+			_mm256_stream_ps(buf + i, x);
+		else
+			_mm256_store_ps(buf + i, x);
 	_mm_sfence();
 }
 
@@ -119,7 +113,7 @@ partner(void *arg)
 		if (o == OP_QUIT)
 			break;
 		if (o == OP_WRITE)
-			store(1);
+			store(1, 0);
 		else
 			sink = load();
 		atomic_store(&op, OP_NONE);
@@ -227,14 +221,14 @@ main(int argc, char **argv)
 				switch (c) {
 				case 0:
 				case 5:
-					store(2);
+					store(2, 0);
 					break;
 				case 1:
 					on_b(OP_WRITE);
 					break;
 				case 2:
 				case 4:
-					store(2);
+					store(2, 0);
 					on_b(OP_READ);
 					break;
 				case 3:
@@ -244,10 +238,7 @@ main(int argc, char **argv)
 					break;
 				}
 				t0 = now_us();
-				if (c >= 4)
-					store_nt(3);
-				else
-					store(3);
+				store(3, c >= 4);
 				dt = now_us() - t0;
 				if (dt < best[c])
 					best[c] = dt;
