@@ -1880,7 +1880,21 @@ struct dw_ctx {
 	int64_t groups, buf8, bufsz;
 	int fast2d;
 	int64_t items, nch;
+	const aoe_epi *e;	/* on each plane as it is made, or NULL */
+	const float *add;	/* the residual, laid out as y, or NULL */
 };
+
+/* The epilogue on planes pl..pl+n of y, still in cache. */
+static void
+dw_epi(const struct dw_ctx *d, int64_t pl, int n)
+{
+	const int64_t sz = d->g->outsz;
+	int l;
+
+	for (l = 0; d->e != NULL && l < n; l++)
+		aoe_epi_row(d->e, (pl + l) % d->g->m, d->y + (pl + l) * sz,
+		    d->add ? d->add + (pl + l) * sz : NULL, sz);
+}
 
 static void
 dw8_chunk(void *arg, int64_t c, int tid)
@@ -1902,6 +1916,7 @@ dw8_chunk(void *arg, int64_t c, int tid)
 				    g->mg) * g->insz, d->w + (m0 + l) * g->ksz,
 				    d->bias ? d->bias[m0 + l] : 0,
 				    d->y + (b * g->m + m0 + l) * g->outsz);
+		dw_epi(d, b * g->m + m0, nch);
 	}
 }
 
@@ -1925,6 +1940,7 @@ dwp_chunk(void *arg, int64_t c, int tid)
 			dw_plane2d(g, xp, wp, bv, yp, buf);
 		else
 			dw_plane(g, xp, wp, bv, yp);
+		dw_epi(d, pl, 1);
 	}
 }
 
@@ -1932,11 +1948,15 @@ dwp_chunk(void *arg, int64_t c, int tid)
  * Depthwise (one input channel per group).  2-D images with up to 64
  * taps go eight channels at a time (dw_group8), or a padded plane at a
  * time when eight planes would not fit the buffer; anything else row by
- * row.
+ * row.  The epilogue e (may be NULL) and the residual add (may be NULL)
+ * run on each work item's planes as soon as they are made: as a pass of
+ * its own over mobilenet_v2's 96 @112/2 output (1.2 MB) they read it
+ * back from the L3.
  */
 static void
 conv_depthwise(const conv_geom *g, const float *x, const float *w,
-    const float *bias, float *y, int nthreads)
+    const float *bias, const aoe_epi *e, const float *add, float *y,
+    int nthreads)
 {
 	const int64_t O1 = g->out[1], O2 = g->out[2], sw = g->s[2];
 	const int64_t RH = (O1 - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
@@ -1950,7 +1970,7 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 	int64_t planes = g->n * g->m;
 
 	struct dw_ctx c = { g, x, w, bias, y, groups, buf8, bufsz, fast2d,
-	    0, 1 };
+	    0, 1, e, add };
 
 	if (nthreads < 2 || planes * g->outsz * g->ksz <= 65536)
 		nthreads = 1;
@@ -2002,7 +2022,8 @@ dw_vec_of(const aoe_sched *s)
 
 /*
  * Algo 4: the depthwise kernel dw_mode_of() picks, its activation and
- * residual fused (the NCHW plane kernels apply them after).
+ * residual fused (the NCHW plane kernels apply them to each work item's
+ * planes after making them).
  */
 static int
 conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
@@ -2014,6 +2035,7 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	int vec = (int)aoe_sched_get(k->sched, "dw_vec", 0), rc;
 	int nt = (int)aoe_sched_get(k->sched, "dw_nt", -1);
 	aoe_act act;
+	aoe_epi e;
 
 	if (nt == -1 && (q == NULL || !q->dw_gemm))
 		nt = 0;
@@ -2037,9 +2059,9 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 		    k->nthreads);
 		break;
 	default:
-		conv_depthwise(cg, x, w, bias, y, k->nthreads);
-		aoe_act_apply(&act, y, add, cg->n * cg->m, cg->outsz, cg->m,
-		    k->nthreads);
+		/* The epilogue on each group of planes as it is made. */
+		conv_depthwise(cg, x, w, bias, aoe_act_epi(&act, &e) ||
+		    add != NULL ? &e : NULL, add, y, k->nthreads);
 		return 0;
 	}
 	if (rc < 0)
