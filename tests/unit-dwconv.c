@@ -594,7 +594,8 @@ main(void)
 					aoe_sched_set(&s, "dw_oh", cfg[c][3]);
 					aoe_sched_set(&s, "dw_ow", cfg[c][4]);
 					if (cfg[c][0] == 4 && (cfg[c][1] == -1 ||
-					    cfg[c][1] == 2 || cfg[c][1] == 4))
+					    cfg[c][1] == 0 || cfg[c][1] == 2 ||
+					    cfg[c][1] == 4))
 						aoe_sched_set(&s, "dw_nt",
 						    (c + th) % 2 ? 1 : -1);
 					opts.nthreads = th;

@@ -1882,17 +1882,18 @@ struct dw_ctx {
 	int64_t items, nch;
 	const aoe_epi *e;	/* on each plane as it is made, or NULL */
 	const float *add;	/* the residual, laid out as y, or NULL */
+	int nt;			/* eight planes staged and streamed */
 };
 
-/* The epilogue on planes pl..pl+n of y, still in cache. */
+/* The epilogue on planes pl..pl+n of y (at yb), still in cache. */
 static void
-dw_epi(const struct dw_ctx *d, int64_t pl, int n)
+dw_epi(const struct dw_ctx *d, float *yb, int64_t pl, int n)
 {
 	const int64_t sz = d->g->outsz;
 	int l;
 
 	for (l = 0; d->e != NULL && l < n; l++)
-		aoe_epi_row(d->e, (pl + l) % d->g->m, d->y + (pl + l) * sz,
+		aoe_epi_row(d->e, (pl + l) % d->g->m, yb + (pl + l) * sz,
 		    d->add ? d->add + (pl + l) * sz : NULL, sz);
 }
 
@@ -1905,18 +1906,24 @@ dw8_chunk(void *arg, int64_t c, int tid)
 
 	for (t = aoe_chunk_lo(d->items, d->nch, c); t < t1; t++) {
 		int64_t b = t / d->groups, m0 = t % d->groups * 8;
+		int64_t p0 = b * g->m + m0;
 		float *buf = aoe_sgemm_tlbuf(2, (size_t)d->buf8);
 		int nch = (int)min64(8, g->m - m0);
+		float *y0 = d->y + p0 * g->outsz, *yb = d->y, *sb = NULL;
+		/* Staged, plane p0 + l is at sb + l * outsz (dw_nt). */
+		if (d->nt && (sb = aoe_stage_buf(y0, nch * g->outsz)) != NULL)
+			yb = sb - p0 * g->outsz;
 		if (buf != NULL)
-			dw_group8(g, d->x, d->w, d->bias, d->y, b, m0, nch,
-			    buf);
+			dw_group8(g, d->x, d->w, d->bias, yb, b, m0, nch, buf);
 		else
 			for (int l = 0; l < nch; l++)
 				dw_plane(g, d->x + (b * g->c + (m0 + l) /
 				    g->mg) * g->insz, d->w + (m0 + l) * g->ksz,
 				    d->bias ? d->bias[m0 + l] : 0,
-				    d->y + (b * g->m + m0 + l) * g->outsz);
-		dw_epi(d, b * g->m + m0, nch);
+				    yb + (p0 + l) * g->outsz);
+		dw_epi(d, yb, p0, nch);
+		if (sb != NULL)
+			aoe_stage_put(y0, sb, nch * g->outsz);
 	}
 }
 
@@ -1940,7 +1947,7 @@ dwp_chunk(void *arg, int64_t c, int tid)
 			dw_plane2d(g, xp, wp, bv, yp, buf);
 		else
 			dw_plane(g, xp, wp, bv, yp);
-		dw_epi(d, pl, 1);
+		dw_epi(d, d->y, pl, 1);
 	}
 }
 
@@ -1956,7 +1963,7 @@ dwp_chunk(void *arg, int64_t c, int tid)
 static void
 conv_depthwise(const conv_geom *g, const float *x, const float *w,
     const float *bias, const aoe_epi *e, const float *add, float *y,
-    int nthreads)
+    int nt, int nthreads)
 {
 	const int64_t O1 = g->out[1], O2 = g->out[2], sw = g->s[2];
 	const int64_t RH = (O1 - 1) * g->s[1] + (g->k[1] - 1) * g->d[1] + 1;
@@ -1970,11 +1977,12 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 	int64_t planes = g->n * g->m;
 
 	struct dw_ctx c = { g, x, w, bias, y, groups, buf8, bufsz, fast2d,
-	    0, 1, e, add };
+	    0, 1, e, add, 0 };
 
 	if (nthreads < 2 || planes * g->outsz * g->ksz <= 65536)
 		nthreads = 1;
 	if (two_d && buf8 < ((int64_t)1 << 23)) {
+		c.nt = aoe_dw_stream(g, nt, nthreads);
 		c.items = g->n * groups;
 		c.nch = aoe_nchunks(c.items, nthreads);
 		aoe_parallel(nthreads, c.nch, dw8_chunk, &c);
@@ -2061,7 +2069,7 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	default:
 		/* The epilogue on each group of planes as it is made. */
 		conv_depthwise(cg, x, w, bias, aoe_act_epi(&act, &e) ||
-		    add != NULL ? &e : NULL, add, y, k->nthreads);
+		    add != NULL ? &e : NULL, add, y, nt, k->nthreads);
 		return 0;
 	}
 	if (rc < 0)
@@ -3028,10 +3036,10 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_nt", -1) != -1 &&
-	    aoe_sched_get(s, "dw_rows", -1) != -1 &&
-	    aoe_sched_get(s, "dw_rows", -1) != 2 &&
-	    aoe_sched_get(s, "dw_rows", -1) != 4) {
-		snprintf(why, len, "dw_nt applies to dw_rows=-1, 2 and 4 only");
+	    (aoe_sched_get(s, "dw_rows", -1) == 1 ||
+	    aoe_sched_get(s, "dw_rows", -1) == 3)) {
+		snprintf(why, len, "dw_nt applies to dw_rows=-1, 0, 2 and 4 "
+		    "only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 2 &&
@@ -3216,7 +3224,7 @@ aoe_space_conv(aoe_space *sp)
 	    "algo=4 holds every other knob at its default but dw_rows, "
 	    "dw_vec, dw_oh, dw_ow and dw_nt, which apply to algo=4 only; "
 	    "dw_vec 0 unless dw_rows=1, 2, 3 or 4; dw_oh and dw_ow 0 unless "
-	    "dw_rows=2; dw_nt -1 unless dw_rows=-1, 2 or 4; "
+	    "dw_rows=2; dw_nt -1 unless dw_rows=-1, 0, 2 or 4; "
 	    "dw_rows=2 only for 3x3 and 5x5 depthwise kernels with strides "
 	    "1,1 or 2,2, unit dilations and pads below the kernel; "
 	    "dw_rows=3 only for depthwise kernels up to 7x7 with strides "

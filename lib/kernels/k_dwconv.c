@@ -1390,8 +1390,9 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
 	if (aoe_space_add(sp, "dw_nt", live ? 2 : 1, nt, "algo=4 with "
-	    "dw_rows -1, 2 or 4 (the last with whole planes an item): the "
-	    "output made in a per-thread buffer and streamed to memory "
+	    "dw_rows -1, 0, 2 or 4 (0 with eight planes an item, 4 with "
+	    "whole planes): the output made in a per-thread buffer and "
+	    "streamed to memory "
 	    "(non-temporal stores), -1 auto (at 2 threads and more, on "
 	    "cores far apart, outputs up to 1 MB that a Conv of one group "
 	    "reads), 1 yes") < 0)

@@ -362,9 +362,10 @@ int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
     float *y, int vw, int oh, int ow, int nt, int nthreads);
 /*
- * Whether dw_rows=2 and 4 (with whole planes an item) stage their output
- * and stream it to y (aoe_stage_put) on nthreads threads: nt 0 no, 1 yes,
- * -1 auto (the knob dw_nt; see k_dwconv.c).
+ * Whether dw_rows=0 (eight planes an item), 2 and 4 (with whole planes
+ * an item) stage their output and stream it to y (aoe_stage_put) on
+ * nthreads threads: nt 0 no, 1 yes, -1 auto (the knob dw_nt; see
+ * k_dwconv.c).
  */
 int aoe_dw_stream(const aoe_conv_geom *g, int nt, int nthreads);
 /*
