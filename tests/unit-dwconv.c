@@ -616,46 +616,34 @@ main(void)
 							same = 0;
 				}
 			{
+				/* Schedules the space must refuse: knob, value. */
+				static const struct {
+					const char *k[3];
+					int64_t v[3];
+				} bad[] = {
+					{ { "algo", "dw_rows" }, { 2, 1 } },
+					{ { "algo", "dw_rows", "dw_vec" },
+					    { 4, 0, 8 } },
+					{ { "algo", "dw_rows", "dw_oh" },
+					    { 4, 1, 2 } },
+					{ { "algo", "dw_rows", "dw_oh" },
+					    { 4, 2, 3 } },
+					{ { "algo", "dw_rows", "dw_nt" },
+					    { 4, 1, 1 } },
+					{ { "algo", "dw_nt" }, { 2, 1 } },
+					{ { "algo", "dw_nt" }, { 4, 0 } },
+				};
 				aoe_sched s;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 2);
-				aoe_sched_set(&s, "dw_rows", 1);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 4);
-				aoe_sched_set(&s, "dw_rows", 0);
-				aoe_sched_set(&s, "dw_vec", 8);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 4);
-				aoe_sched_set(&s, "dw_rows", 1);
-				aoe_sched_set(&s, "dw_oh", 2);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 4);
-				aoe_sched_set(&s, "dw_rows", 2);
-				aoe_sched_set(&s, "dw_oh", 3);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 4);
-				aoe_sched_set(&s, "dw_rows", 1);
-				aoe_sched_set(&s, "dw_nt", 1);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 2);
-				aoe_sched_set(&s, "dw_nt", 1);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
-				memset(&s, 0, sizeof(s));
-				aoe_sched_set(&s, "algo", 4);
-				aoe_sched_set(&s, "dw_nt", 0);
-				if (aoe_space_apply(t.g, t.n, &s) == 0)
-					refused = 0;
+				unsigned b, q;
+				for (b = 0; b < sizeof(bad) / sizeof(bad[0]);
+				    b++) {
+					memset(&s, 0, sizeof(s));
+					for (q = 0; q < 3 && bad[b].k[q]; q++)
+						aoe_sched_set(&s, bad[b].k[q],
+						    bad[b].v[q]);
+					if (aoe_space_apply(t.g, t.n, &s) == 0)
+						refused = 0;
+				}
 			}
 			free(ref);
 			aoe_graph_free(t.g);

@@ -230,11 +230,10 @@ run_inline(int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 /*
  * Whether the cores are far apart, measured: a cache line's round trip
  * between this thread and a new one on another CPU, bouncing it back and
- * forth, the
- * least over rounds of 16 trips.  On an AMD EPYC Zen 5 guest it is
- * 130-150 ns while its two vCPUs share a CCD and 410-490 ns while they
- * sit on two (the host moves them); there, storing over lines that the
- * other core holds takes 1.7 and 8 ns a line.  Far is over 250 ns.  The
+ * forth, the least over rounds of 16 trips.  On an AMD EPYC Zen 5 guest
+ * it is 130-150 ns while its two vCPUs share a CCD and 410-490 ns while
+ * they sit on two (the host moves them); there, storing over lines that
+ * both cores hold takes 1.7 and 8 ns a line (bench/xcore).  Far is over 250 ns.  The
  * partner has 50 ms to start; a round that takes over 100 us (the
  * partner was moved or preempted: the first often takes milliseconds)
  * does not count; fewer than 3 rounds of 16 within 20 ms (one CPU, or a
@@ -275,7 +274,7 @@ far_probe(void)
 	pthread_t t;
 	pthread_attr_t a;
 	cpu_set_t set;
-	double best = -1, t0, end;
+	double best = -1, t0, dt, end;
 	uint32_t v = 0;
 	int rounds = 0, i, c, rc, self = sched_getcpu();
 
@@ -314,12 +313,13 @@ far_probe(void)
 				_mm_pause();
 			v += 2;
 		}
+		dt = aoe_now_us() - t0;
 		if (atomic_load(&far_line.ball) != v)
 			break;
-		if (aoe_now_us() - t0 > 100)
+		if (dt > 100)
 			continue;
-		if (best < 0 || aoe_now_us() - t0 < best)
-			best = aoe_now_us() - t0;
+		if (best < 0 || dt < best)
+			best = dt;
 		rounds++;
 	}
 	atomic_store(&far_line.state, 2);

@@ -1829,7 +1829,7 @@ dl_chunk(void *arg, int64_t c, int tid)
 	const aoe_conv_geom *g = d->g;
 	int64_t it, i1 = aoe_chunk_lo(d->items, d->nch, c + 1);
 	struct dl_band bd;
-	float *y, *sb = NULL;
+	float *y, *sb;
 	int nch, l;
 
 	(void)tid;
@@ -1847,6 +1847,7 @@ dl_chunk(void *arg, int64_t c, int tid)
 		dl_band_of(d, b, m0, nch, oh0, oh1, buf, &bd);
 		/* With whole planes, the item's output is one range of y. */
 		y = d->y + (b * g->m + m0) * g->outsz;
+		sb = NULL;
 		if (d->nt && d->nb == 1) {
 			if ((sb = aoe_stage_buf(y, nch * g->outsz)) == NULL) {
 				*d->fail = 1;
@@ -1859,7 +1860,7 @@ dl_chunk(void *arg, int64_t c, int tid)
 			dl_band16(d, &bd);
 		else
 			dl_band8(d, &bd);
-		if (d->nt && d->nb == 1)
+		if (sb != NULL)
 			aoe_stage_put(y, sb, nch * g->outsz);
 	}
 }
