@@ -655,7 +655,7 @@ aoe_dw_auto(const aoe_conv_geom *g)
 }
 
 /*
- * dw_nt=-1: stream outputs of up to 1 MB at 2 threads and more.  Larger
+ * dw_nt=-1: stream outputs of 64 KB to 1 MB at 2 threads and more.  Larger
  * ones leave the caches before the next run writes them, so that no
  * other core holds their lines then; streamed, they would only go to
  * memory and back.  Measured on an AMD EPYC Zen 5 whose two vCPUs sit
@@ -674,6 +674,13 @@ aoe_dw_auto(const aoe_conv_geom *g)
  * the output (k_conv.c): others read it by channels, each core its own.
  */
 #define DW_NT_MAX ((int64_t)1 << 18)
+/*
+ * Nor below 64 KB: the smallest measured gain was at 188 KB (960 @7),
+ * and the example model's 32 KB depthwise output, streamed, made its
+ * 55 us whole-model time noisier (tests/proc.t's 2 % noise floor failed
+ * 3 runs in 20, none in 8 without streaming).
+ */
+#define DW_NT_MIN ((int64_t)1 << 14)
 
 int
 aoe_dw_stream(const aoe_conv_geom *g, int nt, int nthreads)
@@ -681,7 +688,7 @@ aoe_dw_stream(const aoe_conv_geom *g, int nt, int nthreads)
 	if (nt == 0 || nt == 1)
 		return nt;
 	return nthreads > 1 && g->n * g->m * g->outsz <= DW_NT_MAX &&
-	    aoe_cores_far();
+	    g->n * g->m * g->outsz >= DW_NT_MIN && aoe_cores_far();
 }
 
 struct dr_ctx {
@@ -1394,8 +1401,8 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	    "whole planes): the output made in a per-thread buffer and "
 	    "streamed to memory "
 	    "(non-temporal stores), -1 auto (at 2 threads and more, on "
-	    "cores far apart, outputs up to 1 MB that a Conv of one group "
-	    "reads), 1 yes") < 0)
+	    "cores far apart, outputs of 64 KB to 1 MB that a Conv of one "
+	    "group reads), 1 yes") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, -1);
 	return 0;
