@@ -416,14 +416,14 @@ main(void)
 		    { 144, 56, 3, 1, 1 }, { 40, 28, 5, 1, 2 },
 		    { 67, 14, 5, 1, 2 }, { 17, 7, 3, 1, 1 },
 		    { 33, 7, 5, 1, 2 }, { 20, 9, 3, 2, 1 } };
-		static const int ohs[] = { 0, 1, 2, 4 }, ows[] = { 0, 1, 2 };
+		static const int ohs[] = { 0, 1, 2, 4, 8 }, ows[] = { 0, 1, 2 };
 		tally t = { 0, 0, 0 };
 		unsigned k;
 		int a, b;
 		reg = 1;
 		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
 			for (vw = 8; vw <= 16; vw += 8)
-				for (a = 0; a < 4; a++)
+				for (a = 0; a < 5; a++)
 					for (b = 0; b < 3; b++) {
 						spec s = { 1, L[k][0], 1, L[k][1],
 						    L[k][1], L[k][2], L[k][2],
@@ -437,7 +437,7 @@ main(void)
 						tally_case(&t, &s, vw, 1 + (a & 1));
 					}
 		ok(t.bad == 0, "dw_rows=2: %d model shapes x pass shapes "
-		    "(dw_oh 0 1 2 4, dw_ow 0 1 2, widths 8 and 16) match the "
+		    "(dw_oh 0 1 2 4 8, dw_ow 0 1 2, widths 8 and 16) match the "
 		    "reference, worst error %.2g", t.nc, t.worst);
 		t.nc = t.bad = 0;
 		t.worst = 0;
@@ -458,7 +458,7 @@ main(void)
 				i--;
 				continue;
 			}
-			reg_oh = ohs[(int)((frand() + 1) / 2 * 4) % 4];
+			reg_oh = ohs[(int)((frand() + 1) / 2 * 5) % 5];
 			reg_ow = ows[(int)((frand() + 1) / 2 * 3) % 3];
 			tally_widths_threads(&t, &s);
 		}

@@ -30,6 +30,7 @@
  * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
  */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,7 +360,7 @@ aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
 /*
  * The register-blocked kernel (dw_rows=2): 3x3 and 5x5 kernels, strides
  * 1 and 2 (the same both ways), unit dilations, any pads.  A pass makes
- * R output rows (dw_oh: 1, 2 or 4) of V vectors (dw_ow: 1 or 2) in
+ * R output rows (dw_oh: 1, 2, 4 or 8) of V vectors (dw_ow: 1 or 2) in
  * R * V accumulators: every input row it needs is loaded once per
  * column tap (kw) and that vector feeds each of the R rows it touches,
  * so that at stride 1 and R = 4 a 3x3 kernel needs 0.5 loads a FMA, not
@@ -373,13 +374,14 @@ aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
  * lanes into the rows after it (made later, so overwritten)
  * where the row is the only column block and the spill stays in the
  * plane; else a part vector is stored under a mask (AVX-512) or through
- * a copy (AVX2, where a masked store is slow on AMD).  The epilogue runs
+ * a copy (AVX2, where a masked store is slow on AMD).  A plain Relu or
+ * Clip is applied to each vector as it is stored; any other epilogue runs
  * on the rows made so far (one span of the plane: the per-channel
  * affine is the same over it) once they hold 512 floats, while they are
  * in L1.  Threads split the planes
  * (channels).
  */
-#define DR_MAXR 4
+#define DR_MAXR 8
 #define DR_MAXV 2
 #define DR_MAXK 5
 
@@ -397,6 +399,8 @@ struct dr_args {
 	const float *x, *w;	/* input plane, K * K weights */
 	float *y;		/* output plane */
 	float bv;
+	float lo, hi;		/* a Relu or Clip, when clamp */
+	int clamp;
 	int64_t H, W, OH, OW, pt, pl, nb;
 	const unsigned char *edge;	/* per column block: 1 at an edge */
 	const void *mk;		/* masks: per block, V * K * 2 of them */
@@ -410,7 +414,8 @@ typedef struct { int32_t l[8]; } dr_m8;
  * written once for both widths: TAP(S, EDGE, p, mk) loads a tap,
  * PSTORE(p, v, n) stores the first n lanes.
  */
-#define DR_BLK(NAME, VT, VW, MT, SET1, LOADU, FMADD, STOREU, TAP, PSTORE) \
+#define DR_BLK(NAME, VT, VW, MT, SET1, LOADU, FMADD, STOREU, TAP, PSTORE, \
+    MAXF, MINF)								\
 static inline __attribute__((always_inline)) void			\
 NAME(const int K, const int S, const int R, const int V, const int EDGE, \
     const struct dr_args *a, int64_t oh0, int64_t ow0, const MT *mk)	\
@@ -418,6 +423,7 @@ NAME(const int K, const int S, const int R, const int V, const int EDGE, \
 	VT acc[DR_MAXR][DR_MAXV], xv[DR_MAXV], wv[DR_MAXK * DR_MAXK];	\
 	MT m[DR_MAXV * DR_MAXK * 2];					\
 	const float *x = a->x;						\
+	const VT lov = SET1(a->lo), hiv = SET1(a->hi);			\
 	int64_t j, ih;							\
 	int r, v, kw;							\
 									\
@@ -461,6 +467,9 @@ NAME(const int K, const int S, const int R, const int V, const int EDGE, \
 			int64_t left = a->OW - ow0 - v * VW;		\
 			if (left <= 0)					\
 				break;					\
+			if (a->clamp)					\
+				acc[r][v] = MINF(hiv, MAXF(lov,	\
+				    acc[r][v]));			\
 			if (!EDGE || left >= VW || (a->nb == 1 &&	\
 			    (oh0 + r) * a->OW + ow0 + (v + 1) * VW <=	\
 			    a->OH * a->OW))				\
@@ -499,12 +508,12 @@ P##_##K##_##S##_##R##_##V(const struct dr_args *a, int64_t oh0)	\
 }
 #define DR_FN_V(P, K, S, R) DR_FN(P, K, S, R, 1) DR_FN(P, K, S, R, 2)
 #define DR_FN_R(P, K, S) DR_FN_V(P, K, S, 1) DR_FN_V(P, K, S, 2)	\
-	DR_FN_V(P, K, S, 4)
+	DR_FN_V(P, K, S, 4) DR_FN_V(P, K, S, 8)
 #define DR_FN_ALL(P) DR_FN_R(P, 3, 1) DR_FN_R(P, 3, 2) DR_FN_R(P, 5, 1) \
 	DR_FN_R(P, 5, 2)
 #define DR_T_V(P, K, S, R) { P##_##K##_##S##_##R##_1, P##_##K##_##S##_##R##_2 }
 #define DR_T_R(P, K, S) { DR_T_V(P, K, S, 1), DR_T_V(P, K, S, 2),	\
-	DR_T_V(P, K, S, 4) }
+	DR_T_V(P, K, S, 4), DR_T_V(P, K, S, 8) }
 #define DR_TAB(P) { { DR_T_R(P, 3, 1), DR_T_R(P, 3, 2) },		\
 	{ DR_T_R(P, 5, 1), DR_T_R(P, 5, 2) } }
 
@@ -538,10 +547,11 @@ dr_pstore8(float *y, __m256 v, int64_t n)
 }
 
 DR_BLK(dr8_blk, __m256, 8, dr_m8, _mm256_set1_ps, _mm256_loadu_ps,
-    _mm256_fmadd_ps, _mm256_storeu_ps, dr_tap8, dr_pstore8)
+    _mm256_fmadd_ps, _mm256_storeu_ps, dr_tap8, dr_pstore8, _mm256_max_ps,
+    _mm256_min_ps)
 DR_ROWS(dr8_rows, dr8_blk, dr_m8)
 DR_FN_ALL(dr8)
-static dr_fn *const dr8_tab[2][2][3][2] = DR_TAB(dr8);
+static dr_fn *const dr8_tab[2][2][4][2] = DR_TAB(dr8);
 
 /* AVX-512: 16 floats a vector. */
 #pragma GCC push_options
@@ -571,10 +581,11 @@ dr_pstore16(float *y, __m512 v, int64_t n)
 }
 
 DR_BLK(dr16_blk, __m512, 16, uint16_t, _mm512_set1_ps, _mm512_loadu_ps,
-    _mm512_fmadd_ps, _mm512_storeu_ps, dr_tap16, dr_pstore16)
+    _mm512_fmadd_ps, _mm512_storeu_ps, dr_tap16, dr_pstore16, _mm512_max_ps,
+    _mm512_min_ps)
 DR_ROWS(dr16_rows, dr16_blk, uint16_t)
 DR_FN_ALL(dr16)
-static dr_fn *const dr16_tab[2][2][3][2] = DR_TAB(dr16);
+static dr_fn *const dr16_tab[2][2][4][2] = DR_TAB(dr16);
 #ifdef __clang__
 #pragma clang attribute pop
 #endif
@@ -594,10 +605,26 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
 		*vw = aoe_cpu_avx512() && OW > 8 ? 16 : 8;
 	if (*vw == 16 && !aoe_cpu_avx512())
 		*vw = 8;
+	/*
+	 * Eight rows a pass where a row is one vector (16-float vectors on
+	 * planes up to 16 wide, and for 3x3 on planes 64 wide or more), and
+	 * with 8-float vectors on planes up to 16 wide: eight chains of
+	 * FMAs hide their latency where four did not.  Zen 5, 1 thread, warm,
+	 * bench/convb, Relu fused, us, 4 rows against 8: AVX-512 576 @14
+	 * 41.2 to 35.1, 384 @14 25.9 to 22.7, 672 @14 5x5 95.8 to 78.7,
+	 * 1152 @7 5x5 (8-float vectors) 73.4 to 66.4, 32 @112 (one vector
+	 * a pass) 99.1 to 86.8; at 28 and 56 wide two vectors by four rows
+	 * stay (8 rows of one vector even or slower, 5x5 @28 107 to 121;
+	 * 8 rows of two vectors spill).  Under AOE_MAX_ISA=avx2: 576 @14
+	 * 63.0 to 55.6, 672 @14 5x5 126.6 to 117.6, 960 @7 29.6 to 27.1,
+	 * 1152 @7 5x5 70.0 to 63.1; 28 and 56 wide even.
+	 */
 	if (*ow != 1 && *ow != 2)
-		*ow = OW > *vw ? 2 : 1;
-	if (*oh != 1 && *oh != 2 && *oh != 4)
-		*oh = 4;
+		*ow = OW > *vw && !(*vw == 16 && g->k[1] == 3 && OW >= 64) ?
+		    2 : 1;
+	if (*oh != 1 && *oh != 2 && *oh != 4 && *oh != 8)
+		*oh = (*vw == 16 && *ow == 1) || (*vw == 8 && OW <= 16) ? 8 :
+		    4;
 }
 
 /*
@@ -696,7 +723,8 @@ struct dr_ctx {
 	const float *x, *w, *bias, *add;
 	float *y;
 	aoe_epi e;
-	int epi;
+	int epi, clamp;
+	float lo, hi;
 	dr_fn *fn;
 	int R;
 	int64_t nb, items, nch;
@@ -725,6 +753,9 @@ dr_chunk(void *arg, int64_t c, int tid)
 	a.nb = d->nb;
 	a.edge = d->edge;
 	a.mk = d->mk;
+	a.clamp = d->clamp;
+	a.lo = d->lo;
+	a.hi = d->hi;
 	/* The chunk's planes are one range of y: staged, it is one copy. */
 	if (d->nt && (sb = aoe_stage_buf(y, (p1 - p0) * g->outsz)) == NULL) {
 		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
@@ -785,6 +816,20 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	d.y = y;
 	d.R = oh;
 	d.epi = (act != NULL && aoe_act_epi(act, &d.e)) || add != NULL;
+	/*
+	 * A plain Relu or Clip, with no residual or affine after it, is
+	 * applied in registers as each vector is stored: as a pass over the
+	 * rows it took 7.5 of 45 us on 576 @14 (Zen 5, 1 thread).  Its max
+	 * and min keep a NaN, as the epilogue does.
+	 */
+	if (act != NULL && (act->kind == AOE_ACT_RELU || act->kind ==
+	    AOE_ACT_CLIP) && add == NULL && act->ps == NULL &&
+	    act->pt == NULL) {
+		d.clamp = 1;
+		d.lo = act->kind == AOE_ACT_RELU ? 0 : act->lo;
+		d.hi = act->kind == AOE_ACT_RELU ? INFINITY : act->hi;
+		d.epi = 0;
+	}
 	if (d.epi && act == NULL) {
 		d.e.kind = AOE_EPI_CLAMP;
 		d.e.lo = -3.4028235e38f;
@@ -836,7 +881,7 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	d.edge = edge;
 	d.mk = vw == 16 ? (const void *)m16 : (const void *)m8;
 	d.fn = (vw == 16 ? dr16_tab : dr8_tab)[K == 5][S == 2]
-	    [oh == 4 ? 2 : oh - 1][ow - 1];
+	    [oh == 8 ? 3 : oh == 4 ? 2 : oh - 1][ow - 1];
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
 		nthreads = 1;
 	d.items = planes;
@@ -1352,7 +1397,7 @@ int
 aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 {
 	static const int64_t vec[] = { 0, 8, 16 };
-	static const int64_t oh[] = { 0, 1, 2, 4 }, ow[] = { 0, 1, 2 };
+	static const int64_t oh[] = { 0, 1, 2, 4, 8 }, ow[] = { 0, 1, 2 };
 	/*
 	 * No dw_nt=0: alone, as the tuner measures an op, -1 does not
 	 * stream (no Conv reads the output), so 0 would tie with it and
@@ -1388,8 +1433,8 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	    "output is wider than 8 columns, else 8), 8, 16") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
-	if (aoe_space_add(sp, "dw_oh", reg ? 4 : 1, oh, "algo=4 with "
-	    "dw_rows=2: output rows a pass, 0 auto, 1, 2, 4") < 0)
+	if (aoe_space_add(sp, "dw_oh", reg ? 5 : 1, oh, "algo=4 with "
+	    "dw_rows=2: output rows a pass, 0 auto, 1, 2, 4, 8") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
 	if (aoe_space_add(sp, "dw_ow", reg ? 3 : 1, ow, "algo=4 with "
