@@ -656,6 +656,81 @@ main(void)
 		    "dw_rows=1 or 2, dw_oh without dw_rows=2, dw_oh=3, dw_nt "
 		    "with dw_rows=1 or another algo, and dw_nt=0 are refused");
 	}
+	/*
+	 * A plain Relu or Clip fused into a depthwise Conv node is applied
+	 * in registers by dw_rows=0 (eight planes at once) and 2 (as each
+	 * vector is stored): both against the reference, with the Clip's
+	 * bounds not 0 and 6, at 1 and 2 threads.
+	 */
+	{
+		static const int64_t L[][4] = { { 24, 56, 3, 2 },
+		    { 20, 30, 3, 1 }, { 13, 9, 5, 1 }, { 9, 14, 3, 1 } };
+		static const int rows[] = { 0, 2, -1 };
+		unsigned k, a, rr;
+		int good = 1, th, ncase = 0;
+		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
+			for (a = 0; a < 2; a++)
+				for (rr = 0; rr < 3; rr++)
+					for (th = 1; th <= 2; th++) {
+						spec sp = { 1, L[k][0], 1, L[k][1],
+						    L[k][1], L[k][2], L[k][2],
+						    L[k][3], L[k][3], 1, 1,
+						    L[k][2] / 2, L[k][2] / 2,
+						    L[k][2] / 2, L[k][2] / 2, 0, 0,
+						    0, 1 };
+						aoe_act ac;
+						aoe_sched sc;
+						tg t;
+						float *r;
+						double e;
+						if (conv_graph(&t, L[k][0], L[k][1],
+						    L[k][2], L[k][3]) < 0) {
+							good = 0;
+							continue;
+						}
+						memset(&ac, 0, sizeof(ac));
+						ac.kind = a ? AOE_ACT_CLIP :
+						    AOE_ACT_RELU;
+						ac.lo = a ? -0.25f : 0;
+						ac.hi = a ? 0.5f : FLT_MAX;
+						((aoe_attr *)aoe_attr_find(t.n,
+						    "_aoe_act"))->i = ac.kind;
+						((aoe_attr *)aoe_attr_find(t.n,
+						    "_aoe_act_lo"))->f = ac.lo;
+						((aoe_attr *)aoe_attr_find(t.n,
+						    "_aoe_act_hi"))->f = a ? ac.hi :
+						    6;
+						memset(&sc, 0, sizeof(sc));
+						aoe_sched_set(&sc, "algo", 4);
+						aoe_sched_set(&sc, "dw_rows",
+						    rows[rr]);
+						geom_of(&sp, &g);
+						r = malloc(sizeof(float) *
+						    (size_t)numel_y(&t));
+						conv_reference(&g,
+						    t.g->tensors[t.in[0]]->data,
+						    t.g->tensors[t.in[1]]->data,
+						    t.g->tensors[t.in[2]]->data,
+						    &ac, NULL, r);
+						opts.nthreads = th;
+						if (aoe_space_apply(t.g, t.n, &sc) <
+						    0 || aoe_graph_run(t.g, &opts) <
+						    0 || !same(t.g->tensors[t.y]->data,
+						    r, numel_y(&t), &e)) {
+							printf("# fused %s, layer %u, "
+							    "dw_rows=%d, %d threads: "
+							    "mismatch\n", a ? "Clip" :
+							    "Relu", k, rows[rr], th);
+							good = 0;
+						}
+						ncase++;
+						free(r);
+						aoe_graph_free(t.g);
+					}
+		ok(good, "a depthwise Conv node with Relu or Clip(-0.25, 0.5) "
+		    "fused matches the reference under dw_rows 0, 2 and -1, "
+		    "at 1 and 2 threads (%d cases)", ncase);
+	}
 	ok(aoe_dw_default_vec() == (aoe_cpu_avx512() ? 16 : 8),
 	    "the default vector width is %d, the widest this CPU allows",
 	    aoe_dw_default_vec());
