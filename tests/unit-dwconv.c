@@ -659,12 +659,14 @@ main(void)
 	/*
 	 * A plain Relu or Clip fused into a depthwise Conv node is applied
 	 * in registers by dw_rows=0 (eight planes at once) and 2 (as each
-	 * vector is stored): both against the reference, with the Clip's
-	 * bounds not 0 and 6, at 1 and 2 threads.
+	 * vector is stored; dw_rows=-1 picks it for 3x3 on a 7x7 plane):
+	 * both against the reference, with the Clip's bounds not 0 and 6,
+	 * at 1 and 2 threads.
 	 */
 	{
 		static const int64_t L[][4] = { { 24, 56, 3, 2 },
-		    { 20, 30, 3, 1 }, { 13, 9, 5, 1 }, { 9, 14, 3, 1 } };
+		    { 20, 30, 3, 1 }, { 13, 9, 5, 1 }, { 9, 14, 3, 1 },
+		    { 19, 7, 3, 1 } };
 		static const int rows[] = { 0, 2, -1 };
 		unsigned k, a, rr;
 		int good = 1, th, ncase = 0;

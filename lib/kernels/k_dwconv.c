@@ -24,7 +24,8 @@
  * (rows and vectors a pass, 0 auto).  The default (dw_rows=-1,
  * aoe_dw_auto) is dw_rows=2 at stride 1 (on AVX2 for 5x5 and for
  * planes 8 wide or less only; on AVX-512 planes 8 wide or less run the
- * fourth kernel, dw_rows=4, channels in the lanes, last in this file),
+ * fourth kernel, dw_rows=4, channels in the lanes, last in this file,
+ * but 3x3 with a plain Relu or Clip fused: see k_conv.c's dw_mode_of),
  * dw_rows=4 at stride 2 on outputs up to 28 wide (AVX-512) or 16
  * (AVX2), and k_conv.c's 8-channel kernel at stride 2 on larger ones.
  * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
@@ -1415,7 +1416,8 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
 	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: 4 on outputs up "
 	    "to 28 wide on AVX-512, 16 on AVX2, else 0; at stride 1: "
-	    "AVX-512 4 on planes 8 wide or less, else 2; AVX2 2 for 5x5 "
+	    "AVX-512 4 on planes 8 wide or less (2 for 3x3 with a plain "
+	    "Relu or Clip fused), else 2; AVX2 2 for 5x5 "
 	    "and planes 8 wide or less, else 0), 0 the NCHW plane "
 	    "and 8-channel kernels, 1 by rows through a ring of padded rows, "
 	    "2 register-blocked passes of dw_oh rows by dw_ow vectors, read "
