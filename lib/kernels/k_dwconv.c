@@ -618,14 +618,16 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
 	 * stay (8 rows of one vector even or slower, 5x5 @28 107 to 121;
 	 * 8 rows of two vectors spill).  Under AOE_MAX_ISA=avx2: 576 @14
 	 * 63.0 to 55.6, 672 @14 5x5 126.6 to 117.6, 960 @7 29.6 to 27.1,
-	 * 1152 @7 5x5 70.0 to 63.1; 28 and 56 wide even.
+	 * 1152 @7 5x5 70.0 to 63.1; 28 and 56 wide even.  At stride 2 a
+	 * pass of eight rows reads seventeen, and spills (672 @14/2 5x5 74
+	 * to 164 us).
 	 */
 	if (*ow != 1 && *ow != 2)
 		*ow = OW > *vw && !(*vw == 16 && g->k[1] == 3 && OW >= 64) ?
 		    2 : 1;
 	if (*oh != 1 && *oh != 2 && *oh != 4 && *oh != 8)
-		*oh = (*vw == 16 && *ow == 1) || (*vw == 8 && OW <= 16) ? 8 :
-		    4;
+		*oh = g->s[1] == 1 && ((*vw == 16 && *ow == 1) || (*vw == 8 &&
+		    OW <= 16)) ? 8 : 4;
 }
 
 /*
