@@ -26,8 +26,8 @@
  * planes 8 wide or less only; on AVX-512 planes 8 wide or less run the
  * fourth kernel, dw_rows=4, channels in the lanes, last in this file,
  * but 3x3 with a plain Relu or Clip fused: see k_conv.c's dw_mode_of),
- * dw_rows=4 at stride 2 on outputs up to 28 wide (AVX-512) or 16
- * (AVX2), and k_conv.c's 8-channel kernel at stride 2 on larger ones.
+ * dw_rows=4 at stride 2 on outputs up to 16 wide, and k_conv.c's
+ * 8-channel kernel at stride 2 on larger ones.
  * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
  */
 #include <immintrin.h>
@@ -658,8 +658,8 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * and at stride 2 its copy costs), and under AVX2 (8-float vectors) on
  * 7x7 too (52 against 42 us).  See bench/results/dw-20261204.txt and
  * mb-20261204.txt.  The channels-in-lanes kernel (dw_rows=4) then took
- * stride 2 on outputs up to 28 wide and, on AVX-512, planes 8 wide or
- * less (figures at aoe_dw_lanes; bench/results/mv-20261205.txt).
+ * stride 2 on outputs up to 28 wide (16 since) and, on AVX-512, planes 8
+ * wide or less (figures at aoe_dw_lanes; bench/results/mv-20261205.txt).
  */
 int
 aoe_dw_auto(const aoe_conv_geom *g)
@@ -668,13 +668,21 @@ aoe_dw_auto(const aoe_conv_geom *g)
 
 	/*
 	 * The channels-in-lanes kernel (dw_rows=4, below): at stride 2 on
-	 * outputs up to 28 wide (AVX-512) or 16 (AVX2), and under AVX-512
-	 * on planes 8 wide or less at stride 1.  Its figures are by
-	 * aoe_dw_lanes.
+	 * outputs up to 16 wide, and under AVX-512 on planes 8 wide or less
+	 * at stride 1.  Its figures are by aoe_dw_lanes.  On outputs 28 wide
+	 * (from 56) it took them under AVX-512 too, until the 8-channel
+	 * kernel got its eight FMA chains: Zen 5, unit-dwconv's
+	 * DWCONV_BENCH, lanes against 8-channel, us, 1 thread (CPU time)
+	 * with Clip, HardSwish, SiLU: 144 @56/2 80.6 to 75.3, 82.7 to 81.4,
+	 * 93.0 to 88.7; 144 @56/2 5x5 131.5 to 126.5, 134.3 to 132.6, 144.2
+	 * to 139.4; 72 @56/2 5x5 72.0 to 65.1, 69.2 to 64.3, 73.4 to 68.1;
+	 * 2 threads (wall clock), Clip and SiLU: 144 @56/2 47.1 to 41.2,
+	 * 76.9 to 63.2; 72 @56/2 5x5 41.3 to 35.3, 46.8 to 43.7.  From 28
+	 * (14 wide) the lanes stay ahead (576 @14/2 23.3 against 31.2).
 	 */
 	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
 	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
-	    g->out[2] <= (avx512 ? 28 : 16)) || (avx512 && g->s[1] == 1 &&
+	    g->out[2] <= 16) || (avx512 && g->s[1] == 1 &&
 	    g->out[2] <= 8)))
 		return 4;
 	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
@@ -1417,7 +1425,7 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	rows[nr++] = 4;
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
 	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: 4 on outputs up "
-	    "to 28 wide on AVX-512, 16 on AVX2, else 0; at stride 1: "
+	    "to 16 wide, else 0; at stride 1: "
 	    "AVX-512 4 on planes 8 wide or less (2 for 3x3 with a plain "
 	    "Relu or Clip fused), else 2; AVX2 2 for 5x5 "
 	    "and planes 8 wide or less, else 0), 0 the NCHW plane "
