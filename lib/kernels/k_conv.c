@@ -49,7 +49,6 @@
  * lanes on its Cout x H*W output (pw_shape), not the GEMM's own default.
  */
 #include <immintrin.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1803,7 +1802,7 @@ dw8_pixels(const int T, const float *sp, int64_t ps, const __m256 *wv,
  */
 static void
 dw_group8(const conv_geom *g, const float *x, const float *w,
-    const float *bias, const float *clamp, float *y, int64_t b, int64_t m0,
+    const float *bias, const aoe_epi *clamp, float *y, int64_t b, int64_t m0,
     int nch, float *buf)
 {
 	const int64_t I1 = g->in[1], I2 = g->in[2], O1 = g->out[1];
@@ -1872,9 +1871,7 @@ dw_group8(const conv_geom *g, const float *x, const float *w,
 			else
 				dw8_pixels(0, sp, sw * 8, wv, toff, vb, r);
 			for (l = 0; clamp != NULL && l < 8; l++)
-				r[l] = _mm256_min_ps(_mm256_set1_ps(clamp[1]),
-				    _mm256_max_ps(_mm256_set1_ps(clamp[0]),
-				    r[l]));
+				r[l] = aoe_epi_k8(AOE_EPI_CLAMP, clamp, r[l]);
 			aoe_tr8(r);
 			if (ow + 8 <= O2) {
 				for (l = 0; l < nch; l++)
@@ -1899,7 +1896,7 @@ struct dw_ctx {
 	int fast2d;
 	int64_t items, nch;
 	const aoe_epi *e;	/* on each plane as it is made, or NULL */
-	const float *clamp;	/* lo, hi of a Relu or Clip in registers */
+	const aoe_epi *clamp;	/* e when a clamp, applied in registers */
 	const float *add;	/* the residual, laid out as y, or NULL */
 	int nt;			/* eight planes staged and streamed */
 };
@@ -1979,14 +1976,14 @@ dwp_chunk(void *arg, int64_t c, int tid)
  * row.  The epilogue e (may be NULL) and the residual add (may be NULL)
  * run on each work item's planes as soon as they are made: as a pass of
  * its own over mobilenet_v2's 96 @112/2 output (1.2 MB) they read it
- * back from the L3.  A plain Relu or Clip comes as clamp (lo, hi; else
- * NULL) too, and dw_group8 applies it in registers instead: 96 @112/2
+ * back from the L3.  A plain Relu or Clip comes as clamp (e, else NULL)
+ * too, and dw_group8 applies it in registers instead: 96 @112/2
  * 192 to 172 us, 144 @56/2 83 to 73, 144 @56 173 to 150 (Zen 5, 1
  * thread, warm, bench/convb, with its eight FMA chains a tap).
  */
 static void
 conv_depthwise(const conv_geom *g, const float *x, const float *w,
-    const float *bias, const aoe_epi *e, const float *clamp,
+    const float *bias, const aoe_epi *e, const aoe_epi *clamp,
     const float *add, float *y, int nt, int nthreads)
 {
 	const int64_t O1 = g->out[1], O2 = g->out[2], sw = g->s[2];
@@ -2079,9 +2076,7 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	const float *add = aoe_fused_add(k->g, n);
 	int vec = (int)aoe_sched_get(k->sched, "dw_vec", 0), rc;
 	int nt = (int)aoe_sched_get(k->sched, "dw_nt", -1);
-	float clamp[2];
-	const float *cl = NULL;
-	int plain;
+	int plain, epi;
 	aoe_act act;
 	aoe_epi e;
 
@@ -2114,13 +2109,9 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 		 * Relu or Clip (no residual, no affine after it) in registers
 		 * where eight planes are made at once.
 		 */
-		if (plain) {
-			clamp[0] = act.kind == AOE_ACT_RELU ? 0 : act.lo;
-			clamp[1] = act.kind == AOE_ACT_RELU ? INFINITY : act.hi;
-			cl = clamp;
-		}
-		conv_depthwise(cg, x, w, bias, aoe_act_epi(&act, &e) ||
-		    add != NULL ? &e : NULL, cl, add, y, nt, k->nthreads);
+		epi = aoe_act_epi(&act, &e) || add != NULL;
+		conv_depthwise(cg, x, w, bias, epi ? &e : NULL, plain ? &e :
+		    NULL, add, y, nt, k->nthreads);
 		return 0;
 	}
 	if (rc < 0)

@@ -31,7 +31,6 @@
  * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
  */
 #include <immintrin.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,7 +400,7 @@ struct dr_args {
 	const float *x, *w;	/* input plane, K * K weights */
 	float *y;		/* output plane */
 	float bv;
-	float lo, hi;		/* a Relu or Clip, when clamp */
+	float lo, hi;		/* the clamp's bounds, when clamp */
 	int clamp;
 	int act;		/* 1 SiLU, 2 HardSwish in registers, else 0 */
 	int64_t H, W, OH, OW, pt, pl, nb;
@@ -757,7 +756,6 @@ struct dr_ctx {
 	float *y;
 	aoe_epi e;
 	int epi, clamp, act;
-	float lo, hi;
 	dr_fn *fn;
 	int R;
 	int64_t nb, items, nch;
@@ -788,8 +786,8 @@ dr_chunk(void *arg, int64_t c, int tid)
 	a.mk = d->mk;
 	a.clamp = d->clamp;
 	a.act = d->act;
-	a.lo = d->lo;
-	a.hi = d->hi;
+	a.lo = d->e.lo;
+	a.hi = d->e.hi;
 	/* The chunk's planes are one range of y: staged, it is one copy. */
 	if (d->nt && (sb = aoe_stage_buf(y, (p1 - p0) * g->outsz)) == NULL) {
 		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
@@ -851,35 +849,25 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	d.R = oh;
 	d.epi = (act != NULL && aoe_act_epi(act, &d.e)) || add != NULL;
 	/*
-	 * A plain Relu or Clip, with no residual or affine after it, is
-	 * applied in registers as each vector is stored: as a pass over the
-	 * rows it took 7.5 of 45 us on 576 @14 (Zen 5, 1 thread).  Its max
-	 * and min keep a NaN, as the epilogue does.
+	 * Where no residual or affine follows, the activation is applied
+	 * in registers: a plain Relu or Clip (the epilogue's clamp) as each
+	 * vector is stored, SiLU and HardSwish to each pass's accumulators
+	 * with the kind fixed per call.  As a pass over the rows, Relu took
+	 * 7.5 of 45 us on 576 @14 (Zen 5, 1 thread).  SiLU and HardSwish,
+	 * unit-dwconv's DWCONV_BENCH, CPU time, minima of 3, pass against
+	 * registers, HardSwish: 576 @14 45.2 to 38.0 us, 672 @14 5x5 94.5
+	 * to 84.8, 144 @56 157.2 to 142.9, 32 @112 104.5 to 94.1; SiLU: 576
+	 * @14 50.4 to 49.7, 672 @14 5x5 100.7 to 96.0, 144 @56 190.4 to
+	 * 155.8, 240 @28 5x5 131.3 to 125.0.  (Any kind switched at each
+	 * store instead made 576 @14 with Relu 35 to 62 us: six activations
+	 * inlined at every store site of the unrolled passes.)
 	 */
-	if (act != NULL && (act->kind == AOE_ACT_RELU || act->kind ==
-	    AOE_ACT_CLIP) && add == NULL && act->ps == NULL &&
-	    act->pt == NULL) {
-		d.clamp = 1;
-		d.lo = act->kind == AOE_ACT_RELU ? 0 : act->lo;
-		d.hi = act->kind == AOE_ACT_RELU ? INFINITY : act->hi;
-		d.epi = 0;
-	}
-	/*
-	 * SiLU and HardSwish (no residual, no affine) likewise, on each
-	 * pass's accumulators, with the kind fixed per call: Zen 5, 1
-	 * thread, CPU time, unit-dwconv's DWCONV_BENCH, minima of 3, as a
-	 * pass over the rows against in registers, HardSwish: 576 @14
-	 * 45.2 to 38.0 us, 672 @14 5x5 94.5 to 84.8, 144 @56 157.2 to
-	 * 142.9, 32 @112 104.5 to 94.1; SiLU: 576 @14 50.4 to 49.7, 672
-	 * @14 5x5 100.7 to 96.0, 144 @56 190.4 to 155.8, 240 @28 5x5 131.3
-	 * to 125.0.  (Any kind switched at each store instead made 576 @14
-	 * with Relu 35 to 62 us: six activations inlined at every store
-	 * site of the unrolled passes.)
-	 */
-	if (d.epi && add == NULL && d.e.ps == NULL && d.e.pt == NULL &&
-	    (d.e.kind == AOE_EPI_SILU || d.e.kind == AOE_EPI_HARDSWISH)) {
-		d.act = d.e.kind == AOE_EPI_SILU ? 1 : 2;
-		d.epi = 0;
+	if (d.epi && add == NULL && d.e.ps == NULL && d.e.pt == NULL) {
+		d.clamp = d.e.kind == AOE_EPI_CLAMP;
+		d.act = d.e.kind == AOE_EPI_SILU ? 1 :
+		    d.e.kind == AOE_EPI_HARDSWISH ? 2 : 0;
+		if (d.clamp || d.act)
+			d.epi = 0;
 	}
 	if (d.epi && act == NULL) {
 		d.e.kind = AOE_EPI_CLAMP;
