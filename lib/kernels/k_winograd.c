@@ -860,15 +860,17 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	w.avx512 = aoe_cpu_avx512();
 	outer = plan(&w, p, m, nthreads, s);
 	aoe_act_of(p->node, &act);
-	w.act = act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP;
-	w.lo = act.kind == AOE_ACT_RELU ? 0 : act.lo;
-	w.hi = act.kind == AOE_ACT_RELU ? INFINITY : act.hi;
 	/*
-	 * A plain Relu or Clip is applied in registers; anything more (a
-	 * residual, another activation, an affine after it) by the epilogue
-	 * on the rows just stored.
+	 * A plain Relu or Clip is applied in registers, with the bounds of
+	 * the epilogue that would apply it; anything more (a residual,
+	 * another activation, an affine after it) by the epilogue on the
+	 * rows just stored.
 	 */
-	w.epi = aoe_act_epi(&act, &w.e) && !w.act;
+	w.epi = aoe_act_epi(&act, &w.e);
+	w.act = act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP;
+	w.lo = w.e.lo;
+	w.hi = w.e.hi;
+	w.epi = w.epi && !w.act;
 	if (p->add || act.ps || act.pt)
 		w.epi = 1;
 	if (u == NULL) {
