@@ -336,6 +336,52 @@ bench(void)
 	}
 }
 
+/*
+ * One case of the fused Relu or Clip test (see main): the depthwise Conv
+ * node of layer L (channels, plane, kernel, stride) with a Relu, or with
+ * clip a Clip(-0.25, 0.5), under dw_rows on th threads; 1 if it matches
+ * the reference.
+ */
+static int
+fused_clamp_ok(const int64_t L[4], int clip, int dw_rows, int th)
+{
+	spec sp = { 1, L[0], 1, L[1], L[1], L[2], L[2], L[3], L[3], 1, 1,
+	    L[2] / 2, L[2] / 2, L[2] / 2, L[2] / 2, 0, 0, 0, 1 };
+	aoe_conv_geom g;
+	aoe_act ac;
+	aoe_sched sc;
+	tg t;
+	float *r;
+	double e;
+	int good;
+
+	if (conv_graph(&t, L[0], L[1], L[2], L[3]) < 0)
+		return 0;
+	memset(&ac, 0, sizeof(ac));
+	ac.kind = clip ? AOE_ACT_CLIP : AOE_ACT_RELU;
+	ac.lo = clip ? -0.25f : 0;
+	ac.hi = clip ? 0.5f : FLT_MAX;
+	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act"))->i = ac.kind;
+	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act_lo"))->f = ac.lo;
+	/* A Relu keeps the graph's 6, which it must ignore. */
+	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act_hi"))->f = clip ? ac.hi : 6;
+	memset(&sc, 0, sizeof(sc));
+	aoe_sched_set(&sc, "algo", 4);
+	aoe_sched_set(&sc, "dw_rows", dw_rows);
+	geom_of(&sp, &g);
+	r = malloc(sizeof(float) * (size_t)numel_y(&t));
+	conv_reference(&g, t.g->tensors[t.in[0]]->data,
+	    t.g->tensors[t.in[1]]->data, t.g->tensors[t.in[2]]->data, &ac,
+	    NULL, r);
+	opts.nthreads = th;
+	good = aoe_space_apply(t.g, t.n, &sc) >= 0 &&
+	    aoe_graph_run(t.g, &opts) >= 0 &&
+	    same(t.g->tensors[t.y]->data, r, numel_y(&t), &e);
+	free(r);
+	aoe_graph_free(t.g);
+	return good;
+}
+
 int
 main(void)
 {
@@ -668,67 +714,18 @@ main(void)
 		    { 20, 30, 3, 1 }, { 13, 9, 5, 1 }, { 9, 14, 3, 1 },
 		    { 19, 7, 3, 1 } };
 		static const int rows[] = { 0, 2, -1 };
-		unsigned k, a, rr;
-		int good = 1, th, ncase = 0;
-		for (k = 0; k < sizeof(L) / sizeof(L[0]); k++)
-			for (a = 0; a < 2; a++)
-				for (rr = 0; rr < 3; rr++)
-					for (th = 1; th <= 2; th++) {
-						spec sp = { 1, L[k][0], 1, L[k][1],
-						    L[k][1], L[k][2], L[k][2],
-						    L[k][3], L[k][3], 1, 1,
-						    L[k][2] / 2, L[k][2] / 2,
-						    L[k][2] / 2, L[k][2] / 2, 0, 0,
-						    0, 1 };
-						aoe_act ac;
-						aoe_sched sc;
-						tg t;
-						float *r;
-						double e;
-						if (conv_graph(&t, L[k][0], L[k][1],
-						    L[k][2], L[k][3]) < 0) {
-							good = 0;
-							continue;
-						}
-						memset(&ac, 0, sizeof(ac));
-						ac.kind = a ? AOE_ACT_CLIP :
-						    AOE_ACT_RELU;
-						ac.lo = a ? -0.25f : 0;
-						ac.hi = a ? 0.5f : FLT_MAX;
-						((aoe_attr *)aoe_attr_find(t.n,
-						    "_aoe_act"))->i = ac.kind;
-						((aoe_attr *)aoe_attr_find(t.n,
-						    "_aoe_act_lo"))->f = ac.lo;
-						((aoe_attr *)aoe_attr_find(t.n,
-						    "_aoe_act_hi"))->f = a ? ac.hi :
-						    6;
-						memset(&sc, 0, sizeof(sc));
-						aoe_sched_set(&sc, "algo", 4);
-						aoe_sched_set(&sc, "dw_rows",
-						    rows[rr]);
-						geom_of(&sp, &g);
-						r = malloc(sizeof(float) *
-						    (size_t)numel_y(&t));
-						conv_reference(&g,
-						    t.g->tensors[t.in[0]]->data,
-						    t.g->tensors[t.in[1]]->data,
-						    t.g->tensors[t.in[2]]->data,
-						    &ac, NULL, r);
-						opts.nthreads = th;
-						if (aoe_space_apply(t.g, t.n, &sc) <
-						    0 || aoe_graph_run(t.g, &opts) <
-						    0 || !same(t.g->tensors[t.y]->data,
-						    r, numel_y(&t), &e)) {
-							printf("# fused %s, layer %u, "
-							    "dw_rows=%d, %d threads: "
-							    "mismatch\n", a ? "Clip" :
-							    "Relu", k, rows[rr], th);
-							good = 0;
-						}
-						ncase++;
-						free(r);
-						aoe_graph_free(t.g);
-					}
+		/* Each layer, Relu and Clip, each dw_rows, 1 and 2 threads. */
+		int ncase = (int)(sizeof(L) / sizeof(L[0])) * 2 * 3 * 2;
+		good = 1;
+		for (i = 0; i < ncase; i++) {
+			int k = i / 12, clip = i / 6 % 2, rr = rows[i / 2 % 3];
+			if (!fused_clamp_ok(L[k], clip, rr, 1 + i % 2)) {
+				printf("# fused %s, layer %d, dw_rows=%d, %d "
+				    "threads: mismatch\n", clip ? "Clip" :
+				    "Relu", k, rr, 1 + i % 2);
+				good = 0;
+			}
+		}
 		ok(good, "a depthwise Conv node with Relu or Clip(-0.25, 0.5) "
 		    "fused matches the reference under dw_rows 0, 2 and -1, "
 		    "at 1 and 2 threads (%d cases)", ncase);
