@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "aoe.h"
+#include "kernel.h"
 #include "tap.h"
 
 static aoe_run_opts opts;
@@ -368,6 +369,59 @@ test_illegal(const char *name, cspec p, int64_t algo, const char *knob,
 	aoe_graph_free(t.g);
 }
 
+/* The default value of knob name in sp, or -1. */
+static int64_t
+knob_def(const aoe_space *sp, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sp->nknobs; i++)
+		if (strcmp(sp->knobs[i].name, name) == 0)
+			return sp->knobs[i].def;
+	return -1;
+}
+
+/*
+ * The default F(m,3) of a 64>64 3x3 Conv on an h x h plane: F(2,3) on
+ * planes of 16 F(4,3) tiles or fewer under AVX-512 (U from memory rules
+ * there), F(4,3) from 12x12 up otherwise; F(2,3) on 13x13 (the 4x4 tiles
+ * waste too much) and below 12x12 everywhere.
+ */
+static void
+test_default_m(void)
+{
+	static const int64_t hs[] = { 7, 12, 13, 14, 16, 17, 28 };
+	int wide = aoe_cpu_avx512(), bad = 0;
+	unsigned i;
+
+	for (i = 0; i < sizeof(hs) / sizeof(hs[0]); i++) {
+		cspec p;
+		aoe_space sp;
+		tg t;
+		int64_t h = hs[i], want = h < 12 || h == 13 ? 2 :
+		    wide && h <= 16 ? 2 : 4;
+
+		memset(&p, 0, sizeof(p));
+		p.n = 1, p.c = p.m = 64, p.h = p.w = h, p.group = 1;
+		p.kh = p.kw = 3, p.sh = p.sw = p.dh = p.dw = 1;
+		p.pt = p.pl = p.pb = p.pr = 1, p.bias = 1, p.wconst = 1;
+		if (build(&t, &p, 1, 0, 1) < 0 ||
+		    aoe_space_for(t.g, t.n, &sp) < 0 ||
+		    knob_def(&sp, "algo") != 5 ||
+		    knob_def(&sp, "wino_m") != want) {
+			printf("# %lldx%lld: algo %lld wino_m %lld, want 5 "
+			    "and %lld\n", (long long)h, (long long)h,
+			    (long long)knob_def(&sp, "algo"),
+			    (long long)knob_def(&sp, "wino_m"),
+			    (long long)want);
+			bad = 1;
+		}
+		aoe_graph_free(t.g);
+	}
+	ok(!bad, "the default F(m,3) by plane, %s: F(2,3) up to %s, then "
+	    "F(4,3)", wide ? "AVX-512" : "AVX2", wide ? "16x16" : "13x13");
+}
+
 int
 main(void)
 {
@@ -412,6 +466,7 @@ main(void)
 	test_shape("many tiles, 8x61x67 -> 13", SHAPE(1, 8, 61, 67, 13, 1, 1,
 	    1, 1, 1, 1, 1, 0), 6);
 
+	test_default_m();
 	test_accuracy(64, 56);
 	test_accuracy(256, 14);
 	test_accuracy(512, 7);

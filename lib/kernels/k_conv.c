@@ -1033,14 +1033,27 @@ is_wino(const conv_geom *g)
  * are used by 16 tiles only: squeezenet1_1's 3x3 64>256 @13 ran in 505
  * us at F(4,3) and 285 at F(2,3) with its weights out of cache as in the
  * model (230 and 243 with them in cache); 48>192 @13 246 and 188.  At
- * 14x14 (1.31 times) the two tie, at 27x27 F(4,3) stays 8% ahead (AMD
- * EPYC Zen 5, 1 thread, median of 11 minima).
+ * 14x14 (1.31 times) the two tie alone, at 27x27 F(4,3) stays 8% ahead
+ * (AMD EPYC Zen 5, 1 thread, median of 11 minima).
  */
 static int
 wino_default_m(const conv_geom *g)
 {
 	int64_t cover = ceildiv(g->out[1], 4) * 4 * ceildiv(g->out[2], 4) * 4;
 
+	/*
+	 * Under AVX-512 the GEMMs are fast enough that in a model, where U
+	 * comes from memory, U's size rules on planes of 16 F(4,3) tiles or
+	 * fewer (up to 16x16): F(2,3)'s is 16/36 of F(4,3)'s and each of
+	 * its values serves 49 tiles, not 16.  resnet50's five 256>256 @14
+	 * (per-node minima, alternated, Zen 5) took 0.87-0.92x the time at
+	 * 2 threads and 0.89-1.01x at 1; resnet18 whole 0.92-0.99x at 2.
+	 * Under AOE_MAX_ISA=avx2 the same nodes took 1.13-1.36x: there F(4,3)
+	 * stays.  At 28x28 (49 tiles) F(2,3) lost in both models (1.01-1.06x).
+	 */
+	if (aoe_cpu_avx512() && ceildiv(g->out[1], 4) * ceildiv(g->out[2],
+	    4) <= 16)
+		return 2;
 	return g->out[1] >= 12 && g->out[2] >= 12 && (g->mg >= 32 ||
 	    g->mg >= g->cg) && 10 * cover <= 14 * g->out[1] * g->out[2] ?
 	    4 : 2;
