@@ -173,23 +173,12 @@ test_sgemm(const struct shape *sh, int64_t m, int64_t n, int64_t k)
 	free(ref);
 }
 
-/* The knob of a space by name, or NULL. */
-static const aoe_knob *
-knob(const aoe_space *sp, const char *name)
-{
-	int i;
-
-	for (i = 0; i < sp->nknobs; i++)
-		if (strcmp(sp->knobs[i].name, name) == 0)
-			return &sp->knobs[i];
-	return NULL;
-}
 
 /* Whether the space offers value v of knob name. */
 static int
 has(const aoe_space *sp, const char *name, int64_t v)
 {
-	const aoe_knob *k = knob(sp, name);
+	const aoe_knob *k = aoe_space_knob(sp, name);
 
 	return k != NULL && aoe_knob_index(k, v) >= 0;
 }
@@ -214,7 +203,7 @@ check_shapes(tg *t, const float *ref, const char *what, const char *extra,
 	int i, j, kci, pp, e, th, bad, runs;
 
 	if (aoe_space_for(t->g, t->n, &sp) < 0 ||
-	    (k = knob(&sp, "kc")) == NULL) {
+	    (k = aoe_space_knob(&sp, "kc")) == NULL) {
 		ok(0, "%s: space", what);
 		return;
 	}
@@ -232,7 +221,7 @@ check_shapes(tg *t, const float *ref, const char *what, const char *extra,
 			    "%s, %dx%d", what, shapes[i].mr, shapes[i].nr);
 			continue;
 		}
-		k = knob(&sp, "mc");
+		k = aoe_space_knob(&sp, "mc");
 		mc = k->def;
 		for (j = k->nvals - 1; j >= 0; j--)
 			if (k->vals[j] % shapes[i].mr == 0)

@@ -373,12 +373,9 @@ test_illegal(const char *name, cspec p, int64_t algo, const char *knob,
 static int64_t
 knob_def(const aoe_space *sp, const char *name)
 {
-	int i;
+	const aoe_knob *k = aoe_space_knob(sp, name);
 
-	for (i = 0; i < sp->nknobs; i++)
-		if (strcmp(sp->knobs[i].name, name) == 0)
-			return sp->knobs[i].def;
-	return -1;
+	return k != NULL ? k->def : -1;
 }
 
 /*
@@ -402,6 +399,7 @@ test_default_m(void)
 		    wide && h <= 16 ? 2 : 4;
 
 		memset(&p, 0, sizeof(p));
+		memset(&sp, 0, sizeof(sp));
 		p.n = 1, p.c = p.m = 64, p.h = p.w = h, p.group = 1;
 		p.kh = p.kw = 3, p.sh = p.sw = p.dh = p.dw = 1;
 		p.pt = p.pl = p.pb = p.pr = 1, p.bias = 1, p.wconst = 1;

@@ -90,6 +90,8 @@ int aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
 int aoe_space_point(const aoe_space *sp, uint64_t idx, aoe_sched *s);
 /* A uniformly random legal point (seed is advanced); 0 or -AOE_EDATA. */
 int aoe_space_sample(const aoe_space *sp, uint64_t *seed, aoe_sched *s);
+/* The knob of sp named name, or NULL. */
+aoe_knob *aoe_space_knob(const aoe_space *sp, const char *name);
 /* from with one knob changed to another legal value; 0 or -AOE_EDATA. */
 int aoe_space_mutate(const aoe_space *sp, uint64_t *seed,
     const aoe_sched *from, aoe_sched *to);

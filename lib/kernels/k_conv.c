@@ -1039,7 +1039,8 @@ is_wino(const conv_geom *g)
 static int
 wino_default_m(const conv_geom *g)
 {
-	int64_t cover = ceildiv(g->out[1], 4) * 4 * ceildiv(g->out[2], 4) * 4;
+	int64_t tiles = ceildiv(g->out[1], 4) * ceildiv(g->out[2], 4);
+	int64_t cover = tiles * 16;	/* output positions the tiles cover */
 
 	/*
 	 * Under AVX-512 the GEMMs are fast enough that in a model, where U
@@ -1051,8 +1052,7 @@ wino_default_m(const conv_geom *g)
 	 * Under AOE_MAX_ISA=avx2 the same nodes took 1.13-1.36x: there F(4,3)
 	 * stays.  At 28x28 (49 tiles) F(2,3) lost in both models (1.01-1.06x).
 	 */
-	if (aoe_cpu_avx512() && ceildiv(g->out[1], 4) * ceildiv(g->out[2],
-	    4) <= 16)
+	if (aoe_cpu_avx512() && tiles <= 16)
 		return 2;
 	return g->out[1] >= 12 && g->out[2] >= 12 && (g->mg >= 32 ||
 	    g->mg >= g->cg) && 10 * cover <= 14 * g->out[1] * g->out[2] ?
@@ -3215,14 +3215,15 @@ aoe_space_conv(aoe_space *sp)
 	if (!convt && conv_default_algo(&cg) == ALGO_1X1 && nn > 1 &&
 	    m > 1) {
 		/* A pointwise Conv's own default shape (pw_shape). */
+		aoe_knob *kmr = aoe_space_knob(sp, "mr");
+		aoe_knob *knr = aoe_space_knob(sp, "nr");
 		int64_t mr, nr;
 
 		pw_shape(&cg, &mr, &nr);
-		for (i = 0; i < sp->nknobs; i++)
-			if (strcmp(sp->knobs[i].name, "mr") == 0)
-				sp->knobs[i].def = mr;
-			else if (strcmp(sp->knobs[i].name, "nr") == 0)
-				sp->knobs[i].def = nr;
+		if (kmr != NULL)
+			kmr->def = mr;
+		if (knr != NULL)
+			knr->def = nr;
 	}
 	cw = w != NULL && w->kind == AOE_T_CONST && (convt ? m : cg.mg) >= 2;
 	if (aoe_space_add(sp, "prepack", cw ? 2 : 1, cw ? onoff : onoff + 1,

@@ -377,10 +377,9 @@ aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
  * a copy (AVX2, where a masked store is slow on AMD).  A plain Relu or
  * Clip is applied to each vector as it is stored, SiLU and HardSwish to
  * the pass's accumulators (neither with a residual or an affine after
- * it); any other epilogue runs on the rows made so far (one span of the plane: the per-channel
- * affine is the same over it) once they hold 512 floats, while they are
- * in L1.  Threads split the planes
- * (channels).
+ * it); any other epilogue runs on the rows made so far (one span of the
+ * plane: the per-channel affine is the same over it) once they hold 512
+ * floats, while they are in L1.  Threads split the planes (channels).
  */
 #define DR_MAXR 8
 #define DR_MAXV 2

@@ -866,11 +866,10 @@ aoe_wino_run(const aoe_wino *p, int m, const float *u, int nthreads,
 	 * another activation, an affine after it) by the epilogue on the
 	 * rows just stored.
 	 */
-	w.epi = aoe_act_epi(&act, &w.e);
 	w.act = act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP;
+	w.epi = aoe_act_epi(&act, &w.e) && !w.act;
 	w.lo = w.e.lo;
 	w.hi = w.e.hi;
-	w.epi = w.epi && !w.act;
 	if (p->add || act.ps || act.pt)
 		w.epi = 1;
 	if (u == NULL) {

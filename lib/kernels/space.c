@@ -111,6 +111,17 @@ aoe_knob_index(const aoe_knob *k, int64_t v)
 	return -1;
 }
 
+aoe_knob *
+aoe_space_knob(const aoe_space *sp, const char *name)
+{
+	int i;
+
+	for (i = 0; i < sp->nknobs; i++)
+		if (strcmp(sp->knobs[i].name, name) == 0)
+			return (aoe_knob *)&sp->knobs[i];
+	return NULL;
+}
+
 uint64_t
 aoe_space_size(const aoe_space *sp)
 {
