@@ -2,11 +2,12 @@
  * unit-winograd - TAP property tests of Conv's Winograd algorithm (algo
  * 5, lib/kernels/k_winograd.c): on awkward shapes (planes of 1, 2, 3, 5 and
  * primes, odd channel counts, asymmetric pads, batches, groups, with and
- * without bias, constant and variable weights, fused activations) the
- * default schedule and sampled legal Winograd schedules match a naive
- * reference at 1 and 2 threads; F(2,3) and F(4,3) errors on resnet-like
- * magnitudes stay far inside the verifier's tolerance; algo=5 where it
- * does not apply, and knobs it does not read, are refused.
+ * without bias, constant and variable weights, fused activations and
+ * residuals) the default schedule and sampled legal Winograd schedules
+ * match a naive reference at 1 and 2 threads; F(2,3) and F(4,3) errors
+ * on resnet-like magnitudes stay far inside the verifier's tolerance;
+ * algo=5 where it does not apply, and knobs it does not read, are
+ * refused.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -23,12 +24,13 @@ typedef struct cspec {
 	int64_t n, c, h, w, m, kh, kw, group;
 	int64_t sh, sw, dh, dw, pt, pl, pb, pr;
 	int bias, wconst, act;		/* act: 0 none, 1 Relu, 2 Clip */
+	int add;			/* a fused residual, before act */
 } cspec;
 
 typedef struct tg {
 	aoe_graph *g;
 	aoe_node *n;
-	int in[3], nin, y;
+	int in[4], nin, y;
 	int64_t oh, ow;
 } tg;
 
@@ -81,13 +83,22 @@ build(tg *t, const cspec *p, float xscale, float xshift, float wscale)
 	memset(t, 0, sizeof(*t));
 	t->g = aoe_graph_new("wino");
 	t->g->opset = 17;
-	t->g->inputs = aoe_xcalloc(3, sizeof(int));
+	t->g->inputs = aoe_xcalloc(4, sizeof(int));
+	t->oh = (p->h + p->pt + p->pb - p->dh * (p->kh - 1) - 1) / p->sh + 1;
+	t->ow = (p->w + p->pl + p->pr - p->dw * (p->kw - 1) - 1) / p->sw + 1;
 	t->g->outputs = aoe_xcalloc(1, sizeof(int));
 	add_input(t, 0, 4, (int64_t[]){ p->n, p->c, p->h, p->w }, 1, 0);
 	add_input(t, p->wconst, 4, (int64_t[]){ p->m, p->c / p->group, p->kh,
 	    p->kw }, wscale, 0);
 	if (p->bias)
 		add_input(t, 1, 1, (int64_t[]){ p->m }, 1, 0);
+	if (p->add) {
+		/* As lib/passes/fuse.c folds it: input 3, a missing bias -1. */
+		if (!p->bias)
+			t->in[t->nin++] = -1;
+		add_input(t, 0, 4, (int64_t[]){ p->n, p->m, t->oh, t->ow }, 1,
+		    0);
+	}
 	t->y = aoe_graph_tensor(t->g, "y");
 	k = aoe_graph_add_node(t->g, "conv", "Conv", t->nin, t->in, 1, &t->y);
 	t->g->outputs[t->g->noutputs++] = t->y;
@@ -105,12 +116,15 @@ build(tg *t, const cspec *p, float xscale, float xshift, float wscale)
 			    0.75f;
 		}
 	}
-	t->oh = (p->h + p->pt + p->pb - p->dh * (p->kh - 1) - 1) / p->sh + 1;
-	t->ow = (p->w + p->pl + p->pr - p->dw * (p->kw - 1) - 1) / p->sw + 1;
+	if (p->add)
+		aoe_node_add_attr(t->n, "_aoe_add", AOE_A_INT)->i = t->nin - 1;
 	if (aoe_graph_prepare(t->g, &opts) < 0)
 		return -1;
 	for (i = 0; i < t->nin; i++) {
-		aoe_tensor *x = t->g->tensors[t->in[i]];
+		aoe_tensor *x;
+		if (t->in[i] < 0)
+			continue;
+		x = t->g->tensors[t->in[i]];
 		if (x->kind != AOE_T_INPUT)
 			continue;
 		n = aoe_tensor_numel(x);
@@ -133,6 +147,7 @@ reference(tg *t, const cspec *p)
 {
 	const float *x = data(t, 0), *w = data(t, 1);
 	const float *b = p->bias ? data(t, 2) : NULL;
+	const float *r = p->add ? data(t, t->nin - 1) : NULL;
 	int64_t cg = p->c / p->group, mg = p->m / p->group;
 	int64_t bi, m, i, j, c, u, v, oh = t->oh, ow = t->ow;
 	double *y = aoe_xcalloc((size_t)(p->n * p->m * oh * ow),
@@ -155,6 +170,8 @@ reference(tg *t, const cspec *p)
 			    p->w + q] * w[((m * cg + c) * p->kh + u) * p->kw +
 			    v];
 		}
+		if (r != NULL)
+			s += r[((bi * p->m + m) * oh + i) * ow + j];
 		if (p->act == 1)
 			s = s > 0 ? s : 0;
 		else if (p->act == 2)
@@ -244,12 +261,12 @@ test_shape(const char *name, cspec p, int nsamples)
 	p.kh = p.kw = 3;
 	p.sh = p.sw = p.dh = p.dw = 1;
 	snprintf(what, sizeof(what), "%lldx%lldx%lldx%lld -> %lld g%lld pads "
-	    "%lld,%lld,%lld,%lld%s%s%s (%s)", (long long)p.n, (long long)p.c,
+	    "%lld,%lld,%lld,%lld%s%s%s%s (%s)", (long long)p.n, (long long)p.c,
 	    (long long)p.h, (long long)p.w, (long long)p.m,
 	    (long long)p.group, (long long)p.pt, (long long)p.pl,
 	    (long long)p.pb, (long long)p.pr, p.bias ? " bias" : "",
 	    p.wconst ? "" : " variable W", p.act == 1 ? " relu" :
-	    p.act == 2 ? " clip" : "", name);
+	    p.act == 2 ? " clip" : "", p.add ? " residual" : "", name);
 	if (build(&t, &p, 1, 0, 1) < 0 || aoe_space_for(t.g, t.n, &sp) < 0) {
 		ok(0, "%s: build", what);
 		aoe_graph_free(t.g);
@@ -297,7 +314,7 @@ static void
 test_accuracy(int64_t c, int64_t hw)
 {
 	cspec p = { 1, c, hw, hw, c, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	    1, 1, 0 };
+	    1, 1, 0, 0 };
 	aoe_sched s;
 	aoe_space sp;
 	double *ref, rel, worst;
@@ -459,6 +476,23 @@ main(void)
 	test_shape("clip", SHAPE(2, 3, 13, 13, 5, 1, 1, 1, 1, 1, 1, 1, 2), 6);
 	test_shape("resnet-like 64x28x28", SHAPE(1, 64, 28, 28, 64, 1, 1, 1,
 	    1, 1, 1, 1, 1), 6);
+	/*
+	 * Residuals: alone, under a Relu and a Clip (added in registers as
+	 * rows are stored), on planes whose tile groups straddle rows of
+	 * tiles (7 and 13 tiles a row) and whose last tiles are partial.
+	 */
+	p = SHAPE(1, 64, 28, 28, 64, 1, 1, 1, 1, 1, 1, 1, 1);
+	p.add = 1;
+	test_shape("resnet-like residual", p, 6);
+	p = SHAPE(2, 17, 13, 13, 19, 1, 1, 1, 1, 1, 0, 1, 0);
+	p.add = 1;
+	test_shape("residual, no activation", p, 6);
+	p = SHAPE(1, 9, 25, 27, 11, 1, 1, 1, 1, 1, 1, 0, 2);
+	p.add = 1;
+	test_shape("residual under a clip", p, 6);
+	p = SHAPE(1, 6, 14, 14, 12, 3, 1, 1, 1, 1, 1, 1, 1);
+	p.add = 1;
+	test_shape("residual, groups 3", p, 6);
 	test_shape("K past a block, 40x19x23 -> 100", SHAPE(1, 40, 19, 23, 100,
 	    1, 1, 1, 1, 1, 1, 1, 0), 6);
 	test_shape("many tiles, 8x61x67 -> 13", SHAPE(1, 8, 61, 67, 13, 1, 1,
