@@ -1538,6 +1538,32 @@ conv_prepare(aoe_graph *g, aoe_node *n)
 	return 0;
 }
 
+/*
+ * The default depth of a pointwise Conv's packed blocks (the GEMM's kc)
+ * under AVX-512: all its input channels up to 1024 (as the kc knob lists
+ * them), where the GEMM's own default is 256.  In one pass over K the
+ * output is read and written once, not once a block.  bench/convb -a,
+ * cold weights, Zen 5, against kc=256: at 2 threads 512>128 @28 0.89x,
+ * 1024>256 @14 0.93x, 2048>512 @7 0.97x, 512>2048 @7 0.98x, 960>160 @7
+ * 0.93x, 576>96 @14 0.93x; at 1 thread 0.97x, 0.98x, 0.98x, 0.98x,
+ * 1.02x, 0.96x.  Under AOE_MAX_ISA=avx2 (L1 and L2 of a Zen 2 are
+ * smaller) it was mixed, so AVX2 keeps the GEMM's default: 0 for that.
+ */
+static int64_t
+pw_kc(const conv_geom *g)
+{
+	static const int64_t kcs[] = { 256, 384, 512, 768, 1024 };
+	int i;
+
+	/* (A matrix-vector product's space has the GEMM's default only.) */
+	if (!aoe_cpu_avx512() || !is_pointwise(g) || g->mg < 2 ||
+	    g->outsz < 2)
+		return 0;
+	for (i = 0; i < 4 && kcs[i] < g->cg; i++)
+		;
+	return kcs[i];
+}
+
 static void
 conv_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
@@ -1555,6 +1581,8 @@ conv_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 		aoe_sched_set(s, "mr", mr);
 		aoe_sched_set(s, "nr", nr);
 	}
+	if (pw_kc(&cg) > 0)
+		aoe_sched_set(s, "kc", pw_kc(&cg));
 }
 
 /*
@@ -3224,6 +3252,12 @@ aoe_space_conv(aoe_space *sp)
 			kmr->def = mr;
 		if (knr != NULL)
 			knr->def = nr;
+	}
+	if (!convt && pw_kc(&cg) > 0) {
+		aoe_knob *kkc = aoe_space_knob(sp, "kc");
+
+		if (kkc != NULL)
+			kkc->def = pw_kc(&cg);
 	}
 	cw = w != NULL && w->kind == AOE_T_CONST && (convt ? m : cg.mg) >= 2;
 	if (aoe_space_add(sp, "prepack", cw ? 2 : 1, cw ? onoff : onoff + 1,
