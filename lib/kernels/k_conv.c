@@ -1546,8 +1546,11 @@ conv_prepare(aoe_graph *g, aoe_node *n)
  * cold weights, Zen 5, against kc=256: at 2 threads 512>128 @28 0.89x,
  * 1024>256 @14 0.93x, 2048>512 @7 0.97x, 512>2048 @7 0.98x, 960>160 @7
  * 0.93x, 576>96 @14 0.93x; at 1 thread 0.97x, 0.98x, 0.98x, 0.98x,
- * 1.02x, 0.96x.  Under AOE_MAX_ISA=avx2 (L1 and L2 of a Zen 2 are
- * smaller) it was mixed, so AVX2 keeps the GEMM's default: 0 for that.
+ * 1.02x, 0.96x.  Strided ones (resnet's downsampling, a GEMM on the
+ * subsampled input): 512>1024 @28 /2 0.91x at 2 threads and 0.92x at 1,
+ * 1024>2048 @14 /2 0.92x and 0.97x.  Under AOE_MAX_ISA=avx2 (L1 and L2
+ * of a Zen 2 are smaller) it was mixed, so AVX2 keeps the GEMM's
+ * default: 0 for that.
  */
 static int64_t
 pw_kc(const conv_geom *g)
@@ -1556,8 +1559,8 @@ pw_kc(const conv_geom *g)
 	int i;
 
 	/* (A matrix-vector product's space has the GEMM's default only.) */
-	if (!aoe_cpu_avx512() || !is_pointwise(g) || g->mg < 2 ||
-	    g->outsz < 2)
+	if (!aoe_cpu_avx512() || !(is_pointwise(g) ||
+	    is_pointwise_strided(g)) || g->mg < 2 || g->outsz < 2)
 		return 0;
 	for (i = 0; i < 4 && kcs[i] < g->cg; i++)
 		;
