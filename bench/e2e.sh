@@ -21,6 +21,7 @@
 # is done once per model and machine; delete the directory to tune again.
 # The runners are interleaved within each repeat, so that a change of load
 # hits all of them alike; each figure is the median of REPEATS medians.
+# At 1 thread all runners are pinned to one CPU (taskset, where present).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -67,6 +68,11 @@ shape_of() {
 	*) echo input:1,3,224,224 ;;
 	esac
 }
+# The CPU that 1-thread runs share: the last this process may use.
+cpu1=
+if command -v taskset >/dev/null 2>&1; then
+	cpu1=$(taskset -cp $$ 2>/dev/null | sed 's/.*: *//; s/.*[,-]//')
+fi
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
@@ -102,6 +108,7 @@ tune() {
 	echo "# ort: onnxruntime-node $(node -p "require('$CACHE/ort/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || echo '?')"
 	echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg); runs=$runs repeats=$reps opat budget=${budget}s, sgat ${sbudget}s per thread count"
 	echo "# times in ms (median of $reps medians of $runs runs); ratios < 1 mean aoe is faster"
+	[ -z "$cpu1" ] || echo "# 1-thread runs pinned to cpu $cpu1 (taskset)"
 	printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' model thr ort_ms \
 	    aoe_ms opat_ms full_ms aoe/ort opat/ort full/ort tune_s outputs
 } | tee "$out"
@@ -128,15 +135,22 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 	fi
 	for t in 1 2; do
 		: >"$tmp/ort"; : >"$tmp/aoe"; : >"$tmp/opat"; : >"$tmp/full"
+		# At 1 thread every runner is pinned to the same CPU: on a
+		# shared VM one vCPU ran the same binary 8-15% faster than
+		# the other, and a process stays where it started.
+		pin=
+		[ $t -ne 1 ] || [ -z "$cpu1" ] || pin="taskset -c $cpu1"
 		i=0
 		while [ $i -lt "$reps" ]; do
-			node "$here/ort-run.js" -t $t -w 3 -r "$runs" -o "$tmp/o_ort" \
-			    "$f" "$spec=$tmp/in.bin" | field median >>"$tmp/ort"
-			aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" \
+			$pin node "$here/ort-run.js" -t $t -w 3 -r "$runs" \
+			    -o "$tmp/o_ort" "$f" "$spec=$tmp/in.bin" |
+			    field median >>"$tmp/ort"
+			$pin aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" \
 			    -s "$spec" -i "$name=$tmp/in.bin" -o "$tmp/o_aoe" "$f" |
 			    field median >>"$tmp/aoe"
 			for b in $banks; do
-				TUNE_BANK_PATH=$bank/$b aoe-run --threads $t --warmup 3 \
+				TUNE_BANK_PATH=$bank/$b $pin aoe-run --threads $t \
+				    --warmup 3 \
 				    --runs "$runs" -s "$spec" -i "$name=$tmp/in.bin" \
 				    -o "$tmp/o_$b" "$f" | field median >>"$tmp/$b"
 			done
