@@ -303,8 +303,8 @@ build_p_line(const int M, const float *x, int64_t h, int64_t wd,
 {
 	const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 	float line[LINE_FLOATS + 8] __attribute__((aligned(32)));
-	/* Columns [c0, c1) of a row land at line[c + pl], below un * M. */
-	const int64_t c0 = 0, c1 = min64(wd, un * M - pl);
+	/* Columns [0, c1) of a row land at line[c + pl], below un * M. */
+	const int64_t c1 = min64(wd, un * M - pl);
 	int64_t r, i, u;
 
 	for (r = 0; r < R; r++) {
@@ -319,7 +319,7 @@ build_p_line(const int M, const float *x, int64_t h, int64_t wd,
 		for (i = 0; i < pw * M; i += 8)
 			_mm256_store_ps(line + i, _mm256_setzero_ps());
 		/* The last vector's lanes past c1 are loaded as zeros. */
-		for (i = c0; i + 8 <= c1; i += 8)
+		for (i = 0; i + 8 <= c1; i += 8)
 			_mm256_storeu_ps(line + pl + i, _mm256_loadu_ps(src + i));
 		if (i < c1)
 			_mm256_storeu_ps(line + pl + i, _mm256_maskload_ps(src +
@@ -578,9 +578,17 @@ strips512(int pf, int64_t C, const float *u, const float *v, int64_t ldv,
 #endif
 #pragma GCC pop_options
 
+/* A residual r added to v, then the clamp to [lo, hi]. */
+static inline __attribute__((always_inline)) __m256
+add_clamp(__m256 v, __m256 r, __m256 lo, __m256 hi)
+{
+	return _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, r), lo), hi);
+}
+
 /*
  * Store the M x 8 outputs o[j] (lane l: tile tw0 + l, column j) of one
- * output row: cols floats from y.
+ * output row: cols floats from y, each with r's (when r is set) added
+ * and then clamped to [lo, hi].
  */
 static inline __attribute__((always_inline)) void
 store_row(const int M, const __m256 *o, float *y, int64_t cols,
@@ -610,24 +618,25 @@ store_row(const int M, const __m256 *o, float *y, int64_t cols,
 	}
 	for (i = 0; i < M && 8 * i + 8 <= cols; i++) {
 		if (r != NULL)
-			v[i] = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v[i],
-			    _mm256_loadu_ps(r + 8 * i)), lo), hi);
+			v[i] = add_clamp(v[i], _mm256_loadu_ps(r + 8 * i), lo,
+			    hi);
 		_mm256_storeu_ps(y + 8 * i, v[i]);
 	}
 	if (i < M && 8 * i < cols) {
 		__m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols -
 		    8 * i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 		if (r != NULL)
-			v[i] = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v[i],
-			    _mm256_maskload_ps(r + 8 * i, m)), lo), hi);
+			v[i] = add_clamp(v[i], _mm256_maskload_ps(r + 8 * i, m),
+			    lo, hi);
 		_mm256_maskstore_ps(y + 8 * i, m, v[i]);
 	}
 }
 
 /*
- * cols (at most 32) floats from s to d, in registers: a call of memcpy
- * for each row of a group of tiles that straddles rows of tiles cost
- * more than the copy (on 54x54 planes, 14 tiles a row, most groups do).
+ * cols (at most 32) floats from s to d, with r added and clamped as in
+ * store_row, in registers: a call of memcpy for each row of a group of
+ * tiles that straddles rows of tiles cost more than the copy (on 54x54
+ * planes, 14 tiles a row, most groups do).
  */
 static inline __attribute__((always_inline)) void
 copy_row(float *d, const float *s, int64_t cols, const float *r, __m256 lo,
@@ -639,8 +648,7 @@ copy_row(float *d, const float *s, int64_t cols, const float *r, __m256 lo,
 	for (i = 0; i + 8 <= cols; i += 8) {
 		v = _mm256_loadu_ps(s + i);
 		if (r != NULL)
-			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v,
-			    _mm256_loadu_ps(r + i)), lo), hi);
+			v = add_clamp(v, _mm256_loadu_ps(r + i), lo, hi);
 		_mm256_storeu_ps(d + i, v);
 	}
 	if (i < cols) {
@@ -648,8 +656,7 @@ copy_row(float *d, const float *s, int64_t cols, const float *r, __m256 lo,
 		    i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 		v = _mm256_maskload_ps(s + i, m);
 		if (r != NULL)
-			v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v,
-			    _mm256_maskload_ps(r + i, m)), lo), hi);
+			v = add_clamp(v, _mm256_maskload_ps(r + i, m), lo, hi);
 		_mm256_maskstore_ps(d + i, m, v);
 	}
 }
