@@ -481,18 +481,15 @@ main(void)
 	 * rows are stored), on planes whose tile groups straddle rows of
 	 * tiles (7 and 13 tiles a row) and whose last tiles are partial.
 	 */
-	p = SHAPE(1, 64, 28, 28, 64, 1, 1, 1, 1, 1, 1, 1, 1);
-	p.add = 1;
-	test_shape("resnet-like residual", p, 6);
-	p = SHAPE(2, 17, 13, 13, 19, 1, 1, 1, 1, 1, 0, 1, 0);
-	p.add = 1;
-	test_shape("residual, no activation", p, 6);
-	p = SHAPE(1, 9, 25, 27, 11, 1, 1, 1, 1, 1, 1, 0, 2);
-	p.add = 1;
-	test_shape("residual under a clip", p, 6);
-	p = SHAPE(1, 6, 14, 14, 12, 3, 1, 1, 1, 1, 1, 1, 1);
-	p.add = 1;
-	test_shape("residual, groups 3", p, 6);
+#define RESID(...) ((void)SHAPE(__VA_ARGS__), p.add = 1, p)
+	test_shape("resnet-like residual", RESID(1, 64, 28, 28, 64, 1, 1, 1,
+	    1, 1, 1, 1, 1), 6);
+	test_shape("residual, no activation", RESID(2, 17, 13, 13, 19, 1, 1,
+	    1, 1, 1, 0, 1, 0), 6);
+	test_shape("residual under a clip", RESID(1, 9, 25, 27, 11, 1, 1, 1,
+	    1, 1, 1, 0, 2), 6);
+	test_shape("residual, groups 3", RESID(1, 6, 14, 14, 12, 3, 1, 1, 1,
+	    1, 1, 1, 1), 6);
 	test_shape("K past a block, 40x19x23 -> 100", SHAPE(1, 40, 19, 23, 100,
 	    1, 1, 1, 1, 1, 1, 1, 0), 6);
 	test_shape("many tiles, 8x61x67 -> 13", SHAPE(1, 8, 61, 67, 13, 1, 1,
