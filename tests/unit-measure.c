@@ -4,10 +4,12 @@
  * opat_child_result, lib/tune/measure.c) against children that report,
  * crash, abort, hang, wait for the lock, garble their result or say too
  * much; the whole-model check's rounds (opat_whole_check) against
- * children that say scripted times; and the random inputs of every
- * measurement and of aoe-run (aoe_tensor_fill_random, lib/ir/graph.c).
+ * children that say scripted times; the random inputs of every
+ * measurement and of aoe-run (aoe_tensor_fill_random, lib/ir/graph.c);
+ * and the pinning of one-thread children (opat_child_pin).
  */
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,11 +375,61 @@ whole(void)
 	unlink(path);
 }
 
+/*
+ * opat_child_pin in a forked child: at one thread the child's CPUs are
+ * the last of its parent's alone; at two they are the parent's.  Says
+ * 1 (pass), 0 (fail) or 2 (cannot tell: fewer than two CPUs) by exit.
+ */
+static int
+pin_case(int nthreads)
+{
+	cpu_set_t before, after;
+	pid_t pid;
+	int st, c, last = -1;
+
+	if (sched_getaffinity(0, sizeof(before), &before) != 0 ||
+	    CPU_COUNT(&before) < 2)
+		return 2;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &before))
+			last = c;
+	if ((pid = fork()) == 0) {
+		opat_child_pin(nthreads);
+		if (sched_getaffinity(0, sizeof(after), &after) != 0)
+			_exit(0);
+		if (nthreads == 1)
+			_exit(CPU_COUNT(&after) == 1 && CPU_ISSET(last, &after));
+		_exit(CPU_EQUAL(&before, &after));
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return 0;
+	return WEXITSTATUS(st);
+}
+
+static void
+pinning(void)
+{
+	int one = pin_case(1), two = pin_case(2);
+
+	if (one == 2) {
+		skip("fewer than two CPUs", "a measuring child of one thread "
+		    "is pinned");
+		skip("fewer than two CPUs", "a measuring child of two threads "
+		    "is not");
+		return;
+	}
+	ok(one == 1, "a measuring child of one thread is pinned to its "
+	    "parent's last CPU");
+	ok(two == 1, "a measuring child of two threads keeps its parent's "
+	    "CPUs");
+}
+
 int
 main(void)
 {
 	protocol();
 	whole();
 	fillers();
+	pinning();
 	return done_testing();
 }

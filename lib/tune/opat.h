@@ -132,8 +132,13 @@ int opat_measure(aoe_graph *g, int ni, const aoe_sched *s,
  */
 void opat_say(int fd, const char *s);
 int opat_child_lock(const char *path, int *gate, int fd);
-/* A measuring child's run options: no bank, every fusion, no profile. */
+/*
+ * A measuring child's run options: no bank, every fusion, no profile;
+ * and opat_child_pin, which it calls: a child of one thread pinned to
+ * the last CPU it may use, so that all are timed on one CPU.
+ */
 void opat_child_opts(aoe_run_opts *ro, int nthreads);
+void opat_child_pin(int nthreads);
 void opat_child_exclusive(int lk, int gate, int fd);
 void opat_child_report(double *rep, int n, int inner, int fd)
     __attribute__((noreturn));

@@ -91,6 +91,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	int lk, gate, i, j, inner, n = nrep > o->run_loop ? nrep : o->run_loop;
 
 	signal(SIGPIPE, SIG_DFL);
+	opat_child_pin(ro->nthreads);
 	lk = opat_child_lock(opat_lock_path(), &gate, fd);
 	/* The reference: no decisions. */
 	co.fuse_mode = AOE_FUSE_OFF;
