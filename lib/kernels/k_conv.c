@@ -2520,7 +2520,13 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		 * strided columns itself: AMD EPYC Zen 5, bench/convb, cold,
 		 * 64>128 @56 /2 0.65x the time at 1 thread, 256>512 @56 /2
 		 * 0.9x at 1 and 2 threads, 512>1024 @28 /2 and 1024>2048
-		 * @14 /2 even (bench/results/wino-pf-20261205.txt).
+		 * @14 /2 even (bench/results/wino-pf-20261205.txt).  The
+		 * threads share the subsampling from 8192 values: one thread
+		 * doing it all left the other to read all of it from the
+		 * first's cache on another CCD (in the model at 2 threads,
+		 * resnet18's 64>128 @56 /2 and 128>256 @28 /2 0.85x the time
+		 * of a single-thread pass below 65536 values, regnet's
+		 * 32>64 @56 /2 and 64>160 @28 /2 0.85x).
 		 */
 		if (is_pointwise_strided(cg) &&
 		    aoe_sched_get(k->sched, "planes", -1) == -1) {
@@ -2529,7 +2535,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 			if (buf != NULL) {
 				struct sub_ctx sc = { cg, xg, buf,
 				    aoe_nchunks(cg->cg, cg->cg * cg->outsz >=
-				    65536 ? nth : 1) };
+				    8192 ? nth : 1) };
 				aoe_parallel(nth, sc.nch, sub_chunk, &sc);
 				xe.b = buf;
 				xe.ldb = cg->outsz;
