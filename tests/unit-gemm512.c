@@ -173,7 +173,6 @@ test_sgemm(const struct shape *sh, int64_t m, int64_t n, int64_t k)
 	free(ref);
 }
 
-
 /* Whether the space offers value v of knob name. */
 static int
 has(const aoe_space *sp, const char *name, int64_t v)

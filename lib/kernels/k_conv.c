@@ -1556,13 +1556,14 @@ static int64_t
 pw_kc(const conv_geom *g)
 {
 	static const int64_t kcs[] = { 256, 384, 512, 768, 1024 };
+	const int last = (int)(sizeof(kcs) / sizeof(kcs[0])) - 1;
 	int i;
 
 	/* (A matrix-vector product's space has the GEMM's default only.) */
 	if (!aoe_cpu_avx512() || !(is_pointwise(g) ||
 	    is_pointwise_strided(g)) || g->mg < 2 || g->outsz < 2)
 		return 0;
-	for (i = 0; i < 4 && kcs[i] < g->cg; i++)
+	for (i = 0; i < last && kcs[i] < g->cg; i++)
 		;
 	return kcs[i];
 }
@@ -1571,6 +1572,7 @@ static void
 conv_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 {
 	conv_geom cg;
+	int64_t kc;
 
 	if (conv_geom_of(g, n, 0, &cg) < 0)
 		return;
@@ -1584,8 +1586,8 @@ conv_default_sched(const aoe_graph *g, const aoe_node *n, aoe_sched *s)
 		aoe_sched_set(s, "mr", mr);
 		aoe_sched_set(s, "nr", nr);
 	}
-	if (pw_kc(&cg) > 0)
-		aoe_sched_set(s, "kc", pw_kc(&cg));
+	if ((kc = pw_kc(&cg)) > 0)
+		aoe_sched_set(s, "kc", kc);
 }
 
 /*
@@ -3209,7 +3211,7 @@ aoe_space_conv(aoe_space *sp)
 	static const int64_t tiles[] = { 256, 1024, 4096, 16384, 65536 };
 	const aoe_node *n = sp->n;
 	const aoe_tensor *w = aoe_in(sp->g, n, 1);
-	int64_t algos[8], tv[8], m, nn, kk, ext;
+	int64_t algos[8], tv[8], m, nn, kk, ext, kc;
 	int convt = strcmp(n->op_type, "ConvTranspose") == 0;
 	int na = 0, nt = 0, rc, cw, i;
 	conv_geom cg;
@@ -3262,11 +3264,11 @@ aoe_space_conv(aoe_space *sp)
 		if (knr != NULL)
 			knr->def = nr;
 	}
-	if (!convt && pw_kc(&cg) > 0) {
+	if (!convt && (kc = pw_kc(&cg)) > 0) {
 		aoe_knob *kkc = aoe_space_knob(sp, "kc");
 
 		if (kkc != NULL)
-			kkc->def = pw_kc(&cg);
+			kkc->def = kc;
 	}
 	cw = w != NULL && w->kind == AOE_T_CONST && (convt ? m : cg.mg) >= 2;
 	if (aoe_space_add(sp, "prepack", cw ? 2 : 1, cw ? onoff : onoff + 1,

@@ -137,17 +137,6 @@ aoe_space_size(const aoe_space *sp)
 	return size;
 }
 
-static const aoe_knob *
-knob_named(const aoe_space *sp, const char *name)
-{
-	int i;
-
-	for (i = 0; i < sp->nknobs; i++)
-		if (strcmp(sp->knobs[i].name, name) == 0)
-			return &sp->knobs[i];
-	return NULL;
-}
-
 int
 aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
     size_t len)
@@ -176,7 +165,7 @@ aoe_space_validate(const aoe_space *sp, const aoe_sched *s, char *why,
 			k = &sp->knobs[i];
 		else {
 			inorder = 0;
-			k = knob_named(sp, s->k[i].name);
+			k = aoe_space_knob(sp, s->k[i].name);
 		}
 		if (k == NULL) {
 			snprintf(why, len, "%s has no knob '%s'", sp->op_type,

@@ -328,13 +328,9 @@ dist(const aoe_space *sp, const aoe_sched *a, const aoe_sched *b)
 static double
 knob(const opat_search *s, const aoe_sched *p, const char *name)
 {
-	int i;
+	const aoe_knob *k = aoe_space_knob(s->sp, name);
 
-	for (i = 0; i < s->sp->nknobs; i++)
-		if (strcmp(s->sp->knobs[i].name, name) == 0)
-			return (double)aoe_sched_get(p, name,
-			    s->sp->knobs[i].def);
-	return 0;
+	return k != NULL ? (double)aoe_sched_get(p, name, k->def) : 0;
 }
 
 /* x rounded up to blocks of b, each rounded up to the micro-kernel's r. */
