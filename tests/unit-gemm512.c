@@ -86,12 +86,12 @@ ref_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 
 /* Blocking variants tried with every shape: the edges of each knob. */
 static const struct variant {
-	int mcmul, kc, nc, par, packb;
+	int mcmul, kc, nc, par, packb, apf;
 } variants[] = {
-	{ 1, 64, 192, 1, 1 },
-	{ 12, 256, 3072, 0, -1 },
-	{ 4, 128, 384, 2, 0 },
-	{ 7, 1024, 768, 0, 1 },
+	{ 1, 64, 192, 1, 1, 0 },
+	{ 12, 256, 3072, 0, -1, 512 },
+	{ 4, 128, 384, 2, 0, 1024 },
+	{ 7, 1024, 768, 0, 1, 256 },
 };
 #define NVARIANTS ((int)(sizeof(variants) / sizeof(variants[0])))
 
@@ -106,6 +106,7 @@ sched_of(const struct shape *sh, const struct variant *v, aoe_sched *s)
 	aoe_sched_set(s, "nc", v->nc);
 	aoe_sched_set(s, "par", v->par);
 	aoe_sched_set(s, "packb", v->packb);
+	aoe_sched_set(s, "apf", v->apf);
 }
 
 /*
@@ -276,6 +277,8 @@ static void
 test_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int bconst,
     int cm, int cn, float alpha, float beta)
 {
+	/* The A prefetch (apf) at off, short and long distances. */
+	static const int64_t apfs[] = { 0, 256, 1024 };
 	tg t;
 	int64_t da[2], db[2], dc[2] = { cm, cn }, i, j;
 	float *ref, *c0 = NULL;
@@ -313,7 +316,7 @@ test_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int bconst,
 	ref = aoe_xcalloc((size_t)(m * n), sizeof(float));
 	ref_gemm(ta, tb, m, n, k, alpha, data(&t, 0), ta ? m : k,
 	    data(&t, 1), tb ? k : n, beta, c0, ref);
-	check_shapes(&t, ref, what, NULL, 0, NULL);
+	check_shapes(&t, ref, what, "apf", 3, apfs);
 	free(c0);
 	free(ref);
 	aoe_graph_free(t.g);

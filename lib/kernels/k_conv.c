@@ -3074,7 +3074,8 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return -1;
 	if (algo == ALGO_GROUPED) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "tile", "planes", "batch_par" };
+		    "nc", "par", "packb", "apf", "tile", "planes",
+		    "batch_par" };
 		if (!sp->fact[6]) {
 			snprintf(why, len, "algo=8 (grouped) needs a 2-D Conv "
 			    "whose output channels a group are a multiple of "
@@ -3087,14 +3088,14 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	}
 	if (algo == ALGO_BLOCKED) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "tile", "planes", "batch_par",
-		    "prepack" };
+		    "nc", "par", "packb", "apf", "tile", "planes",
+		    "batch_par", "prepack" };
 		return keeps_defaults(sp, s, unread, sizeof(unread) /
 		    sizeof(unread[0]), "algo=7 (blocked)", why, len);
 	}
 	if (algo == ALGO_WINOGRAD) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "tile", "planes" };
+		    "nc", "par", "packb", "apf", "tile", "planes" };
 		if (!sp->fact[2]) {
 			snprintf(why, len, "algo=5 (winograd) needs a 2-D 3x3 "
 			    "kernel with unit strides and dilations");

@@ -578,7 +578,7 @@ int aoe_space_add_pow2(aoe_space *sp, const char *name, int zero,
     int64_t lo, int64_t hi, int64_t def, int live, const char *doc);
 /* Set the default of the knob added last (when default_sched omits it). */
 #define AOE_SPACE_DEF(sp, v) ((sp)->knobs[(sp)->nknobs - 1].def = (v))
-/* The GEMM knobs (mr nr mc kc nc par packb) for an m x n x k product. */
+/* The GEMM knobs (mr nr mc kc nc par packb apf) for an m x n x k product. */
 int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
 /* The GEMM knobs' constraints; 0 or -1 with why. */
 int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
