@@ -18,7 +18,8 @@
 # --total-seconds; by default 300 less -T, at least 60, so that tuning a
 # model at a thread count takes about five minutes at most).  Banks go
 # to $AOE_CACHE/banks/<model>/opat (operator bank) and .../full (the same plus the subgraph bank), so tuning
-# is done once per model and machine; delete the directory to tune again.
+# is done once per model, machine and kernel generation (aoe-bank
+# --version); delete the directory to tune again.
 # The runners are interleaved within each repeat, so that a change of load
 # hits all of them alike; each figure is the median of REPEATS medians.
 # At 1 thread all runners are pinned to one CPU (taskset, where present).
@@ -78,9 +79,12 @@ field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
 
 # tune MODEL SPEC BANKDIR: operator then subgraph tuning at 1 and 2 threads,
-# once; the seconds it took go to BANKDIR/tune_s.
+# once for each kernel generation (aoe-bank(5): a bank of another one
+# no longer applies, so it is tuned again); the seconds it took go to
+# BANKDIR/tune_s.
 tune() {
-	[ -f "$3/.tuned" ] && return 0
+	gen=$(aoe-bank --version)
+	[ -f "$3/.tuned" ] && [ "$(cat "$3/.tuned")" = "$gen" ] && return 0
 	rm -rf "$3"
 	mkdir -p "$3/opat" "$3/full"
 	t0=$(date +%s)
@@ -96,7 +100,7 @@ tune() {
 		    -o "$3/sgat-$t.jsonl" "$1" >&2 || return 1
 	done
 	echo $(($(date +%s) - t0)) >"$3/tune_s"
-	touch "$3/.tuned"
+	echo "$gen" >"$3/.tuned"
 }
 
 {

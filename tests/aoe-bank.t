@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 103
+plan 109
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -413,7 +413,7 @@ ok $? "lookup: an entry in both banks comes from the custom one"
 # signature (a collision), and the right key and signature on another
 # soc_version.  Neither is applied; each is named in a warning.
 aoe-bank lookup --jsonl --threads 1 "$ex" 2>/dev/null | python3 -c '
-import json, sys
+import json, os, sys
 seen, out = set(), []
 for l in sys.stdin:
     l = json.loads(l)
@@ -422,7 +422,7 @@ for l in sys.stdin:
 def ent(l, sig, soc):
     return {"key": l["key"], "op_type": l["op_type"], "signature": sig, "schedule": {"mr": 4},
         "time_us": 1, "baseline_us": 2, "soc_version": soc, "tool_version": "0.1.0",
-        "measured_at": "2026-01-01T00:00:00Z", "method": "opat"}
+        "kernels": int(os.environ["KGEN"]), "measured_at": "2026-01-01T00:00:00Z", "method": "opat"}
 e = [ent(out[1], "op=Other;threads=1", "socA"), ent(out[2], out[2]["signature"], "socB")]
 for x in sorted(e, key=lambda x: int(x["key"])):
     print(json.dumps(x))
@@ -440,21 +440,26 @@ ok $status "aoe-run runs with the bank"
 # Entries whose schedules are not in their node's space (an unknown knob,
 # an illegal GEMM tile, a value off the list) are never applied: lookup
 # says "illegal" and warns once each; aoe-run computes what it computes
-# without them.
+# without them.  (convs.jsonl: the example's Conv cases, a lookup line each.)
 aoe-bank lookup --jsonl --threads 1 "$ex" 2>/dev/null | python3 -c '
 import json, sys
-seen, out = set(), []
+seen = set()
 for l in sys.stdin:
-    l = json.loads(l)
-    if l["op_type"] == "Conv" and l["key"] not in seen:
-        seen.add(l["key"]); out.append(l)
+    o = json.loads(l)
+    if o["op_type"] == "Conv" and o["key"] not in seen:
+        seen.add(o["key"]); sys.stdout.write(l)
+' > "$T/convs.jsonl"
+python3 -c '
+import json, os, sys
+out = [json.loads(l) for l in open(sys.argv[1])]
 scheds = [{"bogus_knob": 5}, {"mr": 4, "nr": 16}, {"algo": 99}]
 e = [{"key": l["key"], "op_type": l["op_type"], "signature": l["signature"], "schedule": s,
       "time_us": 1, "baseline_us": 2, "soc_version": "socA", "tool_version": "0.1.0",
-      "measured_at": "2026-01-01T00:00:00Z", "method": "opat"} for l, s in zip(out, scheds)]
+      "kernels": int(os.environ["KGEN"]), "measured_at": "2026-01-01T00:00:00Z", "method": "opat"}
+     for l, s in zip(out, scheds)]
 for x in sorted(e, key=lambda x: int(x["key"])):
     print(json.dumps(x))
-' > "$T/illegal.jsonl"
+' "$T/convs.jsonl" > "$T/illegal.jsonl"
 run aoe-bank -b "$T/illegal.jsonl" lookup --jsonl --threads 1 "$ex"
 [ $status -eq 0 ] && [ "$(grep -c '"from":"illegal"' "$T/out")" -eq 3 ] &&
     ! grep -q '"from":"custom"' "$T/out" &&
@@ -470,6 +475,60 @@ ok $? "aoe-run warns once for each illegal entry and computes as without the ban
 run aoe-bank lookup --threads 2 "$ex"
 ! grep -q ' custom$' "$T/out"
 ok $? "lookup: another thread count is another case"
+# An entry applies only under the kernel generation it was measured
+# under (aoe-bank(5) "kernels"; 1 when absent): others are "stale", with
+# one warning a bank; prune --stale drops them; in a merge the current
+# generation's entry wins whatever the times; a malformed generation is a
+# bad line.
+python3 -c '
+import json, os, sys
+out = [json.loads(l) for l in open(sys.argv[1] + "/convs.jsonl")]
+k = int(os.environ["KGEN"])
+def ent(l, gen, t):
+    e = {"key": l["key"], "op_type": l["op_type"], "signature": l["signature"], "schedule": {},
+         "time_us": t, "baseline_us": 2, "soc_version": "socA", "tool_version": "0.1.0",
+         "measured_at": "2026-01-01T00:00:00Z", "method": "opat"}
+    if gen:
+        e["kernels"] = gen
+    return e
+cur = [ent(out[0], k, 1.5)]
+old = [ent(out[0], k + 1, 0.5), ent(out[1], None, 1), ent(out[2], k + 1, 1)]
+for name, es in (("cur", cur), ("old", old)):
+    with open(sys.argv[1] + "/" + name + ".jsonl", "w") as f:
+        for x in sorted(es, key=lambda x: int(x["key"])):
+            print(json.dumps(x, separators=(",", ":")), file=f)
+' "$T"
+run aoe-bank -b "$T/old.jsonl" lookup --jsonl --threads 1 "$ex"
+[ $status -eq 0 ] && [ "$(grep -c '"from":"stale"' "$T/out")" -eq 3 ] &&
+    ! grep -q '"from":"custom"' "$T/out" &&
+    [ "$(grep -c 'entries measured under another kernel generation' "$T/err")" -eq 1 ] &&
+    grep -q "(this aoe's is $KGEN) are ignored, entry [0-9]* the first; tune again or drop them (aoe-bank prune --stale)" "$T/err"
+ok $? "lookup: entries of another kernel generation (or none) are stale, one warning a bank"
+run aoe-bank -b "$T/cur.jsonl" lookup --jsonl --threads 1 "$ex"
+[ $status -eq 0 ] && [ "$(grep -c '"from":"custom"' "$T/out")" -eq 1 ] && ! grep -q stale "$T/err"
+ok $? "lookup: an entry of this kernel generation applies"
+cp "$T/old.jsonl" "$T/old-keep.jsonl"
+run aoe-bank -b "$T/merged.jsonl" merge --output "$T/merged.jsonl" "$T/old.jsonl" "$T/cur.jsonl"
+[ $status -eq 0 ] && [ "$(wc -l < "$T/merged.jsonl")" -eq 3 ] &&
+    grep -q "\"time_us\":1.5,.*\"kernels\":$KGEN" "$T/merged.jsonl" && ! grep -q '"time_us":0.5' "$T/merged.jsonl"
+ok $? "merge: the entry of this kernel generation wins over a faster stale one"
+run aoe-bank -b "$T/merged.jsonl" prune --dry-run --stale
+[ $status -eq 0 ] && [ "$(wc -l < "$T/out")" -eq 2 ] && [ "$(wc -l < "$T/merged.jsonl")" -eq 3 ]
+ok $? "prune --dry-run --stale lists the two stale entries and changes nothing"
+run aoe-bank -b "$T/merged.jsonl" prune --stale
+[ $status -eq 0 ] && [ "$(wc -l < "$T/merged.jsonl")" -eq 1 ] &&
+    grep -q "\"kernels\":$KGEN" "$T/merged.jsonl" && cmp -s "$T/old.jsonl" "$T/old-keep.jsonl"
+ok $? "prune --stale keeps only this generation's entries"
+i=0
+for bad in '"x"' 0 1.5 -2; do
+	i=$((i + 1))
+	sed "s/\"kernels\":$KGEN/\"kernels\":$bad/" "$T/cur.jsonl" > "$T/badgen$i.jsonl"
+done
+cat "$T"/badgen?.jsonl > "$T/badgen-keep"
+run aoe-bank verify "$T"/badgen?.jsonl
+[ $status -ne 0 ] && [ "$(grep -c 'is not a whole number from 1 to 1000000' "$T/err")" -eq 4 ] &&
+    cat "$T"/badgen?.jsonl | cmp -s - "$T/badgen-keep"
+ok $? "verify: a kernels that is not a whole number from 1 is a bad line"
 
 # --- paths and soc_version --------------------------------------------------
 # A subgraph record (its key is the FNV-1a 64 of its signature).

@@ -136,10 +136,12 @@ main(int argc, char **argv)
 			    "\"signature\":\"%s\",\"schedule\":{"
 			    "\"nthreads\":%ld},\"time_us\":%.2f,"
 			    "\"baseline_us\":%.1f,\"soc_version\":\"%s\","
-			    "\"tool_version\":\"0.1.0\",\"measured_at\":"
-			    "\"2026-01-01T00:00:00Z\",\"method\":\"opat\"}\n",
+			    "\"tool_version\":\"0.1.0\",\"kernels\":%d,"
+			    "\"measured_at\":\"2026-01-01T00:00:00Z\","
+			    "\"method\":\"opat\"}\n",
 			    (unsigned long long)v[i].key, types[v[i].i % 6],
-			    sig, nthreads_of(v[i].i), base * scale, base, soc);
+			    sig, nthreads_of(v[i].i), base * scale, base, soc,
+			    AOE_KERNELS_GEN);
 	}
 	free(v);
 	return ferror(stdout) ? 1 : 0;

@@ -8,6 +8,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PATH=$top/tools:$top/tests:$PATH
 T=$(mktemp -d "${TMPDIR:-/tmp}/aoe-test.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# The kernel generation bank entries made by hand must carry to apply.
+KGEN=$(aoe-bank --version 2>/dev/null |
+    sed -n 's/.*(kernel generation \([0-9]*\)).*/\1/p')
+export KGEN
 # Each test file has a device of its own: tuning tools take its lock.
 export AOE_DEVICE_LOCK="$T/device.lock"
 tap_n=0

@@ -211,14 +211,15 @@ ok $? "aoe-sgat --total-seconds 1 on the generated graph: in time, the rest not 
 mkbank() {	# mkbank DIR SOC MR NR MC KC: a one-entry bank of soc SOC
 	mkdir -p "$1/$2"
 	/usr/bin/python3 - "$T/j0" "$2" "$3" "$4" "$5" "$6" > "$1/$2/ops.jsonl" <<'PY'
-import json, sys
+import json, os, sys
 r = next(l["record"] for l in map(json.loads, open(sys.argv[1]))
          if l.get("j") == "record" and l["record"]["names"] == ["stem.conv"])
 s = {"algo": 2, "batch_par": -1, "mr": int(sys.argv[3]), "nr": int(sys.argv[4]),
      "mc": int(sys.argv[5]), "kc": int(sys.argv[6]), "nc": 3072}
 print(json.dumps({"key": r["key"], "op_type": "Conv", "signature": r["signature"], "schedule": s,
     "time_us": 1, "baseline_us": 2, "spread_us": 0.01, "trials": 2, "soc_version": sys.argv[2],
-    "tool_version": "0.1.0", "measured_at": "2026-12-04T12:00:00Z", "method": "opat"},
+    "tool_version": "0.1.0", "kernels": int(os.environ["KGEN"]),
+    "measured_at": "2026-12-04T12:00:00Z", "method": "opat"},
     separators=(",", ":")))
 PY
 }

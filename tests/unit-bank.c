@@ -31,8 +31,8 @@ entry(FILE *fp, const char *key, const char *sig, const char *soc, int mr)
 	    "\"schedule\":{\"algo\":2,\"mr\":%d,\"nr\":24},\"time_us\":1,"
 	    "\"baseline_us\":2,"
 	    "\"soc_version\":\"%s\",\"tool_version\":\"0.1.0\","
-	    "\"measured_at\":\"2026-01-01T00:00:00Z\",\"method\":\"opat\"}\n",
-	    key, sig, mr, soc);
+	    "\"kernels\":%d,\"measured_at\":\"2026-01-01T00:00:00Z\","
+	    "\"method\":\"opat\"}\n", key, sig, mr, soc, AOE_KERNELS_GEN);
 }
 
 /*
@@ -349,9 +349,10 @@ gentry(const char *path, const char *sig, const char *knob, int v)
 	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"s\",\"signature\":"
 	    "\"%s\",\"schedule\":{\"%s\":%d},\"time_us\":1,"
 	    "\"baseline_us\":2,\"soc_version\":\"unitsoc\","
-	    "\"tool_version\":\"0.1.0\",\"measured_at\":"
+	    "\"tool_version\":\"0.1.0\",\"kernels\":%d,\"measured_at\":"
 	    "\"2026-01-01T00:00:00Z\",\"method\":\"sgat\"}\n",
-	    (unsigned long long)aoe_op_key(sig), sig, knob, v);
+	    (unsigned long long)aoe_op_key(sig), sig, knob, v,
+	    AOE_KERNELS_GEN);
 	fclose(fp);
 }
 

@@ -892,15 +892,15 @@ main(int argc, char **argv)
 			p[8] = p[8] == '1' ? '2' : '1';
 		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
 		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":0,"
-		    "\"fuse_act\":0},\"soc_version\":\"%s\"}\n",
-		    (unsigned long long)aoe_op_key(stale), stale,
-		    aoe_soc_version());
+		    "\"fuse_act\":0},\"soc_version\":\"%s\","
+		    "\"kernels\":%d}\n", (unsigned long long)aoe_op_key(stale),
+		    stale, aoe_soc_version(), AOE_KERNELS_GEN);
 		/* Same key as the real one, another signature. */
 		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
 		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":0,"
-		    "\"fuse_act\":0},\"soc_version\":\"%s\"}\n",
-		    (unsigned long long)aoe_op_key(sig), stale,
-		    aoe_soc_version());
+		    "\"fuse_act\":0},\"soc_version\":\"%s\","
+		    "\"kernels\":%d}\n", (unsigned long long)aoe_op_key(sig),
+		    stale, aoe_soc_version(), AOE_KERNELS_GEN);
 		free(stale);
 	}
 	fclose(fp);
@@ -919,12 +919,29 @@ main(int argc, char **argv)
 	aoe_bank_graph_use(path);
 	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 6,
 	    "an entry of another soc_version is ignored");
+	/* Of another kernel generation (or none: generation 1). */
+	for (int gen = 0; gen < 2; gen++) {
+		reload(&g, argv[1], &o);
+		fp = fopen(path, "w");
+		fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\","
+		    "\"signature\":\"%s\",\"schedule\":{\"fuse_bn\":1,"
+		    "\"fuse_act\":0},\"soc_version\":\"%s\"%s}\n",
+		    (unsigned long long)aoe_op_key(sig), sig,
+		    aoe_soc_version(), gen ? ",\"kernels\":1000000" : "");
+		fclose(fp);
+		aoe_bank_graph_use(path);
+		ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) &&
+		    removed == 6, gen ? "an entry of kernel generation "
+		    "1000000 is ignored" : "an entry of no kernel generation "
+		    "(1) is ignored");
+	}
 	reload(&g, argv[1], &o);
 	fp = fopen(path, "w");
 	fprintf(fp, "{\"key\":\"%llu\",\"subgraph\":\"x\",\"signature\":"
 	    "\"%s\",\"schedule\":{\"fuse_bn\":1,\"fuse_act\":0},"
-	    "\"soc_version\":\"%s\"}\n", (unsigned long long)aoe_op_key(sig),
-	    sig, aoe_soc_version());
+	    "\"soc_version\":\"%s\",\"kernels\":%d}\n",
+	    (unsigned long long)aoe_op_key(sig), sig, aoe_soc_version(),
+	    AOE_KERNELS_GEN);
 	fclose(fp);
 	aoe_bank_graph_use(path);
 	ok(same(g, &o, AOE_FUSE_BANK, NULL, &removed, &err) && removed == 1,

@@ -32,7 +32,7 @@ static const char usage_text[] =
     "[--policy p] archive\n"
     "       aoe-bank verify [bank ...]\n"
     "       aoe-bank prune [--dry-run] [--op-type type] [--older-than days]\n"
-    "                [--tool-version v] [--no-gain]\n"
+    "                [--tool-version v] [--no-gain] [--stale]\n"
     "       aoe-bank show key ...\n"
     "       aoe-bank list [--jsonl] [--op-type type] [bank]\n"
     "       aoe-bank stats [bank]\n"
@@ -502,6 +502,7 @@ main(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "soc-version", required_argument, NULL, 's' },
+		{ "stale", no_argument, NULL, 'S' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "tool-version", required_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -539,6 +540,9 @@ main(int argc, char **argv)
 			break;
 		case 'N':
 			o.no_gain = 1;
+			break;
+		case 'S':
+			o.stale = 1;
 			break;
 		case 'A':
 			o.older_than_days = (double)aoe_optnum("older-than",
@@ -580,7 +584,8 @@ main(int argc, char **argv)
 			o.tool_version = optarg;
 			break;
 		case 'V':
-			printf("aoe-bank %s\n", AOE_VERSION);
+			printf("aoe-bank %s (kernel generation %d)\n",
+			    AOE_VERSION, AOE_KERNELS_GEN);
 			return AOE_EXIT_OK;
 		default:
 			usage(AOE_EXIT_USAGE);

@@ -46,6 +46,7 @@ typedef struct aoe_bank_opts {
 	double older_than_days;	/* --older-than; < 0 unset */
 	const char *tool_version;	/* --tool-version */
 	int no_gain;		/* --no-gain */
+	int stale;		/* --stale: of another kernel generation */
 	int threads;		/* --threads (lookup) */
 } aoe_bank_opts;
 void aoe_bank_opts_init(aoe_bank_opts *o);

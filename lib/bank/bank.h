@@ -46,12 +46,15 @@ typedef struct ent {
 	uint64_t key;
 	cJSON *j;
 	const char *op_type, *sig, *soc, *when, *tver;
+	int64_t kgen;		/* "kernels", 1 when absent */
 	double time_us, base_us;
 	char *line;		/* the entry's text, without the newline */
 } ent;
 
 const char *bank_jstr(const cJSON *o, const char *name);
 int bank_is_dir(const char *path);
+/* o's "kernels" (AOE_KERNELS_GEN), 1 when absent; -1 when malformed. */
+int bank_kernels_gen(const cJSON *o, int64_t *gen);
 /* A number >= 0 named name in o: 0 and *v, or -1 with why. */
 int bank_num_field(const cJSON *o, const char *name, double *v, char *why,
     size_t wl);

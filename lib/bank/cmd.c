@@ -253,7 +253,8 @@ aoe_bank_verify(const aoe_bank_opts *o, const char *bank,
 }
 
 /*
- * prune: drop entries by op type, age, tool version, or no gain.
+ * prune: drop entries by op type, age, tool version, kernel generation,
+ * or no gain.
  */
 static int
 prune_match(const aoe_bank_opts *o, const ent *e, time_t now)
@@ -263,6 +264,8 @@ prune_match(const aoe_bank_opts *o, const ent *e, time_t now)
 	if (o->tool_version && strcmp(o->tool_version, e->tver) == 0)
 		return 1;
 	if (o->no_gain && e->time_us >= e->base_us)
+		return 1;
+	if (o->stale && e->kgen != AOE_KERNELS_GEN)
 		return 1;
 	if (o->older_than_days >= 0) {
 		struct tm tm;
@@ -287,10 +290,10 @@ aoe_bank_prune(const aoe_bank_opts *o, aoe_bank_entry_fn fn, void *arg,
 	int lk, rc;
 
 	memset(c, 0, sizeof(*c));
-	if (!o->op_type && !o->tool_version && !o->no_gain &&
+	if (!o->op_type && !o->tool_version && !o->no_gain && !o->stale &&
 	    o->older_than_days < 0)
 		return aoe_err(AOE_EDATA, "prune needs --op-type, "
-		    "--older-than, --tool-version or --no-gain");
+		    "--older-than, --tool-version, --no-gain or --stale");
 	if ((rc = aoe_bank_target(o, dir, file)) < 0)
 		return rc;
 	if (o->soc)

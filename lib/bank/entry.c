@@ -40,6 +40,26 @@ aoe_bank_parse_key(const char *s, uint64_t *k)
 	return errno ? -1 : 0;
 }
 
+/*
+ * The kernel generation an entry was measured under (AOE_KERNELS_GEN):
+ * its "kernels", 1 when it has none; -1 when that is not a whole number
+ * from 1 to 1000000.
+ */
+int
+bank_kernels_gen(const cJSON *o, int64_t *gen)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "kernels");
+
+	*gen = 1;
+	if (x == NULL)
+		return 0;
+	if (!cJSON_IsNumber(x) || !(x->valuedouble >= 1) ||
+	    x->valuedouble > 1e6 || x->valuedouble != floor(x->valuedouble))
+		return -1;
+	*gen = (int64_t)x->valuedouble;
+	return 0;
+}
+
 int
 bank_num_field(const cJSON *o, const char *name, double *v, char *why,
     size_t wl)
@@ -103,6 +123,11 @@ bank_parse_entry(char *line, ent *e, char *why, size_t wl)
 	    !aoe_soc_valid(e->soc)) {
 		snprintf(why, wl, "\"soc_version\" is missing or not a safe "
 		    "name");
+		goto bad;
+	}
+	if (bank_kernels_gen(e->j, &e->kgen) < 0) {
+		snprintf(why, wl, "\"kernels\" is not a whole number from 1 "
+		    "to 1000000");
 		goto bad;
 	}
 	if ((e->tver = bank_jstr(e->j, "tool_version")) == NULL ||

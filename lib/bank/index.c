@@ -26,6 +26,7 @@ typedef struct bidx {
 	size_t n;
 	uint64_t *keys;
 	const char **lines;	/* each ends at a newline */
+	int stale_warned;	/* of another kernel generation */
 } bidx;
 
 /* The custom and the built-in bank of one kind, loaded on first use. */
@@ -272,6 +273,7 @@ bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
 {
 	char why[256], what[300];
 	uint64_t key = aoe_op_key(sig);
+	int64_t gen;
 	int i, hit = 0;
 
 	if (from)
@@ -306,6 +308,21 @@ bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
 				warn_once(key, "%s bank: entry %llu is for "
 				    "another soc_version; ignored%s", b->name,
 				    "");
+			} else if (bank_kernels_gen(j, &gen) < 0 ||
+			    gen != AOE_KERNELS_GEN) {
+				/* Once a bank: a stale bank has many. */
+				if (!b->stale_warned)
+					aoe_warnx("%s bank: entries measured "
+					    "under another kernel generation "
+					    "(this aoe's is %d) are ignored, "
+					    "entry %llu the first; tune again "
+					    "or drop them (aoe-bank prune "
+					    "--stale)", b->name,
+					    AOE_KERNELS_GEN,
+					    (unsigned long long)key);
+				b->stale_warned = 1;
+				if (from)
+					*from = "stale";
 			} else if (es == NULL || strcmp(es, sig) != 0) {
 				warn_once(key, "%s bank: entry %llu has "
 				    "another signature (a hash collision)%s; "

@@ -220,6 +220,16 @@ bank_merge_sources(src *in, int k, int policy, FILE *out,
 				c->collisions++;
 				continue;
 			}
+			/*
+			 * An entry of this kernel generation wins over one
+			 * of another, whose time was of other kernels.
+			 */
+			if ((x->kgen == AOE_KERNELS_GEN) !=
+			    (b->kgen == AOE_KERNELS_GEN)) {
+				if (x->kgen == AOE_KERNELS_GEN)
+					best = tie[i];
+				continue;
+			}
 			switch (policy) {
 			case AOE_MERGE_FASTEST:
 				if (x->time_us < b->time_us)
@@ -357,6 +367,7 @@ record_entry(const cJSON *rec, const char *want_soc, int *isgraph, ent *e,
 	double after, before;
 	aoe_sched s;
 	uint64_t key;
+	int64_t kgen;
 	cJSON *o;
 
 	/* aoe-sgat's whole-model times: for aoe-report, not the bank. */
@@ -425,6 +436,11 @@ record_entry(const cJSON *rec, const char *want_soc, int *isgraph, ent *e,
 		snprintf(why, wl, "soc_version '%s' is not a safe name", soc);
 		return -1;
 	}
+	if (bank_kernels_gen(rec, &kgen) < 0) {
+		snprintf(why, wl, "\"kernels\" is not a whole number from 1 "
+		    "to 1000000");
+		return -1;
+	}
 	aoe_iso_now(when, sizeof(when));
 	o = cJSON_CreateObject();
 	snprintf(kbuf, sizeof(kbuf), "%llu", (unsigned long long)key);
@@ -444,6 +460,9 @@ record_entry(const cJSON *rec, const char *want_soc, int *isgraph, ent *e,
 	cJSON_AddStringToObject(o, "soc_version", soc);
 	cJSON_AddStringToObject(o, "tool_version", bank_jstr(rec, "tool_version") ?
 	    bank_jstr(rec, "tool_version") : AOE_VERSION);
+	/* A record's own generation, else the committing aoe's. */
+	cJSON_AddNumberToObject(o, "kernels", cJSON_GetObjectItemCaseSensitive(
+	    rec, "kernels") ? (double)kgen : AOE_KERNELS_GEN);
 	cJSON_AddStringToObject(o, "measured_at", bank_jstr(rec, "measured_at") ?
 	    bank_jstr(rec, "measured_at") : when);
 	cJSON_AddStringToObject(o, "method", bank_jstr(rec, "method") ?

@@ -16,6 +16,18 @@ typedef struct aoe_op aoe_op;
  */
 
 
+/*
+ * The generation of the kernels and of their default schedules.  A bank
+ * entry records the one it was measured under ("kernels", aoe-bank(5))
+ * and applies only under the same: a schedule that beat the defaults of
+ * its day may lose to today's, or fix a knob (a kc, a tile) that a kernel
+ * now uses otherwise.  Bump it with any change to a kernel or a default
+ * that would make such an entry mislead; entries without the member are
+ * generation 1.  2: the GEMM's A prefetch (apf) and pointwise Convs'
+ * kc of all input channels.
+ */
+#define AOE_KERNELS_GEN 2
+
 /* The registry: the operator for a type, or NULL. */
 const aoe_op *aoe_op_find(const char *op_type);
 /* All registered operators (NULL-terminated). */
