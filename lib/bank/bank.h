@@ -53,8 +53,12 @@ typedef struct ent {
 
 const char *bank_jstr(const cJSON *o, const char *name);
 int bank_is_dir(const char *path);
-/* o's "kernels" (AOE_KERNELS_GEN), 1 when absent; -1 when malformed. */
-int bank_kernels_gen(const cJSON *o, int64_t *gen);
+/*
+ * o's "kernels" (AOE_KERNELS_GEN), def when absent; -1 with why (when
+ * not NULL) when malformed.
+ */
+int bank_kernels_gen(const cJSON *o, int64_t def, int64_t *gen, char *why,
+    size_t wl);
 /* A number >= 0 named name in o: 0 and *v, or -1 with why. */
 int bank_num_field(const cJSON *o, const char *name, double *v, char *why,
     size_t wl);

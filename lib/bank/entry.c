@@ -41,21 +41,26 @@ aoe_bank_parse_key(const char *s, uint64_t *k)
 }
 
 /*
- * The kernel generation an entry was measured under (AOE_KERNELS_GEN):
- * its "kernels", 1 when it has none; -1 when that is not a whole number
- * from 1 to 1000000.
+ * The kernel generation o was measured under (AOE_KERNELS_GEN): its
+ * "kernels", def when it has none; -1 (with why, when not NULL) when that
+ * is not a whole number from 1 to 1000000.
  */
 int
-bank_kernels_gen(const cJSON *o, int64_t *gen)
+bank_kernels_gen(const cJSON *o, int64_t def, int64_t *gen, char *why,
+    size_t wl)
 {
 	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, "kernels");
 
-	*gen = 1;
+	*gen = def;
 	if (x == NULL)
 		return 0;
 	if (!cJSON_IsNumber(x) || !(x->valuedouble >= 1) ||
-	    x->valuedouble > 1e6 || x->valuedouble != floor(x->valuedouble))
+	    x->valuedouble > 1e6 || x->valuedouble != floor(x->valuedouble)) {
+		if (why != NULL)
+			snprintf(why, wl, "\"kernels\" is not a whole number "
+			    "from 1 to 1000000");
 		return -1;
+	}
 	*gen = (int64_t)x->valuedouble;
 	return 0;
 }
@@ -125,11 +130,8 @@ bank_parse_entry(char *line, ent *e, char *why, size_t wl)
 		    "name");
 		goto bad;
 	}
-	if (bank_kernels_gen(e->j, &e->kgen) < 0) {
-		snprintf(why, wl, "\"kernels\" is not a whole number from 1 "
-		    "to 1000000");
+	if (bank_kernels_gen(e->j, 1, &e->kgen, why, wl) < 0)
 		goto bad;
-	}
 	if ((e->tver = bank_jstr(e->j, "tool_version")) == NULL ||
 	    (e->when = bank_jstr(e->j, "measured_at")) == NULL ||
 	    bank_jstr(e->j, "method") == NULL) {

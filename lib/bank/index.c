@@ -308,7 +308,7 @@ bset_find(bset *set, const char *sig, const char *node, aoe_sched *s,
 				warn_once(key, "%s bank: entry %llu is for "
 				    "another soc_version; ignored%s", b->name,
 				    "");
-			} else if (bank_kernels_gen(j, &gen) < 0 ||
+			} else if (bank_kernels_gen(j, 1, &gen, NULL, 0) < 0 ||
 			    gen != AOE_KERNELS_GEN) {
 				/* Once a bank: a stale bank has many. */
 				if (!b->stale_warned)

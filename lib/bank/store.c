@@ -436,11 +436,9 @@ record_entry(const cJSON *rec, const char *want_soc, int *isgraph, ent *e,
 		snprintf(why, wl, "soc_version '%s' is not a safe name", soc);
 		return -1;
 	}
-	if (bank_kernels_gen(rec, &kgen) < 0) {
-		snprintf(why, wl, "\"kernels\" is not a whole number from 1 "
-		    "to 1000000");
+	/* A record's own generation, else the committing aoe's. */
+	if (bank_kernels_gen(rec, AOE_KERNELS_GEN, &kgen, why, wl) < 0)
 		return -1;
-	}
 	aoe_iso_now(when, sizeof(when));
 	o = cJSON_CreateObject();
 	snprintf(kbuf, sizeof(kbuf), "%llu", (unsigned long long)key);
@@ -460,9 +458,7 @@ record_entry(const cJSON *rec, const char *want_soc, int *isgraph, ent *e,
 	cJSON_AddStringToObject(o, "soc_version", soc);
 	cJSON_AddStringToObject(o, "tool_version", bank_jstr(rec, "tool_version") ?
 	    bank_jstr(rec, "tool_version") : AOE_VERSION);
-	/* A record's own generation, else the committing aoe's. */
-	cJSON_AddNumberToObject(o, "kernels", cJSON_GetObjectItemCaseSensitive(
-	    rec, "kernels") ? (double)kgen : AOE_KERNELS_GEN);
+	cJSON_AddNumberToObject(o, "kernels", (double)kgen);
 	cJSON_AddStringToObject(o, "measured_at", bank_jstr(rec, "measured_at") ?
 	    bank_jstr(rec, "measured_at") : when);
 	cJSON_AddStringToObject(o, "method", bank_jstr(rec, "method") ?
