@@ -60,12 +60,6 @@ enum { ALGO_AUTO, ALGO_1X1, ALGO_IMPLICIT, ALGO_IM2COL, ALGO_DEPTHWISE,
 
 /* Workspace bound for an im2col or col2im tile, in floats. */
 #define TILE_FLOATS ((int64_t)1 << 21)
-/*
- * Values of the transpose back from Y^T (conv_job_trans) per thread: an
- * 8192-value pass takes about 3 us on one Zen 5 core, a 2-thread
- * fork/join about 1 us (AMD EPYC, both measured with a spinning worker).
- */
-#define UNTRANS_GRAIN 8192
 
 /* The geometry of a convolution (kernel.h). */
 typedef aoe_conv_geom conv_geom;
@@ -1013,6 +1007,89 @@ sub_chunk(void *arg, int64_t ch, int tid)
 					for (x = 0; x < g->out[2]; x++)
 						dst[x] = src[x * g->s[2]];
 			}
+}
+
+/*
+ * Output positions [lo, hi) of every input channel of such a Conv,
+ * subsampled into buf (cg rows of hi - lo).
+ */
+static void
+sub_cols(const conv_geom *g, const float *x, float *buf, int64_t lo,
+    int64_t hi)
+{
+	int64_t plane = g->out[1] * g->out[2], ci;
+
+	for (ci = 0; ci < g->cg; ci++) {
+		float *dst = buf + ci * (hi - lo);
+		int64_t p = lo;
+
+		while (p < hi) {
+			int64_t z = p / plane, y = p % plane / g->out[2];
+			int64_t x0 = p % g->out[2];
+			int64_t n = min64(g->out[2] - x0, hi - p);
+			const float *src = x + ci * g->insz +
+			    (z * g->s[0] * g->in[1] + y * g->s[1]) *
+			    g->in[2] + x0 * g->s[2];
+
+			if (g->s[2] == 2)
+				sub_row2(src, dst, n, g->in[2] - x0 * 2);
+			else {
+				int64_t i;
+				for (i = 0; i < n; i++)
+					dst[i] = src[i * g->s[2]];
+			}
+			dst += n;
+			p += n;
+		}
+	}
+}
+
+/*
+ * One thread's output positions of a strided 1x1 Conv at more than one
+ * thread: it subsamples the input at those positions alone, into a
+ * buffer of its own, and runs the GEMM on them, in one job: where the
+ * channels were subsampled by both threads and the GEMM split after, a
+ * barrier apart, each thread read half of its columns from the other's
+ * cache, on another CCD of a Zen 5 (32>64 @56 /2 ran slower at 2 threads
+ * than at 1).
+ */
+static int conv_split_cols(const conv_geom *, const aoe_sched *, int);
+
+struct subsplit_ctx {
+	const aoe_gemm_ex *xe;
+	const conv_geom *g;
+	const float *x;
+	const aoe_sched *s;
+	int64_t nparts;
+	int fail;
+};
+
+static void
+subsplit_chunk(void *arg, int64_t c, int tid)
+{
+	struct subsplit_ctx *cs = arg;
+	int64_t n = cs->xe->n, nv = (n + 7) / 8;
+	int64_t lo = min64(n, aoe_chunk_lo(nv, cs->nparts, c) * 8);
+	int64_t hi = min64(n, aoe_chunk_lo(nv, cs->nparts, c + 1) * 8);
+	aoe_gemm_ex x = *cs->xe;
+	float *buf;
+
+	(void)tid;
+	if (lo >= hi)
+		return;
+	buf = aoe_sgemm_tlbuf(3, (size_t)(cs->g->cg * (hi - lo)));
+	if (buf == NULL) {
+		__atomic_store_n(&cs->fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	sub_cols(cs->g, cs->x, buf, lo, hi);
+	x.b = buf;
+	x.ldb = hi - lo;
+	x.n = hi - lo;
+	x.c = cs->xe->c + lo;
+	x.add = cs->xe->add ? cs->xe->add + lo : NULL;
+	if (aoe_sgemm_ex(&x, 1, cs->s) < 0)
+		__atomic_store_n(&cs->fail, 1, __ATOMIC_RELAXED);
 }
 
 /* Whether Winograd applies: 2-D, 3x3, unit strides and dilations. */
@@ -2329,29 +2406,30 @@ conv_job_chunk(void *arg, int64_t t, int tid)
 }
 
 /*
- * The way back from Y^T (conv_job_trans): output channels [i0, i1) of Y
- * from ct (len x mg), plus the bias, then the epilogue on each row piece
- * (while it is still in cache).
+ * The way back from Y^T (conv_job_trans): output channels [c0, c1) at
+ * positions [p0, p1) of Y from ct (len x mg), plus the bias, then the
+ * epilogue on each row piece (while it is still in cache).
  */
 struct untr_ctx {
 	const float *ct, *bias, *addg;
 	const aoe_epi *e;	/* NULL: no epilogue */
 	float *yg;
-	int64_t mg, len, j0, outsz, nch;
+	int64_t mg, len, j0, outsz;
 };
 
 static void
-untrans_rows(const struct untr_ctx *u, int64_t i0, int64_t i1)
+untrans_block(const struct untr_ctx *u, int64_t c0, int64_t c1, int64_t p0,
+    int64_t p1)
 {
 	int64_t i, j, j1, ib;
 
-	for (ib = i0; ib < i1; ib += 8) {
-		int64_t ie = min64(ib + 8, i1);
+	for (ib = c0; ib < c1; ib += 8) {
+		int64_t ie = min64(ib + 8, c1);
 		/*
 		 * 8 x 8 blocks of the transpose, in registers where the block
 		 * is whole, the bias added on the way; the ragged ones scalar.
 		 */
-		for (j1 = 0; ie - ib == 8 && j1 + 8 <= u->len; j1 += 8) {
+		for (j1 = p0; ie - ib == 8 && j1 + 8 <= p1; j1 += 8) {
 			__m256 v[8];
 			for (j = 0; j < 8; j++)
 				v[j] = _mm256_loadu_ps(u->ct + (j1 + j) * u->mg +
@@ -2363,28 +2441,33 @@ untrans_rows(const struct untr_ctx *u, int64_t i0, int64_t i1)
 				    _mm256_set1_ps(u->bias ? u->bias[ib + i] :
 				    0)));
 		}
-		for (; j1 < u->len; j1 += 8)
+		for (; j1 < p1; j1 += 8)
 			for (i = ib; i < ie; i++) {
 				float b = u->bias ? u->bias[i] : 0;
 				float *yr = u->yg + i * u->outsz + u->j0;
-				for (j = j1; j < min64(j1 + 8, u->len); j++)
+				for (j = j1; j < min64(j1 + 8, p1); j++)
 					yr[j] = u->ct[j * u->mg + i] + b;
 			}
 		for (i = ib; u->e && i < ie; i++)
-			aoe_epi_row(u->e, i, u->yg + i * u->outsz + u->j0,
-			    u->addg ? u->addg + i * u->outsz + u->j0 : NULL,
-			    u->len);
+			aoe_epi_row(u->e, i, u->yg + i * u->outsz + u->j0 + p0,
+			    u->addg ? u->addg + i * u->outsz + u->j0 + p0 :
+			    NULL, p1 - p0);
 	}
 }
 
+/*
+ * The GEMM's hook: a tile of Y^T is final, positions [i0, i1) of
+ * channels [j0, j1); it is turned back by the thread that made it, while
+ * in its cache, and in the same parallel job.  (A pass of its own after
+ * the GEMM, split by channels, cost a second job and read from the other
+ * core's cache what the GEMM's split did not match: 400>400 @7, a tenth
+ * of the Conv at 2 threads on a Zen 5.)
+ */
 static void
-untrans_chunk(void *arg, int64_t c, int tid)
+untrans_tile(const aoe_gemm_ex *x, int64_t i0, int64_t i1, int64_t j0,
+    int64_t j1)
 {
-	const struct untr_ctx *u = arg;
-	int64_t nb = ceildiv(u->mg, 8);
-
-	untrans_rows(u, min64(u->mg, aoe_chunk_lo(nb, u->nch, c) * 8),
-	    min64(u->mg, aoe_chunk_lo(nb, u->nch, c + 1) * 8));
+	untrans_block(x->done_ctx, j0, j1, i0, i1);
 }
 
 /*
@@ -2413,7 +2496,6 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	float *ct = aoe_sgemm_tlbuf(2, (size_t)(len * mg));
 	aoe_gemm_ex xt;
 	struct untr_ctx u;
-	int nt;
 
 	if (ct == NULL)
 		return -1;
@@ -2433,8 +2515,6 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	xt.bpack_id = q ? q->id : 0;
 	xt.c = ct;
 	xt.ldc = mg;
-	if (aoe_sgemm_ex(&xt, nth, k->sched) < 0)
-		return -1;
 	u.ct = ct;
 	u.bias = bias;
 	u.addg = addg;
@@ -2444,17 +2524,9 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	u.len = len;
 	u.j0 = j0;
 	u.outsz = cg->outsz;
-	/*
-	 * A thread for every UNTRANS_GRAIN values: below it the pass is a
-	 * few microseconds, about what waking a thread costs.
-	 */
-	nt = nthreads_for(mg * len, UNTRANS_GRAIN, nth);
-	u.nch = aoe_nchunks(ceildiv(mg, 8), nt);
-	if (nt > 1)
-		aoe_parallel(nt, u.nch, untrans_chunk, &u);
-	else
-		untrans_rows(&u, 0, mg);
-	return 0;
+	xt.done = untrans_tile;
+	xt.done_ctx = &u;
+	return aoe_sgemm_ex(&xt, nth, k->sched) < 0 ? -1 : 0;
 }
 
 /* One image and group of a Conv, by a GEMM algorithm, into y. */
@@ -2530,6 +2602,24 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		 * of a single-thread pass below 65536 values, regnet's
 		 * 32>64 @56 /2 and 64>160 @28 /2 0.85x).
 		 */
+		/*
+		 * At more than one thread, when the outputs are at least as
+		 * many as the output channels (so that the GEMM would split
+		 * its columns too, each thread reading all of the weights),
+		 * each thread subsamples and multiplies its own positions:
+		 * regnet_x_400mf at 2 threads, in the model, 32>32 @112 /2,
+		 * 32>64 @56 /2 and 64>160 @28 /2 0.84-0.86x the time (AMD
+		 * EPYC Zen 5); resnet50's 256>512 @56 /2 0.98x.
+		 */
+		if (is_pointwise_strided(cg) &&
+		    aoe_sched_get(k->sched, "planes", -1) == -1 &&
+		    nth > 1 && cg->mg <= cg->outsz &&
+		    conv_split_cols(cg, k->sched, nth)) {
+			struct subsplit_ctx cs = { &xe, cg, xg, k->sched,
+			    nth, 0 };
+			aoe_parallel(nth, nth, subsplit_chunk, &cs);
+			return cs.fail ? -1 : 0;
+		}
 		if (is_pointwise_strided(cg) &&
 		    aoe_sched_get(k->sched, "planes", -1) == -1) {
 			float *buf = aoe_sgemm_tlbuf(3, (size_t)(cg->cg *

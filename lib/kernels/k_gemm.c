@@ -1148,6 +1148,8 @@ tile_chunk(void *arg, int64_t t, int tid)
 
 	if (gemm_range(tc->x, bk, i0, i1, j0, j1) < 0)
 		__atomic_store_n(&tc->fail, 1, __ATOMIC_RELAXED);
+	else if (tc->x->done && i0 < i1 && j0 < j1)
+		tc->x->done(tc->x, i0, i1, j0, j1);
 }
 
 /* Choose the thread grid tm x tn for an m x n x k problem. */
@@ -1298,6 +1300,8 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 		}
 		if (x->epi)
 			epi_tile(x, x->c, m, n);
+		if (x->done)
+			x->done(x, 0, m, 0, n);
 		return 0;
 	}
 	if (x->packb == NULL && (m == 1 || n == 1)) {
@@ -1325,6 +1329,8 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 		/* The matrix-vector paths run the epilogue as a pass. */
 		if (x->epi)
 			epi_tile(x, x->c, m, n);
+		if (x->done)
+			x->done(x, 0, m, 0, n);
 		return 0;
 	}
 
@@ -1338,9 +1344,13 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 	/* Below ~1 MFLOP a second thread costs more than it gives. */
 	if ((double)m * n * k < 262144.0)
 		nthreads = 1;
-	if (nthreads == 1)
-		return gemm_range(x, &bk, 0, m, 0, n) < 0 ?
-		    aoe_err(AOE_ENOMEM, "sgemm: out of memory") : 0;
+	if (nthreads == 1) {
+		if (gemm_range(x, &bk, 0, m, 0, n) < 0)
+			return aoe_err(AOE_ENOMEM, "sgemm: out of memory");
+		if (x->done)
+			x->done(x, 0, m, 0, n);
+		return 0;
+	}
 
 	thread_grid(&bk, m, n, k, nthreads, par, &tm, &tn);
 	{

@@ -267,6 +267,15 @@ struct aoe_gemm_ex {
 	int epi;
 	aoe_epi e;
 	const float *add;
+	/*
+	 * When set, called with each block of C, rows [i0, i1) by columns
+	 * [j0, j1), once it is final, by the thread that made it (after
+	 * the epilogue): a caller's pass over C, done in the same job and
+	 * while C is in that thread's cache.  done_ctx is for it.
+	 */
+	void (*done)(const aoe_gemm_ex *x, int64_t i0, int64_t i1,
+	    int64_t j0, int64_t j1);
+	void *done_ctx;
 };
 int aoe_sgemm_ex(const aoe_gemm_ex *x, int nthreads, const aoe_sched *s);
 size_t aoe_sgemm_packed_size(int which, int64_t rows, int64_t k,
