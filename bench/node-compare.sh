@@ -12,7 +12,8 @@
 # by default it reads the bank, as a user's run would); -m compares
 # per-node minima over the runs (AOE_PROF_MIN=1 for aoe, node_compare.py
 # -m for ORT), the figure a loaded machine spoils least; -k DIR keeps the
-# two raw profiles there.  The input binding is that of compare-ort.sh
+# two raw profiles there.  NC_TOP=N lists the N biggest losses by node instead
+# of 25 (a number past the node count: every node).  The input binding is that of compare-ort.sh
 # (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
 # binary (a build from before a change, for before/after tables).  Timings under a profiler are
 # a little slower than plain runs; the machine's load goes into the tables
@@ -73,4 +74,4 @@ if [ -n "$keep" ]; then
 	cp "$tmp/ort.json" "$keep/$m-t$t.ort.json"
 	cp "$tmp/aoe.prof" "$keep/$m-t$t.aoe.txt"
 fi
-/usr/bin/python3 "$here/node_compare.py" $min "$f" "$tmp/ort.json" "$tmp/aoe.prof"
+/usr/bin/python3 "$here/node_compare.py" $min ${NC_TOP:+-n $NC_TOP} "$f" "$tmp/ort.json" "$tmp/aoe.prof"
