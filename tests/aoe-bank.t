@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 109
+plan 111
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -507,6 +507,12 @@ ok $? "lookup: entries of another kernel generation (or none) are stale, one war
 run aoe-bank -b "$T/cur.jsonl" lookup --jsonl --threads 1 "$ex"
 [ $status -eq 0 ] && [ "$(grep -c '"from":"custom"' "$T/out")" -eq 1 ] && ! grep -q stale "$T/err"
 ok $? "lookup: an entry of this kernel generation applies"
+run aoe-bank stats "$T/old.jsonl"
+[ $status -eq 0 ] && grep -q '^entries 3$' "$T/out" && grep -q '^stale 3$' "$T/out"
+ok $? "stats counts the entries of another kernel generation"
+run aoe-bank stats "$T/cur.jsonl"
+[ $status -eq 0 ] && grep -q '^stale 0$' "$T/out"
+ok $? "stats: no stale entry in a bank of this generation"
 cp "$T/old.jsonl" "$T/old-keep.jsonl"
 run aoe-bank -b "$T/merged.jsonl" merge --output "$T/merged.jsonl" "$T/old.jsonl" "$T/cur.jsonl"
 [ $status -eq 0 ] && [ "$(wc -l < "$T/merged.jsonl")" -eq 3 ] &&

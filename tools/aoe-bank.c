@@ -357,8 +357,9 @@ cmd_stats(const aoe_bank_opts *o, int argc, char **argv)
 	if ((rc = aoe_bank_stats_of(o, argc ? argv[0] : NULL, &st)) < 0)
 		return rc;
 	printf("file %s\nsoc_version %s\nentries %ld\nno_gain %ld\n"
-	    "mean_gain %.2f%%\n", st.file, st.soc[0] ? st.soc : "-",
-	    st.entries, st.no_gain, 100 * st.mean_gain);
+	    "stale %ld\nmean_gain %.2f%%\n", st.file,
+	    st.soc[0] ? st.soc : "-", st.entries, st.no_gain, st.stale,
+	    100 * st.mean_gain);
 	for (i = 0; i < st.ntypes; i++)
 		printf("op_type %s %ld %.2f%%\n", st.types[i].name,
 		    st.types[i].n, 100 * st.types[i].mean_gain);

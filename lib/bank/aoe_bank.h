@@ -165,6 +165,7 @@ typedef struct aoe_bank_stats {
 	char file[PATH_MAX];	/* "<stdin>" for "-" */
 	char soc[128];		/* "" for an empty bank */
 	long entries, no_gain;
+	long stale;		/* of another kernel generation */
 	double mean_gain;	/* of (baseline - time) / baseline */
 	int ntypes;
 	struct aoe_bank_type_stats {

@@ -438,6 +438,8 @@ aoe_bank_stats_of(const aoe_bank_opts *o, const char *bank,
 		st->entries++;
 		if (r.e.time_us >= r.e.base_us)
 			st->no_gain++;
+		if (r.e.kgen != AOE_KERNELS_GEN)
+			st->stale++;
 	}
 	bank_rdr_close(&r);
 	if (rc < 0) {
