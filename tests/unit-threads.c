@@ -2,7 +2,9 @@
  * unit-threads - what ThreadSanitizer checks (make check-tsan), and
  * plain make check runs too: the thread pool (lib/base/pool.c) called
  * from several host threads at once, each chunk's writes seen by the
- * caller; and a bank read by several threads (lookups, list, verify)
+ * caller; loops cut by the threads' speeds (aoe_pool_cut) giving a
+ * thread that works three times slower less, and cutting evenly from
+ * inside a chunk; and a bank read by several threads (lookups, list, verify)
  * while a thread of this process and a child process commit to it.
  * Every commit adds a new key, so at the end the bank verifies and holds
  * every key committed: none is lost to a concurrent writer.
@@ -65,6 +67,77 @@ pool_user(void *arg)
 	free(j);
 	*(int *)arg = bad;
 	return NULL;
+}
+
+/*
+ * A loop cut by aoe_pool_cut: part t is cut[t] to cut[t + 1] units of
+ * about a microsecond each, done three times over on thread 1, as on a
+ * core three times slower.
+ */
+struct cutjob {
+	int64_t cut[3];
+	int64_t nested[3];	/* a cut asked for from inside a chunk */
+	int nest;
+};
+static volatile double sink[2];	/* a part's result, kept */
+
+static void
+slow_chunk(void *ctx, int64_t c, int tid)
+{
+	struct cutjob *j = ctx;
+	int64_t u, k, reps = tid == 1 ? 3 : 1;
+	double v = 1;
+
+	if (j->nest && c == 0)
+		aoe_pool_cut(slow_chunk, 2, 64, j->nested);
+	for (u = j->cut[c]; u < j->cut[c + 1]; u++)
+		for (k = 0; k < 300 * reps; k++)
+			v = v * 1.0000001 + 1e-9;
+	sink[c] = v;
+}
+
+static void
+cut_tests(void)
+{
+	struct cutjob j;
+	int64_t c[5];
+	int r, moved = 0;
+	double t0;
+
+	aoe_pool_cut(chunk, 2, 10, c);
+	ok(c[0] == 0 && c[1] == 5 && c[2] == 10, "cut: even for a loop "
+	    "never timed");
+	aoe_pool_cut(chunk, 4, 3, c);
+	ok(c[0] == 0 && c[1] <= c[2] && c[2] <= c[3] && c[3] <= c[4] &&
+	    c[4] == 3, "cut: fewer units than threads, in order, all of them");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("ok %d # skip one CPU\n", ++nt);
+		printf("ok %d # skip one CPU\n", ++nt);
+		return;
+	}
+	memset(&j, 0, sizeof(j));
+	/*
+	 * A loop whose worker came too late (its part taken by the caller)
+	 * is not timed: on a loaded machine that can be most of them, so
+	 * the bound is time, not loops.
+	 */
+	t0 = aoe_now_us();
+	for (r = 0; !moved && aoe_now_us() - t0 < 10e6; r++) {
+		aoe_pool_cut(slow_chunk, 2, 64, j.cut);
+		moved = j.cut[1] >= 40;
+		aoe_parallel(2, 2, slow_chunk, &j);
+	}
+	ok(moved, "cut: a thread three times slower gets at most 24 of 64 "
+	    "units");
+	if (!moved)
+		printf("# cut after %d loops: %lld %lld %lld\n", r,
+		    (long long)j.cut[0], (long long)j.cut[1],
+		    (long long)j.cut[2]);
+	j.nest = 1;
+	aoe_pool_cut(slow_chunk, 2, 64, j.cut);
+	aoe_parallel(2, 2, slow_chunk, &j);
+	ok(j.nested[0] == 0 && j.nested[1] == 32 && j.nested[2] == 64,
+	    "cut: from inside a chunk, even (no wait on the pool's lock)");
 }
 
 /* Nodes with distinct signatures: MatMul [1,k] x [k,8], k = 1..NKEYS. */
@@ -234,7 +307,7 @@ main(int argc, char **argv)
 	dir = argv[1];
 	setenv("TUNE_BANK_PATH", dir, 1);
 	setenv("AOE_BUILTIN_BANK", dir, 1);
-	printf("1..5\n");
+	printf("1..9\n");
 
 	/* The pool from three host threads at once. */
 	for (i = 0; i < 3; i++)
@@ -243,6 +316,7 @@ main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	ok(bad[0] + bad[1] + bad[2] == 0, "pool: three host threads, 300 "
 	    "loops each, every chunk's result seen by its caller");
+	cut_tests();
 
 	for (i = 0; i < NKEYS; i++) {
 		gs[i] = matmul(i + 1);

@@ -63,6 +63,18 @@ void aoe_sha256_hex(aoe_sha256 *c, char out[65]);
 typedef void (*aoe_chunk_fn)(void *ctx, int64_t chunk, int tid);
 void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
     void *ctx);
+/*
+ * A loop of one part a thread: n units cut into nthreads contiguous
+ * parts, part t [cut[t], cut[t + 1]) (cut has nthreads + 1 entries;
+ * every part has a unit while there are enough), sized by the speeds
+ * the pool measured of each thread on fn's earlier loops so cut, evenly
+ * until then (or under AOE_POOL_BALANCE=0).  The caller then runs
+ * aoe_parallel(nthreads, nthreads, fn, ctx), chunk t being part t; that
+ * loop's times update the speeds.
+ */
+void aoe_pool_cut(aoe_chunk_fn fn, int nthreads, int64_t n, int64_t *cut);
+/* The threads a caller's cut array on the stack need hold at most. */
+#define AOE_CUT_MAX 64
 
 /*
  * Whether this machine's cores are far apart, so that storing over cache

@@ -28,6 +28,17 @@
  * like a seqlock by their own copy of the generation, and a claim only
  * succeeds while the word still holds that generation.
  *
+ * A loop cut into one part a thread (a GEMM's columns) cannot be
+ * balanced by stealing: its parts are as large as a thread's share.  On
+ * a shared machine the cores do not run alike (two vCPUs of a Zen 5
+ * host: one 30-40% slower than the other for seconds at a time, its
+ * core's other hardware thread busy), and the slower part holds up the
+ * node.  Such loops cut their work with aoe_pool_cut, by the threads'
+ * speeds that the pool measures on the loops so cut: each part's share
+ * of the work over its thread's time, kept per loop function (kernels
+ * differ in what they suffer from another core's cache) as a moving
+ * average.  AOE_POOL_BALANCE=0 cuts evenly.
+ *
  * Workers spin for a while after each job (inference runs ops back to
  * back), then sleep on a futex.  They are started on first use, and the
  * pool is reset in the child of a fork(), which has none of them.
@@ -66,11 +77,38 @@ static struct {
 	_Atomic int64_t done;		/* chunks finished */
 	_Atomic uint32_t wake;		/* futex word, bumped for each job */
 	_Atomic int sleepers;
+	_Atomic int timed;		/* the job's parts are timed */
 	int spin_us;			/* AOE_SPIN_US */
 } pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .spin_us = -1 };
 
 /* Set while a thread runs a chunk: a nested loop then runs inline. */
 static _Thread_local int in_chunk;
+
+/*
+ * Speeds (relative, 1 on average) by loop function, for aoe_pool_cut;
+ * read and written under pool.mu, or by the caller of a loop that runs
+ * inline.  A function not in the table is cut evenly.
+ */
+#define SPEED_FNS 32
+#define SPEED_MIN_US 20.0	/* a timed job shorter than this: ignored */
+static struct speed {
+	aoe_chunk_fn fn;
+	double v[POOL_MAX];
+} speeds[SPEED_FNS];
+static _Atomic int balance = -1;	/* AOE_POOL_BALANCE */
+
+/* What the last aoe_pool_cut of this thread cut, for its next loop. */
+static _Thread_local struct {
+	aoe_chunk_fn fn;
+	int nthreads;
+	double frac[POOL_MAX];
+} cut_last;
+
+/* The time each part of a timed job took, and on which thread. */
+static struct part_time {
+	_Alignas(64) double us;
+	int tid;
+} part_times[POOL_MAX];
 
 static void
 futex_wait(_Atomic uint32_t *w, uint32_t v)
@@ -100,7 +138,7 @@ share_lo(int64_t n, int nt, int t)
  */
 static void
 take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
-    int tid)
+    int tid, int timed)
 {
 	int k;
 
@@ -119,7 +157,13 @@ take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
 			    st + 1, memory_order_acq_rel,
 			    memory_order_acquire))
 				continue;
-			fn(ctx, idx, tid);
+			if (timed) {
+				double t0 = aoe_now_us();
+				fn(ctx, idx, tid);
+				part_times[idx].us = aoe_now_us() - t0;
+				part_times[idx].tid = tid;
+			} else
+				fn(ctx, idx, tid);
 			atomic_fetch_add_explicit(&pool.done, 1,
 			    memory_order_release);
 			st = atomic_load_explicit(w, memory_order_acquire);
@@ -141,7 +185,7 @@ worker(void *arg)
 		aoe_chunk_fn fn;
 		void *ctx;
 		int64_t n;
-		int nt, i = 0;
+		int nt, timed, i = 0;
 
 		/* Poll the clock only every 64 pauses: it costs more. */
 		while ((w = atomic_load_explicit(&pool.wake,
@@ -165,11 +209,13 @@ worker(void *arg)
 		n = atomic_load_explicit(&pool.nchunks, memory_order_relaxed);
 		nt = atomic_load_explicit(&pool.nthreads,
 		    memory_order_relaxed);
+		timed = atomic_load_explicit(&pool.timed,
+		    memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&pool.seq, memory_order_relaxed) !=
 		    gen || tid >= nt)
 			continue;
-		take_chunks(gen, fn, ctx, n, nt, tid);
+		take_chunks(gen, fn, ctx, n, nt, tid, timed);
 	}
 	return NULL;
 }
@@ -356,17 +402,126 @@ aoe_cores_far(void)
 	return far_result;
 }
 
+/* The speeds of fn's threads: its entry, a new one, or NULL. */
+static struct speed *
+speed_of(aoe_chunk_fn fn, int add)
+{
+	size_t h = ((uintptr_t)fn >> 4) % SPEED_FNS, k;
+	int i;
+
+	for (k = 0; k < SPEED_FNS; k++) {
+		struct speed *e = &speeds[(h + k) % SPEED_FNS];
+		if (e->fn == fn)
+			return e;
+		if (e->fn == NULL) {
+			if (!add)
+				return NULL;
+			e->fn = fn;
+			for (i = 0; i < POOL_MAX; i++)
+				e->v[i] = 1;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static int
+balance_on(void)
+{
+	if (balance < 0) {
+		int v = 1;
+		if (aoe_envnum("AOE_POOL_BALANCE", 0, 1, &v) < 0) {
+			aoe_warnx("%s; using 1", aoe_errmsg());
+			v = 1;
+		}
+		balance = v;
+	}
+	return balance;
+}
+
+void
+aoe_pool_cut(aoe_chunk_fn fn, int nthreads, int64_t n, int64_t *cut)
+{
+	const struct speed *e = NULL;
+	double sum = 0, acc = 0;
+	int t;
+
+	if (nthreads > POOL_MAX)
+		nthreads = POOL_MAX;
+	if (nthreads < 1)
+		nthreads = 1;
+	cut[0] = 0;
+	/* The table is written under pool.mu; a stale read only cuts worse. */
+	if (nthreads > 1 && !in_chunk && balance_on() &&
+	    pthread_mutex_trylock(&pool.mu) == 0) {
+		e = speed_of(fn, 0);
+		pthread_mutex_unlock(&pool.mu);
+	}
+	for (t = 0; t < nthreads; t++)
+		sum += e ? e->v[t] : 1;
+	for (t = 1; t < nthreads; t++) {
+		/* Every part non-empty while the units allow. */
+		int64_t one = n >= nthreads, c, lo, hi;
+
+		acc += e ? e->v[t - 1] : 1;
+		c = e ? (int64_t)((double)n * acc / sum + 0.5) :
+		    n * t / nthreads;
+		lo = cut[t - 1] + one;
+		hi = n - one * (nthreads - t);
+		cut[t] = c < lo ? lo : c > hi ? hi : c;
+	}
+	cut[nthreads] = n;
+	cut_last.fn = fn;
+	cut_last.nthreads = nthreads;
+	for (t = 0; t < nthreads; t++)
+		cut_last.frac[t] = n > 0 ? (double)(cut[t + 1] - cut[t]) / n :
+		    0;
+}
+
+/*
+ * After a timed job of nthreads parts, each run by its own thread: the
+ * work each did over its time, against the mean, into fn's speeds.
+ */
+static void
+speed_update(aoe_chunk_fn fn, int nthreads)
+{
+	double r[POOL_MAX], mean = 0, tot = 0;
+	struct speed *e;
+	int t;
+
+	for (t = 0; t < nthreads; t++) {
+		const struct part_time *p = &part_times[t];
+		if (p->tid != t || cut_last.frac[t] <= 0)
+			return;
+		tot += p->us;
+		r[t] = cut_last.frac[t] / (p->us > 0.1 ? p->us : 0.1);
+		mean += r[t];
+	}
+	if (tot < SPEED_MIN_US * nthreads || (e = speed_of(fn, 1)) == NULL)
+		return;
+	mean /= nthreads;
+	for (t = 0; t < nthreads; t++) {
+		double v = r[t] / mean;
+		v = v < 0.5 ? 0.5 : v > 2 ? 2 : v;
+		e->v[t] += 0.125 * (v - e->v[t]);
+	}
+}
+
 void
 aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 {
 	static int registered;
 	uint32_t gen;
-	int spins = 0, i;
+	int spins = 0, i, timed;
 
 	if (nchunks <= 0)
 		return;
 	if (nthreads > POOL_MAX)
 		nthreads = POOL_MAX;
+	/* A cut made for this loop, and this loop only. */
+	timed = cut_last.fn == fn && cut_last.nthreads == nthreads &&
+	    nchunks == nthreads;
+	cut_last.fn = NULL;
 	if (nthreads < 2 || nchunks < 2 || nchunks > CHUNK_MAX || in_chunk ||
 	    pthread_mutex_trylock(&pool.mu) != 0) {
 		run_inline(nchunks, fn, ctx);
@@ -394,6 +549,7 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	atomic_store_explicit(&pool.ctx, ctx, memory_order_relaxed);
 	atomic_store_explicit(&pool.nchunks, nchunks, memory_order_relaxed);
 	atomic_store_explicit(&pool.nthreads, nthreads, memory_order_relaxed);
+	atomic_store_explicit(&pool.timed, timed, memory_order_relaxed);
 	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
 	for (i = 0; i < nthreads; i++)
 		atomic_store_explicit(&shares[i].next, (uint64_t)gen << 32 |
@@ -404,7 +560,7 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
 	if (atomic_load(&pool.sleepers) > 0)
 		futex_wake_all(&pool.wake);
-	take_chunks(gen, fn, ctx, nchunks, nthreads, 0);
+	take_chunks(gen, fn, ctx, nchunks, nthreads, 0, timed);
 	/* Every chunk is taken; wait for those still running elsewhere. */
 	while (atomic_load_explicit(&pool.done, memory_order_acquire) <
 	    nchunks) {
@@ -413,5 +569,7 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 		else
 			sched_yield();
 	}
+	if (timed)
+		speed_update(fn, nthreads);
 	pthread_mutex_unlock(&pool.mu);
 }

@@ -1060,7 +1060,7 @@ struct subsplit_ctx {
 	const conv_geom *g;
 	const float *x;
 	const aoe_sched *s;
-	int64_t nparts;
+	const int64_t *cut;	/* the parts, in 8-column units */
 	int fail;
 };
 
@@ -1068,9 +1068,9 @@ static void
 subsplit_chunk(void *arg, int64_t c, int tid)
 {
 	struct subsplit_ctx *cs = arg;
-	int64_t n = cs->xe->n, nv = (n + 7) / 8;
-	int64_t lo = min64(n, aoe_chunk_lo(nv, cs->nparts, c) * 8);
-	int64_t hi = min64(n, aoe_chunk_lo(nv, cs->nparts, c + 1) * 8);
+	int64_t n = cs->xe->n;
+	int64_t lo = min64(n, cs->cut[c] * 8);
+	int64_t hi = min64(n, cs->cut[c + 1] * 8);
 	aoe_gemm_ex x = *cs->xe;
 	float *buf;
 
@@ -2355,7 +2355,7 @@ struct colsplit_ctx {
 	const aoe_gemm_ex *xe;
 	const packb_ctx *pc;
 	const aoe_sched *s;
-	int64_t nparts;
+	const int64_t *cut;	/* the parts, in 8-column units */
 	int fail;
 	int own_planes;		/* each thread copies its own rows */
 };
@@ -2364,9 +2364,9 @@ static void
 colsplit_chunk(void *arg, int64_t c, int tid)
 {
 	struct colsplit_ctx *cs = arg;
-	int64_t n = cs->xe->n, nv = (n + 7) / 8;
-	int64_t lo = min64(n, aoe_chunk_lo(nv, cs->nparts, c) * 8);
-	int64_t hi = min64(n, aoe_chunk_lo(nv, cs->nparts, c + 1) * 8);
+	int64_t n = cs->xe->n;
+	int64_t lo = min64(n, cs->cut[c] * 8);
+	int64_t hi = min64(n, cs->cut[c + 1] * 8);
 	aoe_gemm_ex x = *cs->xe;
 	packb_ctx p = *cs->pc;
 	conv_planes pl;
@@ -2615,9 +2615,13 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		    aoe_sched_get(k->sched, "planes", -1) == -1 &&
 		    nth > 1 && cg->mg <= cg->outsz &&
 		    conv_split_cols(cg, k->sched, nth)) {
+			int64_t cut[AOE_CUT_MAX + 1];
 			struct subsplit_ctx cs = { &xe, cg, xg, k->sched,
-			    nth, 0 };
-			aoe_parallel(nth, nth, subsplit_chunk, &cs);
+			    cut, 0 };
+			int np = nth < AOE_CUT_MAX ? nth : AOE_CUT_MAX;
+
+			aoe_pool_cut(subsplit_chunk, np, (xe.n + 7) / 8, cut);
+			aoe_parallel(np, np, subsplit_chunk, &cs);
 			return cs.fail ? -1 : 0;
 		}
 		if (is_pointwise_strided(cg) &&
@@ -2655,9 +2659,13 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 			}
 		}
 		if (split) {
-			struct colsplit_ctx cs = { &xe, &ctx, k->sched, nth, 0,
-			    own };
-			aoe_parallel(nth, nth, colsplit_chunk, &cs);
+			int64_t cut[AOE_CUT_MAX + 1];
+			struct colsplit_ctx cs = { &xe, &ctx, k->sched, cut,
+			    0, own };
+			int np = nth < AOE_CUT_MAX ? nth : AOE_CUT_MAX;
+
+			aoe_pool_cut(colsplit_chunk, np, (xe.n + 7) / 8, cut);
+			aoe_parallel(np, np, colsplit_chunk, &cs);
 			return cs.fail || fail ? -1 : 0;
 		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)

@@ -1133,6 +1133,11 @@ struct tile_ctx {
 	int tm, tn;
 	int64_t pm, pn;		/* micro-panels of rows and columns */
 	int fail;
+	/*
+	 * A grid of one row or one column: the panels cut by the threads'
+	 * speeds (aoe_pool_cut), else NULL.
+	 */
+	const int64_t *cut;
 };
 
 static void
@@ -1145,6 +1150,14 @@ tile_chunk(void *arg, int64_t t, int tid)
 	int64_t i1 = min64(tc->x->m, tc->pm * (it + 1) / tc->tm * bk->mr);
 	int64_t j0 = tc->pn * jt / tc->tn * bk->nr;
 	int64_t j1 = min64(tc->x->n, tc->pn * (jt + 1) / tc->tn * bk->nr);
+
+	if (tc->cut != NULL && tc->tm == 1) {
+		j0 = tc->cut[jt] * bk->nr;
+		j1 = min64(tc->x->n, tc->cut[jt + 1] * bk->nr);
+	} else if (tc->cut != NULL) {
+		i0 = tc->cut[it] * bk->mr;
+		i1 = min64(tc->x->m, tc->cut[it + 1] * bk->mr);
+	}
 
 	if (gemm_range(tc->x, bk, i0, i1, j0, j1) < 0)
 		__atomic_store_n(&tc->fail, 1, __ATOMIC_RELAXED);
@@ -1355,8 +1368,14 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 	thread_grid(&bk, m, n, k, nthreads, par, &tm, &tn);
 	{
 		struct tile_ctx tc = { x, &bk, tm, tn, ceildiv(m, bk.mr),
-		    ceildiv(n, bk.nr), 0 };
+		    ceildiv(n, bk.nr), 0, NULL };
+		int64_t cut[AOE_CUT_MAX + 1];
 
+		if (nthreads <= AOE_CUT_MAX && (tm == 1 || tn == 1)) {
+			aoe_pool_cut(tile_chunk, nthreads, tm == 1 ? tc.pn :
+			    tc.pm, cut);
+			tc.cut = cut;
+		}
 		aoe_parallel(nthreads, (int64_t)tm * tn, tile_chunk, &tc);
 		fail = tc.fail;
 	}
