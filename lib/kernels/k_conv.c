@@ -1053,6 +1053,23 @@ sub_cols(const conv_geom *g, const float *x, float *buf, int64_t lo,
  * cache, on another CCD of a Zen 5 (32>64 @56 /2 ran slower at 2 threads
  * than at 1).
  */
+/*
+ * Part c of a GEMM cut by columns in 8-column units (cut, from
+ * aoe_pool_cut): its columns [*lo, *hi) of xe's, and x the GEMM of them
+ * alone (B's columns are the caller's to set).
+ */
+static void
+gemm_part(const aoe_gemm_ex *xe, const int64_t *cut, int64_t c,
+    aoe_gemm_ex *x, int64_t *lo, int64_t *hi)
+{
+	*lo = min64(xe->n, cut[c] * 8);
+	*hi = min64(xe->n, cut[c + 1] * 8);
+	*x = *xe;
+	x->n = *hi - *lo;
+	x->c = xe->c + *lo;
+	x->add = xe->add ? xe->add + *lo : NULL;
+}
+
 static int conv_split_cols(const conv_geom *, const aoe_sched *, int);
 
 struct subsplit_ctx {
@@ -1068,13 +1085,12 @@ static void
 subsplit_chunk(void *arg, int64_t c, int tid)
 {
 	struct subsplit_ctx *cs = arg;
-	int64_t n = cs->xe->n;
-	int64_t lo = min64(n, cs->cut[c] * 8);
-	int64_t hi = min64(n, cs->cut[c + 1] * 8);
-	aoe_gemm_ex x = *cs->xe;
+	int64_t lo, hi;
+	aoe_gemm_ex x;
 	float *buf;
 
 	(void)tid;
+	gemm_part(cs->xe, cs->cut, c, &x, &lo, &hi);
 	if (lo >= hi)
 		return;
 	buf = aoe_sgemm_tlbuf(3, (size_t)(cs->g->cg * (hi - lo)));
@@ -1085,9 +1101,6 @@ subsplit_chunk(void *arg, int64_t c, int tid)
 	sub_cols(cs->g, cs->x, buf, lo, hi);
 	x.b = buf;
 	x.ldb = hi - lo;
-	x.n = hi - lo;
-	x.c = cs->xe->c + lo;
-	x.add = cs->xe->add ? cs->xe->add + lo : NULL;
 	if (aoe_sgemm_ex(&x, 1, cs->s) < 0)
 		__atomic_store_n(&cs->fail, 1, __ATOMIC_RELAXED);
 }
@@ -2364,13 +2377,12 @@ static void
 colsplit_chunk(void *arg, int64_t c, int tid)
 {
 	struct colsplit_ctx *cs = arg;
-	int64_t n = cs->xe->n;
-	int64_t lo = min64(n, cs->cut[c] * 8);
-	int64_t hi = min64(n, cs->cut[c + 1] * 8);
-	aoe_gemm_ex x = *cs->xe;
+	int64_t lo, hi;
+	aoe_gemm_ex x;
 	packb_ctx p = *cs->pc;
 	conv_planes pl;
 
+	gemm_part(cs->xe, cs->cut, c, &x, &lo, &hi);
 	if (lo >= hi)
 		return;
 	if (cs->own_planes) {
@@ -2389,9 +2401,6 @@ colsplit_chunk(void *arg, int64_t c, int tid)
 	}
 	p.j0 = lo;
 	x.ctx = &p;
-	x.n = hi - lo;
-	x.c = cs->xe->c + lo;
-	x.add = cs->xe->add ? cs->xe->add + lo : NULL;
 	if (aoe_sgemm_ex(&x, 1, cs->s) < 0)
 		__atomic_store_n(&cs->fail, 1, __ATOMIC_RELAXED);
 }
