@@ -59,6 +59,12 @@ int bank_is_dir(const char *path);
  */
 int bank_kernels_gen(const cJSON *o, int64_t def, int64_t *gen, char *why,
     size_t wl);
+/* Whether e was measured under another kernel generation than this aoe's. */
+static inline int
+bank_ent_stale(const ent *e)
+{
+	return e->kgen != AOE_KERNELS_GEN;
+}
 /* A number >= 0 named name in o: 0 and *v, or -1 with why. */
 int bank_num_field(const cJSON *o, const char *name, double *v, char *why,
     size_t wl);

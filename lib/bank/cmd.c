@@ -265,7 +265,7 @@ prune_match(const aoe_bank_opts *o, const ent *e, time_t now)
 		return 1;
 	if (o->no_gain && e->time_us >= e->base_us)
 		return 1;
-	if (o->stale && e->kgen != AOE_KERNELS_GEN)
+	if (o->stale && bank_ent_stale(e))
 		return 1;
 	if (o->older_than_days >= 0) {
 		struct tm tm;
@@ -438,7 +438,7 @@ aoe_bank_stats_of(const aoe_bank_opts *o, const char *bank,
 		st->entries++;
 		if (r.e.time_us >= r.e.base_us)
 			st->no_gain++;
-		if (r.e.kgen != AOE_KERNELS_GEN)
+		if (bank_ent_stale(&r.e))
 			st->stale++;
 	}
 	bank_rdr_close(&r);

@@ -224,9 +224,8 @@ bank_merge_sources(src *in, int k, int policy, FILE *out,
 			 * An entry of this kernel generation wins over one
 			 * of another, whose time was of other kernels.
 			 */
-			if ((x->kgen == AOE_KERNELS_GEN) !=
-			    (b->kgen == AOE_KERNELS_GEN)) {
-				if (x->kgen == AOE_KERNELS_GEN)
+			if (bank_ent_stale(x) != bank_ent_stale(b)) {
+				if (!bank_ent_stale(x))
 					best = tie[i];
 				continue;
 			}

@@ -1045,15 +1045,6 @@ sub_cols(const conv_geom *g, const float *x, float *buf, int64_t lo,
 }
 
 /*
- * One thread's output positions of a strided 1x1 Conv at more than one
- * thread: it subsamples the input at those positions alone, into a
- * buffer of its own, and runs the GEMM on them, in one job: where the
- * channels were subsampled by both threads and the GEMM split after, a
- * barrier apart, each thread read half of its columns from the other's
- * cache, on another CCD of a Zen 5 (32>64 @56 /2 ran slower at 2 threads
- * than at 1).
- */
-/*
  * Part c of a GEMM cut by columns in 8-column units (cut, from
  * aoe_pool_cut): its columns [*lo, *hi) of xe's, and x the GEMM of them
  * alone (B's columns are the caller's to set).
@@ -1070,8 +1061,31 @@ gemm_part(const aoe_gemm_ex *xe, const int64_t *cut, int64_t c,
 	x->add = xe->add ? xe->add + *lo : NULL;
 }
 
+/*
+ * A GEMM's n columns cut into one part a thread (aoe_pool_cut, in
+ * 8-column units, into cut), then fn run on them with ctx (whose cut is
+ * cut): at most AOE_CUT_MAX parts.
+ */
+static void
+run_parts(aoe_chunk_fn fn, void *ctx, int nth, int64_t n, int64_t *cut)
+{
+	int np = nth < AOE_CUT_MAX ? nth : AOE_CUT_MAX;
+
+	aoe_pool_cut(fn, np, (n + 7) / 8, cut);
+	aoe_parallel(np, np, fn, ctx);
+}
+
 static int conv_split_cols(const conv_geom *, const aoe_sched *, int);
 
+/*
+ * One thread's output positions of a strided 1x1 Conv at more than one
+ * thread: it subsamples the input at those positions alone, into a
+ * buffer of its own, and runs the GEMM on them, in one job: where the
+ * channels were subsampled by both threads and the GEMM split after, a
+ * barrier apart, each thread read half of its columns from the other's
+ * cache, on another CCD of a Zen 5 (32>64 @56 /2 ran slower at 2 threads
+ * than at 1).
+ */
 struct subsplit_ctx {
 	const aoe_gemm_ex *xe;
 	const conv_geom *g;
@@ -2611,32 +2625,30 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 		 * of a single-thread pass below 65536 values, regnet's
 		 * 32>64 @56 /2 and 64>160 @28 /2 0.85x).
 		 */
-		/*
-		 * At more than one thread, when the outputs are at least as
-		 * many as the output channels (so that the GEMM would split
-		 * its columns too, each thread reading all of the weights),
-		 * each thread subsamples and multiplies its own positions:
-		 * regnet_x_400mf at 2 threads, in the model, 32>32 @112 /2,
-		 * 32>64 @56 /2 and 64>160 @28 /2 0.84-0.86x the time (AMD
-		 * EPYC Zen 5); resnet50's 256>512 @56 /2 0.98x.
-		 */
-		if (is_pointwise_strided(cg) &&
-		    aoe_sched_get(k->sched, "planes", -1) == -1 &&
-		    nth > 1 && cg->mg <= cg->outsz &&
-		    conv_split_cols(cg, k->sched, nth)) {
-			int64_t cut[AOE_CUT_MAX + 1];
-			struct subsplit_ctx cs = { &xe, cg, xg, k->sched,
-			    cut, 0 };
-			int np = nth < AOE_CUT_MAX ? nth : AOE_CUT_MAX;
-
-			aoe_pool_cut(subsplit_chunk, np, (xe.n + 7) / 8, cut);
-			aoe_parallel(np, np, subsplit_chunk, &cs);
-			return cs.fail ? -1 : 0;
-		}
 		if (is_pointwise_strided(cg) &&
 		    aoe_sched_get(k->sched, "planes", -1) == -1) {
-			float *buf = aoe_sgemm_tlbuf(3, (size_t)(cg->cg *
-			    cg->outsz));
+			float *buf;
+			/*
+			 * At more than one thread, when the outputs are at
+			 * least as many as the output channels (so that the
+			 * GEMM would split its columns too, each thread
+			 * reading all of the weights), each thread
+			 * subsamples and multiplies its own positions:
+			 * regnet_x_400mf at 2 threads, in the model, 32>32
+			 * @112 /2, 32>64 @56 /2 and 64>160 @28 /2 0.84-0.86x
+			 * the time (AMD EPYC Zen 5); resnet50's 256>512
+			 * @56 /2 0.98x.
+			 */
+			if (nth > 1 && cg->mg <= cg->outsz &&
+			    conv_split_cols(cg, k->sched, nth)) {
+				int64_t cut[AOE_CUT_MAX + 1];
+				struct subsplit_ctx cs = { &xe, cg, xg,
+				    k->sched, cut, 0 };
+
+				run_parts(subsplit_chunk, &cs, nth, xe.n, cut);
+				return cs.fail ? -1 : 0;
+			}
+			buf = aoe_sgemm_tlbuf(3, (size_t)(cg->cg * cg->outsz));
 			if (buf != NULL) {
 				struct sub_ctx sc = { cg, xg, buf,
 				    aoe_nchunks(cg->cg, cg->cg * cg->outsz >=
@@ -2671,10 +2683,8 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 			int64_t cut[AOE_CUT_MAX + 1];
 			struct colsplit_ctx cs = { &xe, &ctx, k->sched, cut,
 			    0, own };
-			int np = nth < AOE_CUT_MAX ? nth : AOE_CUT_MAX;
 
-			aoe_pool_cut(colsplit_chunk, np, (xe.n + 7) / 8, cut);
-			aoe_parallel(np, np, colsplit_chunk, &cs);
+			run_parts(colsplit_chunk, &cs, nth, xe.n, cut);
 			return cs.fail || fail ? -1 : 0;
 		}
 		if (aoe_sgemm_ex(&xe, nth, k->sched) < 0 || fail)
