@@ -308,6 +308,8 @@ random_sched(const aoe_conv_geom *g, aoe_sched *s)
 	aoe_sched_set(s, "grp_oh", oh);
 	aoe_sched_set(s, "grp_ow", 1 + irand(pmax / oh));
 	aoe_sched_set(s, "grp_rows", pick(rows, 6));
+	/* The tap form, the row form (where it applies) or auto. */
+	aoe_sched_set(s, "grp_form", irand(3));
 	(void)g;
 }
 
@@ -317,7 +319,8 @@ print_case(const spec *s, const aoe_sched *k, int th, double e)
 	printf("# mismatch: n=%lld g=%lld cg=%lld mg=%lld %lldx%lld "
 	    "k=%lldx%lld s=%lld,%lld d=%lld,%lld p=%lld,%lld,%lld,%lld "
 	    "act=%s affine=%d add=%d bias=%d vec=%lld nv=%lld oh=%lld "
-	    "ow=%lld rows=%lld threads=%d error %.3g\n", (long long)s->n,
+	    "ow=%lld rows=%lld form=%lld threads=%d error %.3g\n",
+	    (long long)s->n,
 	    (long long)s->group, (long long)s->cg, (long long)s->mg,
 	    (long long)s->h, (long long)s->w, (long long)s->kh,
 	    (long long)s->kw, (long long)s->sh, (long long)s->sw,
@@ -328,7 +331,8 @@ print_case(const spec *s, const aoe_sched *k, int th, double e)
 	    (long long)aoe_sched_get(k, "grp_nv", 0),
 	    (long long)aoe_sched_get(k, "grp_oh", 0),
 	    (long long)aoe_sched_get(k, "grp_ow", 0),
-	    (long long)aoe_sched_get(k, "grp_rows", 0), th, e);
+	    (long long)aoe_sched_get(k, "grp_rows", 0),
+	    (long long)aoe_sched_get(k, "grp_form", 0), th, e);
 }
 
 /*
@@ -576,6 +580,13 @@ main(void)
 		    "/%lld mg=%lld act=%s: max error %.2g",
 		    (long long)s.group, (long long)s.h, (long long)s.w,
 		    (long long)s.sh, (long long)s.mg, actname[s.act], e);
+		/* The tap form, where the default is the row form. */
+		aoe_sched_set(&k, "grp_form", 1);
+		good = run_case(&s, &k, (int)(f & 1), 2, &e);
+		ok(good, "g=%lld %lldx%lld /%lld mg=%lld act=%s, grp_form=1: "
+		    "max error %.2g", (long long)s.group, (long long)s.h,
+		    (long long)s.w, (long long)s.sh, (long long)s.mg,
+		    actname[s.act], e);
 	}
 	/* A plane whose padded input passes 4 MB: work items of row blocks. */
 	{

@@ -19,7 +19,9 @@
  * made into a small pixel-major tile, then turned into the NCHW output
  * rows by 8x8 transposes, and the fused epilogue (residual, activation,
  * per-channel affine; the bias is the accumulators' start) runs on those
- * rows while they are in L1.
+ * rows while they are in L1.  Where a group is one AVX-512 vector of
+ * output channels and the kernel rows three taps, the row form (gpr_blk)
+ * broadcasts each input pixel once for a kernel row's three taps instead.
  *
  * Work items are (image, group, block of output rows), split between the
  * threads; a block holds grp_rows rows (0 auto: whole planes unless the
@@ -48,7 +50,8 @@
  * auto: the shape of least modelled cost, see gp_tile), grp_rows (with
  * a fused pool, pooled rows), and in a stem grp_lanes (0 auto and 1 the
  * channels along the lanes, 2 the pixels: st_run; with a fused pool the
- * channels always).
+ * channels always), and grp_form (0 auto: the row form where it applies,
+ * 1 the tap form, 2 the row form).
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -132,10 +135,47 @@ gp_cost(int p, int nv)
 	return (f > l ? f : l) + 0.5;
 }
 
-/* The tile: grp_oh x grp_ow, or the cheapest by gp_cost. */
+/*
+ * The row form's modelled cost of a tile of r rows of c pixels at column
+ * stride s, per tap (a third of a kernel row): the FMAs on two pipes, at
+ * least 8 in flight, or the loads (three weights, each row's span of
+ * input pixels), and the loop.
+ */
+static double
+gpr_cost(int r, int c, int s)
+{
+	double f = 3 * (r * c < 8 ? 8 : r * c) / 2.0;
+	double l = (3 + r * ((c - 1) * s + 3)) / 2.5;
+
+	return ((f > l ? f : l) + 0.5) / 3;
+}
+
+/*
+ * Whether the row form applies: AVX-512 vectors of 16 output channels,
+ * one a group (nv 1), three taps a kernel row, no column dilation.
+ */
+static int
+gpr_ok(const aoe_conv_geom *g, int vw, int nv)
+{
+	return vw == 16 && nv == 1 && g->k[2] == 3 && g->d[2] == 1;
+}
+
+/*
+ * grp_form: 1 the tap form, 2 the row form where it applies (gpr_ok),
+ * 0 auto: the row form where it applies.
+ */
+static int
+gp_form(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv)
+{
+	int64_t v = aoe_sched_get(s, "grp_form", 0);
+
+	return v != 1 && gpr_ok(g, vw, nv) ? 2 : 1;
+}
+
+/* The tile: grp_oh x grp_ow, or the cheapest by gp_cost (gpr_cost). */
 static void
 gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
-    int *th, int *tw)
+    int form, int *th, int *tw)
 {
 	const int64_t OH = g->out[1], OW = g->out[2];
 	int pmax = gp_pmax(vw, nv), r, c, br = 1, bc = 1;
@@ -152,10 +192,18 @@ gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
 			if ((ko && ko != r) || (kw && kw != c))
 				continue;
 			/* Whole tiles, then the edges' smaller ones. */
-			t = fr * fc * gp_cost(r * c, nv) +
-			    (lc ? fr * gp_cost(r * (int)lc, nv) : 0) +
-			    (lr ? fc * gp_cost((int)lr * c, nv) : 0) +
-			    (lr && lc ? gp_cost((int)(lr * lc), nv) : 0);
+			if (form == 2) {
+				const int sw = (int)g->s[2];
+				t = fr * fc * gpr_cost(r, c, sw) + (lc ? fr *
+				    gpr_cost(r, (int)lc, sw) : 0) + (lr ? fc *
+				    gpr_cost((int)lr, c, sw) : 0) + (lr && lc ?
+				    gpr_cost((int)lr, (int)lc, sw) : 0);
+			} else
+				t = fr * fc * gp_cost(r * c, nv) +
+				    (lc ? fr * gp_cost(r * (int)lc, nv) : 0) +
+				    (lr ? fc * gp_cost((int)lr * c, nv) : 0) +
+				    (lr && lc ? gp_cost((int)(lr * lc), nv) :
+				    0);
 			if (best < 0 || t < best - 1e-9) {
 				best = t;
 				br = r;
@@ -314,6 +362,94 @@ GP_BLK(gp16_blk, __m512, 16, _mm512_loadu_ps, gp_bcast16, _mm512_fmadd_ps,
     _mm512_storeu_ps, _mm512_set1_ps, _mm512_max_ps, _mm512_min_ps)
 GP_FN_ALL(gp16)
 static gp_fn *const gp16_tab[2][2][2][GP_MAXC] = GP_TAB(gp16);
+
+/*
+ * The row form (grp_form=2): 16 output channels a group (one AVX-512
+ * vector), three taps a kernel row, no column dilation.  For each input
+ * channel and kernel row it loads the three taps' weight vectors once
+ * and broadcasts each input pixel of the tile's span once, into the FMAs
+ * of every output pixel that the pixel reaches (three at stride 1, one
+ * or two at stride 2), where the tap form broadcasts a pixel for each
+ * tap and output pixel.  A 14-pixel tile at stride 2 so loads 32 values
+ * for 42 FMAs, against 45; at stride 1, 19.  (A loop alone in L1, Zen 5:
+ * 188-192 GFLOP/s in the tap form, 237-245 in this one, 248-250 with no
+ * broadcast loads at all.  regnet_x_400mf's grouped Convs, 16-channel
+ * groups, bench/convb 1 thread warm: 0.76x to 0.89x the tap form's time;
+ * in the model, per-node minima, 1 thread 0.84x at 112 and 56, 0.88x
+ * at 28, 0.92x to 0.94x at 14; 2 threads 0.89x, 0.92x, about 1.)  nt
+ * is the taps, off their offsets (the first of each row of three is
+ * read), the rest as in GP_BLK with NV = 1.
+ */
+static inline __attribute__((always_inline)) void
+gpr_blk(const int R, const int C, const int S, int64_t nt,
+    const int32_t *off, const float *x0, int64_t rs, const float *wp,
+    const float *bv, float *t, int64_t trs, const float *cl)
+{
+	__m512 a[14], w0, w1, w2, b;
+	int64_t i;
+	int u, q, r, k;
+
+#pragma GCC unroll 14
+	for (u = 0; u < R * C; u++)
+		a[u] = _mm512_loadu_ps(bv);
+	for (i = 0; i < nt; i += 3, wp += 48) {
+		const int64_t o = off[i];
+		w0 = _mm512_loadu_ps(wp);
+		w1 = _mm512_loadu_ps(wp + 16);
+		w2 = _mm512_loadu_ps(wp + 32);
+#pragma GCC unroll 2
+		for (r = 0; r < R; r++) {
+			const float *xp = x0 + r * rs + o;
+#pragma GCC unroll 32
+			for (q = 0; q < (C - 1) * S + 3; q++) {
+				b = _mm512_set1_ps(xp[q]);
+				/* Output pixel c reads q with tap q - c * S. */
+#pragma GCC unroll 3
+				for (k = 0; k < 3; k++) {
+					const int c = (q - k) / S;
+					if (q - k < 0 || (q - k) % S || c >= C)
+						continue;
+					a[r * C + c] = _mm512_fmadd_ps(b, k == 0 ?
+					    w0 : k == 1 ? w1 : w2, a[r * C + c]);
+				}
+			}
+		}
+	}
+	if (cl != NULL) {
+		const __m512 vlo = _mm512_set1_ps(cl[0]);
+		const __m512 vhi = _mm512_set1_ps(cl[1]);
+#pragma GCC unroll 14
+		for (u = 0; u < R * C; u++)
+			a[u] = _mm512_min_ps(vhi, _mm512_max_ps(vlo, a[u]));
+	}
+#pragma GCC unroll 14
+	for (u = 0; u < R * C; u++)
+		_mm512_storeu_ps(t + (u / C) * trs + (u % C) * 16, a[u]);
+}
+
+#define GPR_FN(S, R, C)							\
+static void								\
+gpr16_##S##_##R##_##C(int64_t nt, const int32_t *off, const float *x0,	\
+    int64_t rs, const float *wp, const float *bv, float *t,		\
+    int64_t trs, const float *cl)					\
+{									\
+	gpr_blk(R, C, S, nt, off, x0, rs, wp, bv, t, trs, cl);		\
+}
+#define GPR_FN7(S, R) GPR_FN(S, R, 1) GPR_FN(S, R, 2) GPR_FN(S, R, 3)	\
+	GPR_FN(S, R, 4) GPR_FN(S, R, 5) GPR_FN(S, R, 6) GPR_FN(S, R, 7)
+#define GPR_FN14(S) GPR_FN7(S, 1) GPR_FN(S, 1, 8) GPR_FN(S, 1, 9)	\
+	GPR_FN(S, 1, 10) GPR_FN(S, 1, 11) GPR_FN(S, 1, 12)		\
+	GPR_FN(S, 1, 13) GPR_FN(S, 1, 14) GPR_FN7(S, 2)
+GPR_FN14(1)
+GPR_FN14(2)
+#define GPR_T7(S, R) gpr16_##S##_##R##_1, gpr16_##S##_##R##_2,		\
+	gpr16_##S##_##R##_3, gpr16_##S##_##R##_4, gpr16_##S##_##R##_5,	\
+	gpr16_##S##_##R##_6, gpr16_##S##_##R##_7
+#define GPR_T14(S) { { GPR_T7(S, 1), gpr16_##S##_1_8, gpr16_##S##_1_9,	\
+	gpr16_##S##_1_10, gpr16_##S##_1_11, gpr16_##S##_1_12,		\
+	gpr16_##S##_1_13, gpr16_##S##_1_14 }, { GPR_T7(S, 2) } }
+/* [s - 1][r - 1][c - 1] */
+static gp_fn *const gpr16_tab[2][2][GP_MAXC] = { GPR_T14(1), GPR_T14(2) };
 #ifdef __clang__
 #pragma clang attribute pop
 #endif
@@ -363,6 +499,7 @@ struct gp_ctx {
 	float *y;
 	aoe_epi e;
 	int epi, vw, nv, th, tw;
+	int form;		/* grp_form: 1 taps, 2 rows (gpr_blk) */
 	float cl[2];		/* a clamp done in registers: lo, hi */
 	int rcl;		/* ... when set (and then epi is 0) */
 	gp_fn *const (*tab)[2][GP_MAXC];	/* [s - 1][r - 1][c - 1] */
@@ -1092,14 +1229,16 @@ gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
 	d->y = y;
 	d->vw = aoe_grp_vec(s);
 	d->nv = aoe_grp_nv(g, s, d->vw);
-	gp_tile(g, s, d->vw, d->nv, &d->th, &d->tw);
+	d->form = gp_form(g, s, d->vw, d->nv);
+	gp_tile(g, s, d->vw, d->nv, d->form, &d->th, &d->tw);
 	if (wp == NULL || wvw != d->vw || wnv != d->nv) {
 		/* Weights not packed ahead (or for another shape): now. */
 		aoe_grp_pack(g, d->vw, d->nv, w, scratch);
 		wp = scratch;
 	}
 	d->wp = wp;
-	d->tab = d->vw == 16 ? gp16_tab[d->nv - 1] : gp8_tab[d->nv - 1];
+	d->tab = d->form == 2 ? gpr16_tab : d->vw == 16 ?
+	    gp16_tab[d->nv - 1] : gp8_tab[d->nv - 1];
 	d->epi = act != NULL && aoe_act_epi(act, &d->e);
 	if (d->epi && add == NULL && clamp_only(&d->e)) {
 		/*
@@ -1230,6 +1369,7 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	static const int64_t oh[] = { 0, 1, 2 };
 	static const int64_t rows[] = { 0, 1, 2, 4, 8, 16 };
 	static const int64_t lanes[] = { 0, 1, 2 };
+	static const int64_t form[] = { 0, 1, 2 };
 	int64_t ow[GP_MAXC + 1];
 	int i, nvec = aoe_cpu_avx512() ? 3 : 2, now = 1, nrows = 1;
 
@@ -1258,7 +1398,12 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	    aoe_space_add(sp, "grp_lanes", live && aoe_grp_stem(g) ? 3 : 1,
 	    lanes, "algo=8, one group (a stem): what the vector lanes hold, "
 	    "0 auto (the channels), 1 output channels (as in groups), 2 "
-	    "output pixels of a row, stored in place") < 0)
+	    "output pixels of a row, stored in place") < 0 ||
+	    aoe_space_add(sp, "grp_form", live && aoe_cpu_avx512() &&
+	    g->k[2] == 3 && g->d[2] == 1 ? 3 : 1, form, "algo=8: the "
+	    "inner loop, 0 auto (2 where it applies), 1 a broadcast a tap "
+	    "and pixel, 2 a broadcast a pixel for a kernel row's three taps "
+	    "(AVX-512, grp_nv 1, 3 taps a row, no column dilation)") < 0)
 		return -AOE_EINTERNAL;
 	return 0;
 }
@@ -1273,10 +1418,11 @@ aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len)
 
 	if (algo != 8) {
 		if (vw || nv || r || c || aoe_sched_get(s, "grp_rows", 0) ||
-		    aoe_sched_get(s, "grp_lanes", 0)) {
+		    aoe_sched_get(s, "grp_lanes", 0) || aoe_sched_get(s,
+		    "grp_form", 0)) {
 			snprintf(why, len, "grp_vec, grp_nv, grp_oh, grp_ow, "
-			    "grp_rows and grp_lanes apply to algo=8 (grouped) "
-			    "only");
+			    "grp_rows, grp_lanes and grp_form apply to algo=8 "
+			    "(grouped) only");
 			return -1;
 		}
 		return 0;
