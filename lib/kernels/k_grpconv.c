@@ -112,6 +112,34 @@ aoe_grp_vec(const aoe_sched *s)
 	return aoe_cpu_avx512() ? 16 : 8;
 }
 
+/*
+ * Whether the row form applies: AVX-512 vectors of 16 output channels,
+ * one a group (nv 1), three taps a kernel row, no column dilation.
+ */
+static int
+gpr_ok(const aoe_conv_geom *g, int vw, int nv)
+{
+	return vw == 16 && nv == 1 && g->k[2] == 3 && g->d[2] == 1;
+}
+
+/*
+ * grp_form: 1 the tap form, 2 the row form where it applies (gpr_ok),
+ * 0 auto: the row form where it applies.
+ */
+static int
+gp_form(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv)
+{
+	int64_t v = aoe_sched_get(s, "grp_form", 0);
+
+	return v != 1 && gpr_ok(g, vw, nv) ? 2 : 1;
+}
+
+/*
+ * grp_nv, 0 auto: 2 when a group's channels fill two vectors, except in
+ * a stem that the row form can take with 1 (its few input channels make
+ * a short loop, which the tap form's tile of two vectors does not fill:
+ * 3>32 and 3>64 3x3/2 @224, bench/convb 1 thread, 0.92x the time).
+ */
 int
 aoe_grp_nv(const aoe_conv_geom *g, const aoe_sched *s, int vw)
 {
@@ -119,6 +147,8 @@ aoe_grp_nv(const aoe_conv_geom *g, const aoe_sched *s, int vw)
 
 	if (v == 1 || v == 2)
 		return (int)v;
+	if (aoe_grp_stem(g) && gp_form(g, s, vw, 1) == 2)
+		return 1;
 	return g->mg % (2 * vw) == 0 ? 2 : 1;
 }
 
@@ -148,28 +178,6 @@ gpr_cost(int r, int c, int s)
 	double l = (3 + r * ((c - 1) * s + 3)) / 2.5;
 
 	return ((f > l ? f : l) + 0.5) / 3;
-}
-
-/*
- * Whether the row form applies: AVX-512 vectors of 16 output channels,
- * one a group (nv 1), three taps a kernel row, no column dilation.
- */
-static int
-gpr_ok(const aoe_conv_geom *g, int vw, int nv)
-{
-	return vw == 16 && nv == 1 && g->k[2] == 3 && g->d[2] == 1;
-}
-
-/*
- * grp_form: 1 the tap form, 2 the row form where it applies (gpr_ok),
- * 0 auto: the row form where it applies.
- */
-static int
-gp_form(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv)
-{
-	int64_t v = aoe_sched_get(s, "grp_form", 0);
-
-	return v != 1 && gpr_ok(g, vw, nv) ? 2 : 1;
 }
 
 /* The tile: grp_oh x grp_ow, or the cheapest by gp_cost (gpr_cost). */
