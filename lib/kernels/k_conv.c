@@ -1257,8 +1257,17 @@ conv_default_algo(const conv_geom *g)
 	    g->d[1] == 1 && g->d[2] == 1 && (g->k[1] == 7 ||
 	    ((g->k[1] == 1 || g->k[1] == 3) && g->c >= 64 && g->m >= 64)))
 		return ALGO_BLOCKED;
-	/* 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2. */
-	if (conv_trans_wins(g))
+	/*
+	 * 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2.  Not a
+	 * strided 1x1 with fewer than 256K weights: at 2 threads both
+	 * threads pack all of Y^T's A (the subsampled input, the same for
+	 * both), where algo 2 reads it in place (bench/convb, Zen 5,
+	 * 160>400 @14/2 and 256>512 @14/2: 0.60-0.64x and 0.72x the time
+	 * at 2 threads, 0.86x and 1.01x at 1; 1024>2048 @14/2 stays: 1.2x
+	 * slower by algo 2 at 1 thread, a tie at 2).
+	 */
+	if (conv_trans_wins(g) && !(is_pointwise_strided(g) &&
+	    g->cg * g->mg < 262144))
 		return ALGO_IM2COL_T;
 	/*
 	 * Dense 3x3 Convs at stride 2 by the same kernel, the output
