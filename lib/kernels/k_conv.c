@@ -3475,7 +3475,7 @@ aoe_space_conv(aoe_space *sp)
 	    "and column strides 1 or 2, "
 	    "holding mr nr mc kc nc par packb apf tile planes batch_par at "
 	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows "
-	    "grp_lanes at 0 unless algo=8; grp_oh * grp_ow within the "
+	    "grp_lanes grp_form at 0 unless algo=8; grp_oh * grp_ow within the "
 	    "tile's registers (see grp_ow)";
 	return 0;
 }

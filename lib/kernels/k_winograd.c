@@ -905,8 +905,20 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 		 * no split for both, judged on a simulated two-core clock,
 		 * did not hold on the real one.  batch_par=1 asks for the
 		 * split, 0 forbids it.
+		 *
+		 * Later, with the worker kept awake (AOE_SPIN_US; bench/convb
+		 * had let it sleep between calls), the same host at 2 threads:
+		 * F(2,3) too where the output channels are at most twice the
+		 * input channels (256>256 @14 0.91x the time alone, warm;
+		 * resnet50's five in the model 0.95-1.0x, per-node minima).
+		 * Alone and warm, F(4,3) with four times as many output
+		 * channels as input ran faster unsplit (32>128 @27 0.7x), but
+		 * in squeezenet1_1 it ran 1.03-1.4x slower: each thread then
+		 * transforms all of the input, half of it written by the
+		 * other core.
 		 */
-		if (nthreads > 1 && (par == 1 || (par < 0 && m == 4)) &&
+		if (nthreads > 1 && (par == 1 || (par < 0 && (m == 4 ||
+		    w->mg <= 2 * w->cg))) &&
 		    jobs % nthreads != 0 &&
 		    ceildiv(nb, nthreads) * nthreads <= ceildiv(w->nt, 32))
 			nb = ceildiv(nb, nthreads) * nthreads;
