@@ -19,7 +19,8 @@
  * depthwise Conv, e.g. -g 0 '96>96@112/3/2').  Prints each variant's minimum and median
  * (microseconds), GFLOP/s at the minimum and the median over the
  * rounds of its time over the first variant's (x); -c times by the process's
- * CPU time (1 thread on a loaded machine).  convb-sim is convb on
+ * CPU time (1 thread on a loaded machine).  The pool's workers spin
+ * between calls (AOE_SPIN_US=100000 unless set).  convb-sim is convb on
  * simclock.c's simulated two-core clock (AOE_SIM=1, wall clock only).
  */
 #include <stdio.h>
@@ -60,6 +61,13 @@ main(int argc, char **argv)
 	aoe_graph *g;
 	aoe_node *cn = NULL;
 	float *x, *yp;
+
+	/*
+	 * The pool's workers spin through the flush, as between a model's
+	 * nodes: past their 100 us they sleep, and a futex wake took 30 to
+	 * 110 us on a PVM guest (Zen 5), which the 2-thread figures carried.
+	 */
+	setenv("AOE_SPIN_US", "100000", 0);
 	int64_t xn, yn;
 
 	while ((ch = getopt(argc, argv, "t:r:wcag:")) != -1)
