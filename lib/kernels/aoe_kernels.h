@@ -24,9 +24,11 @@ typedef struct aoe_op aoe_op;
  * now uses otherwise.  Bump it with any change to a kernel or a default
  * that would make such an entry mislead; entries without the member are
  * generation 1.  2: the GEMM's A prefetch (apf) and pointwise Convs'
- * kc of all input channels.
+ * kc of all input channels.  3: the grouped Conv's row form (grp_form)
+ * and a stem's grp_nv, strided 1x1 Convs off algo 6, Winograd F(2,3)'s
+ * tile-block split at 2 threads.
  */
-#define AOE_KERNELS_GEN 2
+#define AOE_KERNELS_GEN 3
 
 /* The registry: the operator for a type, or NULL. */
 const aoe_op *aoe_op_find(const char *op_type);
