@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine.h"
 #include "aoe_session.h"
@@ -475,6 +476,53 @@ copy_outputs(aoe_session *s, const aoe_graph *g, aoe_value *out)
 	return 0;
 }
 
+/*
+ * An input copied in by the threads of the run, each the same band of
+ * rows of every plane (a 4-D tensor's last two axes), the band a
+ * Conv's rows split puts on that thread; others, and small ones, by
+ * the caller alone.
+ */
+#define COPY_MIN ((size_t)1 << 17)
+
+struct copy_ctx {
+	char *dst;
+	const char *src;
+	int64_t planes, rows, rowb;	/* planes, rows a plane, bytes a row */
+	int nb;				/* bands a plane */
+};
+
+static void
+copy_chunk(void *arg, int64_t c, int tid)
+{
+	const struct copy_ctx *x = arg;
+	int64_t band = c / x->planes, p = c % x->planes;
+	int64_t r0 = aoe_chunk_lo(x->rows, x->nb, band);
+	int64_t r1 = aoe_chunk_lo(x->rows, x->nb, band + 1);
+	size_t o = (size_t)((p * x->rows + r0) * x->rowb);
+
+	(void)tid;
+	memcpy(x->dst + o, x->src + o, (size_t)((r1 - r0) * x->rowb));
+}
+
+static void
+copy_input(aoe_tensor *t, const void *src, size_t nb, int nthreads)
+{
+	struct copy_ctx x;
+
+	if (nthreads < 2 || nb < COPY_MIN || t->ndim != 4 ||
+	    t->dims[2] < nthreads) {
+		memcpy(t->data, src, nb);
+		return;
+	}
+	x.dst = t->data;
+	x.src = src;
+	x.planes = t->dims[0] * t->dims[1];
+	x.rows = t->dims[2];
+	x.rowb = (int64_t)(nb / (size_t)(x.planes * x.rows));
+	x.nb = nthreads;
+	aoe_parallel(nthreads, x.planes * nthreads, copy_chunk, &x);
+}
+
 static int
 run_locked(aoe_session *s, const aoe_value *in, aoe_value *out)
 {
@@ -493,7 +541,8 @@ run_locked(aoe_session *s, const aoe_value *in, aoe_value *out)
 		aoe_tensor *t = g->tensors[g->inputs[i]];
 		size_t nb = aoe_tensor_nbytes(t);
 		if (nb)
-			memcpy(t->data, in[i].data, nb);
+			copy_input(t, in[i].data, nb, s->ro.nthreads > 0 ?
+			    s->ro.nthreads : (int)sysconf(_SC_NPROCESSORS_ONLN));
 	}
 	if ((rc = aoe_graph_run(g, &s->ro)) < 0 ||
 	    (rc = copy_outputs(s, g, out)) < 0)
