@@ -480,8 +480,16 @@ aoe_pool_cut(aoe_chunk_fn fn, int nthreads, int64_t n, int64_t *cut)
 
 /*
  * After a timed job of nthreads parts, each run by its own thread: the
- * work each did over its time, against the mean, into fn's speeds.
+ * work each did over its time, against the mean, into fn's speeds, a
+ * moving average that gives the newest job SPEED_NEW of the weight.  The
+ * slow phases of a shared host's vCPUs come and go in milliseconds: at 2
+ * threads (Zen 5, alternating processes, medians of run medians against
+ * ONNX Runtime's) 3/8 against 1/8 took regnet_x_400mf from 1.081 to
+ * 1.063 and 1.113 to 1.080 (at 1/2), resnet50 1.042 to 1.004,
+ * squeezenet1_1 1.037 to 0.974, mobilenet_v2 0.917 to 0.932; a weight of
+ * 1 (the last job alone) 1.105.
  */
+#define SPEED_NEW 0.375
 static void
 speed_update(aoe_chunk_fn fn, int nthreads)
 {
@@ -503,7 +511,7 @@ speed_update(aoe_chunk_fn fn, int nthreads)
 	for (t = 0; t < nthreads; t++) {
 		double v = r[t] / mean;
 		v = v < 0.5 ? 0.5 : v > 2 ? 2 : v;
-		e->v[t] += 0.125 * (v - e->v[t]);
+		e->v[t] += SPEED_NEW * (v - e->v[t]);
 	}
 }
 
