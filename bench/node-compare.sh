@@ -12,7 +12,10 @@
 # by default it reads the bank, as a user's run would); -m compares
 # per-node minima over the runs (AOE_PROF_MIN=1 for aoe, node_compare.py
 # -m for ORT), the figure a loaded machine spoils least; -k DIR keeps the
-# two raw profiles there.  NC_TOP=N lists the N biggest losses by node instead
+# two raw profiles there.  ORT also runs unprofiled, and its node
+# figures are scaled by that run's median over the profiled nodes' sum
+# (node_compare.py -p: its profiler adds 5-13 % inside the nodes).
+# NC_TOP=N lists the N biggest losses by node instead
 # of 25 (a number past the node count: every node).  The input binding is that of compare-ort.sh
 # (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
 # binary (a build from before a change, for before/after tables).  Timings under a profiler are
@@ -60,6 +63,9 @@ for d in sys.argv[1].split(","): n *= int(d)
 r = random.Random(42)
 sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in range(n)]))
 ' "${spec#*:}" >"$tmp/in.bin"
+# ORT unprofiled first: its profiler's own cost lands in the node times.
+node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" "$f" "$spec=$tmp/in.bin" |
+    sed -n 's/.* median=\([0-9.]*\).*/\1/p' >"$tmp/plain.txt"
 node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" -p "$tmp/ort.json" \
     "$f" "$spec=$tmp/in.bin" >"$tmp/ort.txt"
 AOE_PROF_MIN=${min:+1} "${AOE_RUN:-$top/tools/aoe-run}" $nobank --profile --threads "$t" --warmup 3 \
@@ -74,4 +80,6 @@ if [ -n "$keep" ]; then
 	cp "$tmp/ort.json" "$keep/$m-t$t.ort.json"
 	cp "$tmp/aoe.prof" "$keep/$m-t$t.aoe.txt"
 fi
-/usr/bin/python3 "$here/node_compare.py" $min ${NC_TOP:+-n $NC_TOP} "$f" "$tmp/ort.json" "$tmp/aoe.prof"
+plain=$(cat "$tmp/plain.txt")
+/usr/bin/python3 "$here/node_compare.py" $min ${NC_TOP:+-n $NC_TOP} \
+    ${plain:+-p $plain} "$f" "$tmp/ort.json" "$tmp/aoe.prof"

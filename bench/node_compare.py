@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """node_compare.py: where aoe loses to ONNX Runtime, node by node.
 
-usage: node_compare.py [-n TOP] [-m] MODEL.onnx ORT-PROFILE.json AOE-PROFILE.txt
+usage: node_compare.py [-n TOP] [-m] [-p MS] MODEL.onnx ORT-PROFILE.json AOE-PROFILE.txt
 
 ORT-PROFILE is the JSON trace of bench/ort-run.js -p (one kernel_time event
 per node and run; the first run of each node is taken as warm-up and left
@@ -11,6 +11,15 @@ time_us, ...: a mean per run too, so that both carry a loaded machine's
 preemptions alike).  With -m ORT's figure is each node's minimum over
 the runs instead, to set beside an aoe table of per-node minima (on a
 loaded machine the minimum is the figure that preemptions spoil least).
+
+ORT's profiler slows what it times: on a Zen 5 host mobilenet_v2's
+profiled kernel_time events summed to 3.50 ms a run where the same
+session unprofiled ran in 3.09 (regnet_x_400mf 3.54 against 3.19), so
+its per-node figures flatter aoe by 5-13 %.  -p MS, ORT's median run
+time unprofiled (bench/node-compare.sh measures it), prints that
+overhead and scales every ORT figure by MS over the profiled nodes' sum
+(with -m, the sum of their means), aoe's own profile being two clock
+reads a node.
 
 Both runtimes rename and fuse nodes.  Every entry is charged to a group
 named after an aoe node: an ORT node keeps its name when aoe has a node of
@@ -103,20 +112,37 @@ def read_aoe(path):
 def main(argv):
     top = 25
     stat = statistics.fmean
-    while argv and argv[0] in ('-n', '-m'):
+    plain = None
+    while argv and argv[0] in ('-n', '-m', '-p'):
         if argv[0] == '-m':
             stat = min
             argv = argv[1:]
             continue
         if len(argv) < 2:
             die(__doc__.splitlines()[2], 2)
-        top = int(argv[1])
+        try:
+            v = float(argv[1])
+        except ValueError:
+            die('%s: not a number: %s' % (argv[0], argv[1]), 2)
+        if v <= 0:
+            die('%s: must be positive: %s' % (argv[0], argv[1]), 2)
+        if argv[0] == '-n':
+            top = int(v)
+        else:
+            plain = v
         argv = argv[2:]
     if len(argv) != 3:
         die(__doc__.splitlines()[2], 2)
     model = onnx.load(argv[0], load_external_data=False)
     ort = read_ort(argv[1], stat)
     aoe = read_aoe(argv[2])
+    if plain is not None:
+        # The profiled nodes' sum a run (means even under -m).
+        prof = sum(v[1] for v in read_ort(argv[1]).values()) / 1000
+        sc = plain / prof if prof > 0 else 1
+        print('# ort unprofiled %.3f ms a run, its profiled nodes %.3f: '
+              'node figures scaled by %.3f' % (plain, prof, sc))
+        ort = {n: (op, us * sc) for n, (op, us) in ort.items()}
     nodes = {n.name: n for n in model.graph.node if n.name}
     producer = {}
     for n in model.graph.node:
