@@ -138,7 +138,8 @@ def main(argv):
     aoe = read_aoe(argv[2])
     if plain is not None:
         # The profiled nodes' sum a run (means even under -m).
-        prof = sum(v[1] for v in read_ort(argv[1]).values()) / 1000
+        means = ort if stat is statistics.fmean else read_ort(argv[1])
+        prof = sum(v[1] for v in means.values()) / 1000
         sc = plain / prof if prof > 0 else 1
         print('# ort unprofiled %.3f ms a run, its profiled nodes %.3f: '
               'node figures scaled by %.3f' % (plain, prof, sc))

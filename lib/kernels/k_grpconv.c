@@ -180,7 +180,14 @@ gpr_cost(int r, int c, int s)
 	return ((f > l ? f : l) + 0.5) / 3;
 }
 
-/* The tile: grp_oh x grp_ow, or the cheapest by gp_cost (gpr_cost). */
+/* A tile of r rows of c pixels, per tap, in form (gp_form). */
+static double
+tile_cost(int form, int r, int c, int nv, int sw)
+{
+	return form == 2 ? gpr_cost(r, c, sw) : gp_cost(r * c, nv);
+}
+
+/* The tile: grp_oh x grp_ow, or the cheapest by tile_cost. */
 static void
 gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
     int form, int *th, int *tw)
@@ -189,6 +196,7 @@ gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
 	int pmax = gp_pmax(vw, nv), r, c, br = 1, bc = 1;
 	int64_t ko = aoe_sched_get(s, "grp_oh", 0);
 	int64_t kw = aoe_sched_get(s, "grp_ow", 0);
+	const int sw = (int)g->s[2];
 	double best = -1;
 
 	for (r = 1; r <= 2; r++)
@@ -200,18 +208,11 @@ gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
 			if ((ko && ko != r) || (kw && kw != c))
 				continue;
 			/* Whole tiles, then the edges' smaller ones. */
-			if (form == 2) {
-				const int sw = (int)g->s[2];
-				t = fr * fc * gpr_cost(r, c, sw) + (lc ? fr *
-				    gpr_cost(r, (int)lc, sw) : 0) + (lr ? fc *
-				    gpr_cost((int)lr, c, sw) : 0) + (lr && lc ?
-				    gpr_cost((int)lr, (int)lc, sw) : 0);
-			} else
-				t = fr * fc * gp_cost(r * c, nv) +
-				    (lc ? fr * gp_cost(r * (int)lc, nv) : 0) +
-				    (lr ? fc * gp_cost((int)lr * c, nv) : 0) +
-				    (lr && lc ? gp_cost((int)(lr * lc), nv) :
-				    0);
+			t = fr * fc * tile_cost(form, r, c, nv, sw) +
+			    (lc ? fr * tile_cost(form, r, (int)lc, nv, sw) :
+			    0) + (lr ? fc * tile_cost(form, (int)lr, c, nv,
+			    sw) : 0) + (lr && lc ? tile_cost(form, (int)lr,
+			    (int)lc, nv, sw) : 0);
 			if (best < 0 || t < best - 1e-9) {
 				best = t;
 				br = r;
