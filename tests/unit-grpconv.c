@@ -308,8 +308,11 @@ random_sched(const aoe_conv_geom *g, aoe_sched *s)
 	aoe_sched_set(s, "grp_oh", oh);
 	aoe_sched_set(s, "grp_ow", 1 + irand(pmax / oh));
 	aoe_sched_set(s, "grp_rows", pick(rows, 6));
-	/* The tap form, the row form (where it applies) or auto. */
-	aoe_sched_set(s, "grp_form", irand(3));
+	/*
+	 * The tap form, the row form (where it applies: one vector of 16)
+	 * or auto.
+	 */
+	aoe_sched_set(s, "grp_form", irand(vw == 16 && nv == 1 ? 3 : 2));
 	(void)g;
 }
 
@@ -816,6 +819,21 @@ main(void)
 			aoe_sched_set(&k, "algo", 8);
 			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) == 0,
 			    "grp_nv taken with algo=8");
+			/* The row form is one vector's, 16 wide. */
+			aoe_sched_set(&k, "grp_form", 2);
+			ok((aoe_space_validate(&sp, &k, why, sizeof(why)) ==
+			    0) == aoe_cpu_avx512(), "grp_form=2 with "
+			    "grp_nv=1 %s", aoe_cpu_avx512() ? "taken" :
+			    "refused without AVX-512");
+			aoe_sched_set(&k, "grp_nv", 2);
+			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) < 0,
+			    "grp_form=2 refused with grp_nv=2");
+			aoe_sched_set(&k, "grp_nv", 1);
+			aoe_sched_set(&k, "grp_vec", 8);
+			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) < 0,
+			    "grp_form=2 refused with grp_vec=8");
+			memset(&k, 0, sizeof(k));
+			aoe_sched_set(&k, "algo", 8);
 			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,
 			    "regnet's 16-channel groups default to algo 8");
 			aoe_graph_free(t.g);

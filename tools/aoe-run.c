@@ -364,10 +364,7 @@ main(int argc, char **argv)
 	argv += optind;
 	if (argc != 1)
 		usage(AOE_EXIT_USAGE);
-	nthreads = o.nthreads ? o.nthreads :
-	    (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (nthreads < 1)
-		nthreads = 1;
+	nthreads = aoe_nthreads(o.nthreads);
 
 	if ((rc = aoe_session_open(argv[0], &o, &s)) < 0 ||
 	    (rc = input_shapes(s, a.shapes, &g)) < 0)

@@ -423,13 +423,8 @@ int
 aoe_bank_lookup(const aoe_graph *g, const aoe_node *n, int nthreads,
     aoe_sched *s)
 {
-	int t = n->nthreads > 0 ? n->nthreads : nthreads;
-
-	if (t <= 0)
-		t = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (t <= 0)
-		t = 1;
-	return aoe_bank_find(g, n, t, s, NULL);
+	return aoe_bank_find(g, n, aoe_nthreads(n->nthreads > 0 ?
+	    n->nthreads : nthreads), s, NULL);
 }
 
 

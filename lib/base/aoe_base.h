@@ -153,6 +153,9 @@ void aoe_ofile_abort(aoe_ofile *o);
 /* Monotonic clock in microseconds. */
 double aoe_now_us(void);
 
+/* A thread count: n when positive, else the online CPUs (at least 1). */
+int aoe_nthreads(int n);
+
 
 /*
  * The shared input loop (as mblaze's): call fn for each operand, or for

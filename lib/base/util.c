@@ -373,6 +373,17 @@ aoe_now_us(void)
 }
 
 int
+aoe_nthreads(int n)
+{
+	long c;
+
+	if (n > 0)
+		return n;
+	c = sysconf(_SC_NPROCESSORS_ONLN);
+	return c < 1 ? 1 : c > INT_MAX ? INT_MAX : (int)c;
+}
+
+int
 aoe_each_operand(int argc, char **argv, int (*fn)(const char *, void *),
     void *arg)
 {

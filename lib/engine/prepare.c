@@ -100,10 +100,7 @@ run_passes(aoe_graph *g, const aoe_run_opts *o)
 	if ((rc = aoe_fuse_qdq(g)) > 0 && (rc = aoe_graph_reinfer(g)) < 0)
 		return rc;
 	memset(&c, 0, sizeof(c));
-	c.nthreads = o->nthreads > 0 ? o->nthreads :
-	    (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (c.nthreads < 1)
-		c.nthreads = 1;
+	c.nthreads = aoe_nthreads(o->nthreads);
 	c.layout = layout_env();
 	if (mode == AOE_FUSE_FORCE)
 		c.force = &o->fuse_force;

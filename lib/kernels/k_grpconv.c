@@ -1438,6 +1438,15 @@ aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len)
 	}
 	if (vw == 0)
 		vw = aoe_cpu_avx512() ? 16 : 8;
+	/*
+	 * The row form with two vectors or 8-wide ones would run the tap
+	 * form: the same point twice in the tuner's space.
+	 */
+	if (aoe_sched_get(s, "grp_form", 0) == 2 && (nv == 2 || vw != 16)) {
+		snprintf(why, len, "grp_form=2 (rows) runs with grp_nv 1 or "
+		    "0 and 16-wide vectors only");
+		return -1;
+	}
 	if (r && c && r * c > gp_pmax((int)vw, nv == 2 ? 2 : 1)) {
 		snprintf(why, len, "grp_oh * grp_ow is at most %d with "
 		    "grp_vec=%d and grp_nv=%d", gp_pmax((int)vw, nv == 2 ?

@@ -21,9 +21,7 @@ void
 aoe_run_opts_init(aoe_run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (o->nthreads < 1)
-		o->nthreads = 1;
+	o->nthreads = aoe_nthreads(0);
 	o->static_memory = aoe_env_true("GE_USE_STATIC_MEMORY");
 	o->profile = aoe_env_true("PROFILING_MODE");
 	o->use_bank = 1;
@@ -878,10 +876,7 @@ aoe_graph_run(aoe_graph *g, const aoe_run_opts *o)
 
 	if (!g->prepared)
 		return aoe_err(AOE_EINTERNAL, "graph is not prepared");
-	if (nthreads <= 0)
-		nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (nthreads <= 0)
-		nthreads = 1;
+	nthreads = aoe_nthreads(nthreads);
 	for (i = 0; i < g->norder; i++) {
 		aoe_node *n = &g->nodes[g->order[i]];
 		k.g = g;

@@ -541,8 +541,8 @@ run_locked(aoe_session *s, const aoe_value *in, aoe_value *out)
 		aoe_tensor *t = g->tensors[g->inputs[i]];
 		size_t nb = aoe_tensor_nbytes(t);
 		if (nb)
-			copy_input(t, in[i].data, nb, s->ro.nthreads > 0 ?
-			    s->ro.nthreads : (int)sysconf(_SC_NPROCESSORS_ONLN));
+			copy_input(t, in[i].data, nb,
+			    aoe_nthreads(s->ro.nthreads));
 	}
 	if ((rc = aoe_graph_run(g, &s->ro)) < 0 ||
 	    (rc = copy_outputs(s, g, out)) < 0)

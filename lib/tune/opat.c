@@ -58,9 +58,7 @@ void
 opat_opts_init(opat_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (o->threads < 1)
-		o->threads = 1;
+	o->threads = aoe_nthreads(0);
 	o->run_loop = 10;
 	o->te_parallel = 2;
 	o->tuning_parallel = 8;
