@@ -86,12 +86,12 @@ ref_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 
 /* Blocking variants tried with every shape: the edges of each knob. */
 static const struct variant {
-	int mcmul, kc, nc, par, packb, apf;
+	int mcmul, kc, nc, par, packb, apf, packa;
 } variants[] = {
-	{ 1, 64, 192, 1, 1, 0 },
-	{ 12, 256, 3072, 0, -1, 512 },
-	{ 4, 128, 384, 2, 0, 1024 },
-	{ 7, 1024, 768, 0, 1, 256 },
+	{ 1, 64, 192, 1, 1, 0, 0 },
+	{ 12, 256, 3072, 0, -1, 512, -1 },
+	{ 4, 128, 384, 2, 0, 1024, 1 },
+	{ 7, 1024, 768, 0, 1, 256, 0 },
 };
 #define NVARIANTS ((int)(sizeof(variants) / sizeof(variants[0])))
 
@@ -107,6 +107,7 @@ sched_of(const struct shape *sh, const struct variant *v, aoe_sched *s)
 	aoe_sched_set(s, "par", v->par);
 	aoe_sched_set(s, "packb", v->packb);
 	aoe_sched_set(s, "apf", v->apf);
+	aoe_sched_set(s, "packa", v->packa);
 }
 
 /*
@@ -189,6 +190,10 @@ has(const aoe_space *sp, const char *name, int64_t v)
  * where the space has it, and the extra knob, when named, at each of its
  * values) at 1 and 2 threads: each must be legal and match ref.
  */
+/* A knob check_shapes sets first when named (algo=6, say). */
+static const char *base_knob;
+static int64_t base_val;
+
 static void
 check_shapes(tg *t, const float *ref, const char *what, const char *extra,
     int nextra, const int64_t *extras)
@@ -231,6 +236,8 @@ check_shapes(tg *t, const float *ref, const char *what, const char *extra,
 		for (pp = 0; pp < 2 && !bad; pp++)
 		for (e = 0; e < (extra ? nextra : 1) && !bad; e++) {
 			s = sp.def;
+			if (base_knob != NULL)
+				aoe_sched_set(&s, base_knob, base_val);
 			aoe_sched_set(&s, "mr", shapes[i].mr);
 			aoe_sched_set(&s, "nr", shapes[i].nr);
 			aoe_sched_set(&s, "mc", mc);
@@ -317,6 +324,14 @@ test_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int bconst,
 	ref_gemm(ta, tb, m, n, k, alpha, data(&t, 0), ta ? m : k,
 	    data(&t, 1), tb ? k : n, beta, c0, ref);
 	check_shapes(&t, ref, what, "apf", 3, apfs);
+	/* A transposed: read in place (auto, 0) and packed (1). */
+	if (ta) {
+		static const int64_t packas[] = { -1, 0, 1 };
+		char w2[160];
+
+		snprintf(w2, sizeof(w2), "%s packa", what);
+		check_shapes(&t, ref, w2, "packa", 3, packas);
+	}
 	free(c0);
 	free(ref);
 	aoe_graph_free(t.g);
@@ -365,7 +380,9 @@ test_matmul(int64_t nb2, int64_t nb, int64_t m, int64_t n, int64_t k,
 static void
 test_conv(int64_t c, int64_t h, int64_t w, int64_t m, int64_t kk, int64_t p)
 {
-	static const int64_t algos1[] = { 1, 2, 3 }, algos[] = { 2, 3 };
+	static const int64_t algos1[] = { 1, 2, 3, 6 }, algos[] = { 2, 3, 6 };
+	/* Y^T's A (the columns, transposed) in place (auto, 0), packed. */
+	static const int64_t packas[] = { -1, 0, 1 };
 	tg t;
 	int64_t oh = h + 2 * p - kk + 1, ow = w + 2 * p - kk + 1;
 	int64_t mo, i, j, ci, u, v;
@@ -408,9 +425,18 @@ test_conv(int64_t c, int64_t h, int64_t w, int64_t m, int64_t kk, int64_t p)
 				ref[(mo * oh + i) * ow + j] = (float)s;
 			}
 	if (kk == 1 && p == 0)
-		check_shapes(&t, ref, what, "algo", 3, algos1);
+		check_shapes(&t, ref, what, "algo", 4, algos1);
 	else
-		check_shapes(&t, ref, what, "algo", 2, algos);
+		check_shapes(&t, ref, what, "algo", 3, algos);
+	base_knob = "algo";
+	base_val = 6;
+	{
+		char w2[160];
+
+		snprintf(w2, sizeof(w2), "%s algo=6 packa", what);
+		check_shapes(&t, ref, w2, "packa", 3, packas);
+	}
+	base_knob = NULL;
 	free(ref);
 	aoe_graph_free(t.g);
 }

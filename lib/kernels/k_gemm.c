@@ -50,6 +50,7 @@ typedef struct blocking {
 	int wide;		/* an AVX-512 micro-kernel */
 	int64_t mc, kc, nc;
 	int packb;		/* 0: read B in place when it can; -1 auto */
+	int packa;		/* 0: read A in place when transposed; -1 auto */
 	int64_t apf;		/* A prefetch distance in floats; 0 none */
 } blocking;
 
@@ -404,9 +405,11 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, int64_t vs, float *restrict c,
     int64_t ldc, float alpha, float beta, const float *bias,
     const float *pf, __mmask16 mask, const float *d, const float *cl,
-    int64_t apf)
+    int64_t apf, int64_t as)
 {
 	const __m512 z = _mm512_setzero_ps();
+	/* A's step a k: a packed strip's rows, or A's stride read in place. */
+	const int64_t astep = as > 0 ? as : MR;
 	__m512 b0, b1 = z, b2 = z, b3 = z, av, va, vb, bi, vl = z, vh = z;
 	int hs = 0;
 	ZDECL(0); ZDECL(1); ZDECL(2); ZDECL(3); ZDECL(4); ZDECL(5);
@@ -448,7 +451,7 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 			_mm_prefetch((const char *)(pf + 3 * vs), _MM_HINT_T0);
 		if (apf > 0)
 			_mm_prefetch((const char *)(a + apf), _MM_HINT_T1);
-		a += MR;
+		a += astep;
 		b += ldb;
 		pf += ldb;
 	}
@@ -465,17 +468,17 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 
 typedef void zkr_fn(int64_t, const float *, const float *, int64_t, int64_t,
     float *, int64_t, float, float, const float *, const float *,
-    __mmask16, const float *, const float *, int64_t);
+    __mmask16, const float *, const float *, int64_t, int64_t);
 
 #define ZKR(mr, nv)							\
 static void								\
 zkr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
     int64_t vs, float *c, int64_t ldc, float alpha, float beta,		\
     const float *bias, const float *pf, __mmask16 mask, const float *d,	\
-    const float *cl, int64_t apf)					\
+    const float *cl, int64_t apf, int64_t as)				\
 {									\
 	zkr_gen(mr, nv, kc, a, b, ldb, vs, c, ldc, alpha, beta, bias, pf,\
-	    mask, d, cl, apf);						\
+	    mask, d, cl, apf, as);					\
 }
 
 ZKR(1, 1) ZKR(2, 1) ZKR(3, 1) ZKR(4, 1) ZKR(5, 1) ZKR(6, 1) ZKR(7, 1)
@@ -510,13 +513,15 @@ static zkr_fn *const zkr_tab[ZMR_MAX + 1][5] = {
  * The macro-kernel of the AVX-512 shapes, as macro_kernel below: B strip
  * jr starts at bpanel + jr*bstep, steps bld per k and has its vectors
  * bvs apart; a narrower last strip is at btail (tld, tvs) when set.
+ * A is packed (as 0: row panel ir at apanel + ir*kc), or read in place
+ * (as > 0: its rows at apanel + ir, its steps as apart).
  */
 static void
 macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
-    int64_t nc, int64_t kc, const float *apanel, const float *bpanel,
-    int64_t bstep, int64_t bld, int64_t bvs, const float *btail,
-    int64_t tld, int64_t tvs, float *c, const float *bias, float beta,
-    int last)
+    int64_t nc, int64_t kc, const float *apanel, int64_t as,
+    const float *bpanel, int64_t bstep, int64_t bld, int64_t bvs,
+    const float *btail, int64_t tld, int64_t tvs, float *c,
+    const float *bias, float beta, int last)
 {
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
@@ -540,10 +545,11 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 		for (ir = 0; ir < mc; ir += mr, pf = bp) {
 			int64_t nrows = mc - ir < mr ? mc - ir : mr;
 			float *cp = c + ir * x->ldc + jr;
-			zkr_tab[nrows][nv](kc, apanel + ir * kc, bp, ld, vs,
-			    cp, x->ldc, x->alpha, beta, bias ? bias + ir : NULL,
-			    pf, mask, inreg && x->add ? x->add + (cp - x->c) :
-			    NULL, inreg ? cl : NULL, jr == 0 ? bk->apf : 0);
+			zkr_tab[nrows][nv](kc, apanel + (as > 0 ? ir : ir * kc),
+			    bp, ld, vs, cp, x->ldc, x->alpha, beta, bias ?
+			    bias + ir : NULL, pf, mask, inreg && x->add ?
+			    x->add + (cp - x->c) : NULL, inreg ? cl : NULL,
+			    jr == 0 && as == 0 ? bk->apf : 0, as);
 			if (last && !inreg)
 				epi_tile(x, cp, nrows, ncols);
 		}
@@ -938,6 +944,32 @@ stride_ok(int64_t ld)
 }
 
 /*
+ * Whether A, transposed, is read in place (knob packa: -1 auto, 0 in
+ * place, 1 packed).  Auto: at most 256 rows (its columns short, so that
+ * a strip of rows and its depth stay within L1) and a stride whose
+ * steps do not share a few L1 sets (64 sets of 64 bytes: a power-of-two
+ * factor of the stride's lines of at most 4).
+ */
+static int
+a_inplace(const aoe_gemm_ex *x, const blocking *bk)
+{
+	int64_t lines, g = 1;
+
+	if (!x->transa || bk->packa == 1)
+		return 0;
+	if (bk->packa == 0)
+		return 1;
+	if (x->m > 256)
+		return 0;
+	if ((x->lda * 4) % 64 != 0)
+		return 1;
+	lines = x->lda * 4 / 64;
+	while (g < 64 && lines % (2 * g) == 0)
+		g *= 2;
+	return g <= 4;
+}
+
+/*
  * One thread's share: rows [i0, i1) and columns [j0, j1) of C, both
  * starting on strip boundaries.  Returns -1 when the packing buffers
  * cannot be had.
@@ -950,7 +982,7 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	int64_t jc, pc, ic, nc, kc, mc, nb, mb, NC, KC, MC, mpad, npad;
 	float *abuf = NULL, *bbuf = NULL;
 	const float *ap, *bp, *btail;
-	int inplace, pu;
+	int inplace, pu, ain;
 
 	if (i0 >= i1 || j0 >= j1)
 		return 0;
@@ -975,7 +1007,16 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	 * then read their vectors from side-by-side strips.
 	 */
 	pu = bk->wide && x->packb != NULL ? 16 : (int)nr;
-	if (x->apack == NULL && (abuf = tlbuf(0, (size_t)(MC * KC))) == NULL)
+	/*
+	 * A transposed (its rows contiguous down each column) is read in
+	 * place by the AVX-512 kernels where it suits them (a_inplace):
+	 * packing it costs as much as using it when its columns are
+	 * short, as Y^T's (output positions), and at more than one thread
+	 * every thread packed it all.
+	 */
+	ain = x->apack == NULL && bk->wide && a_inplace(x, bk);
+	if (x->apack == NULL && !ain &&
+	    (abuf = tlbuf(0, (size_t)(MC * KC))) == NULL)
 		return -1;
 	if (x->bpack == NULL && (bbuf = tlbuf(1,
 	    (size_t)((inplace ? nr : NC) * KC))) == NULL)
@@ -1005,6 +1046,8 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 				mc = min64(MC, i1 - ic);
 				if (x->apack != NULL)
 					ap = x->apack + pc * mpad + ic * kc;
+				else if (ain)
+					ap = x->a + pc * x->lda + ic;
 				else {
 					pack_a(x, ic, mc, pc, kc, (int)mr,
 					    abuf);
@@ -1012,6 +1055,7 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 				}
 				if (bk->wide)
 					macro_kernel512(x, bk, mc, nc, kc, ap,
+					    ain ? x->lda : 0,
 					    bp, inplace ? 1 : kc,
 					    inplace ? x->ldb : pu,
 					    inplace || pu > 16 ? 16 : 16 * kc,
@@ -1221,6 +1265,7 @@ get_blocking(const aoe_sched *s, blocking *bk)
 	bk->kc = aoe_sched_get(s, "kc", DEF_KC);
 	bk->nc = aoe_sched_get(s, "nc", DEF_NC);
 	bk->packb = (int)aoe_sched_get(s, "packb", -1);
+	bk->packa = (int)aoe_sched_get(s, "packa", -1);
 	bk->apf = min64(max64(aoe_sched_get(s, "apf", DEF_APF), 0), 1 << 16);
 	bk->mc = max64(bk->mr, min64(bk->mc, 1 << 16) / bk->mr * bk->mr);
 	bk->kc = max64(8, min64(bk->kc, 1 << 16));
@@ -1986,6 +2031,19 @@ aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k)
 }
 
 int
+aoe_space_gemm_packa(aoe_space *sp, int live)
+{
+	static const int64_t packas[] = { -1, 0, 1 };
+
+	if (aoe_space_add(sp, "packa", live && aoe_cpu_avx512() ? 3 : 1,
+	    packas, "A transposed: -1 auto (read in place by the AVX-512 "
+	    "kernels, up to 256 rows and a stride spread over L1's sets), "
+	    "0 read in place, 1 packed") < 0)
+		return -AOE_EINTERNAL;
+	return 0;
+}
+
+int
 aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s, char *why,
     size_t len)
 {
@@ -2052,7 +2110,10 @@ aoe_space_gemm(aoe_space *sp)
 		else
 			batched = ms.nbatch > 1;
 	}
-	if ((rc = aoe_space_gemm_knobs(sp, m, nn, k)) < 0)
+	if ((rc = aoe_space_gemm_knobs(sp, m, nn, k)) < 0 ||
+	    (rc = aoe_space_gemm_packa(sp, m > 1 && nn > 1 &&
+	    strcmp(n->op_type, "Gemm") == 0 && aoe_attr_int(n, "transA",
+	    0) != 0)) < 0)
 		return rc;
 	cb = b != NULL && b->kind == AOE_T_CONST && m > 1 && nn > 1 &&
 	    !batched;

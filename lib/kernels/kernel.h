@@ -589,6 +589,12 @@ int aoe_space_add_pow2(aoe_space *sp, const char *name, int zero,
 #define AOE_SPACE_DEF(sp, v) ((sp)->knobs[(sp)->nknobs - 1].def = (v))
 /* The GEMM knobs (mr nr mc kc nc par packb apf) for an m x n x k product. */
 int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
+/*
+ * The knob packa (a transposed A read in place or packed), after
+ * aoe_space_gemm_knobs: one value (auto) unless live, the GEMM's A
+ * transposed, and AVX-512.
+ */
+int aoe_space_gemm_packa(aoe_space *sp, int live);
 /* The GEMM knobs' constraints; 0 or -1 with why. */
 int aoe_space_gemm_check(const aoe_space *sp, const aoe_sched *s,
     char *why, size_t len);
