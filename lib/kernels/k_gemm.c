@@ -216,8 +216,10 @@ static inline __attribute__((always_inline)) void
 ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
     float alpha, float beta, const float *bias, const float *pf,
-    const float *d, const float *cl, int64_t apf)
+    const float *d, const float *cl, int64_t apf, int64_t as)
 {
+	/* A's step a k: a packed strip's rows, or A's stride read in place. */
+	const int64_t astep = as > 0 ? as : MR;
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22;
 	__m256 c30, c31, c32, c40, c41, c42, c50, c51, c52;
 	__m256 b0, b1 = _mm256_setzero_ps(), b2 = b1, av, va, vb, bi;
@@ -250,7 +252,7 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 			_mm_prefetch((const char *)(pf + 16), _MM_HINT_T0);
 		if (apf > 0)
 			_mm_prefetch((const char *)(a + apf), _MM_HINT_T1);
-		a += MR;
+		a += astep;
 		b += ldb;
 		pf += ldb;
 	}
@@ -266,16 +268,17 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 
 typedef void ukr_fn(int64_t, const float *, const float *, int64_t, float *,
     int64_t, float, float, const float *, const float *, const float *,
-    const float *, int64_t);
+    const float *, int64_t, int64_t);
 
 #define UKR(mr, nv)							\
 static void								\
 ukr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
     float *c, int64_t ldc, float alpha, float beta, const float *bias,	\
-    const float *pf, const float *d, const float *cl, int64_t apf)	\
+    const float *pf, const float *d, const float *cl, int64_t apf,	\
+    int64_t as)								\
 {									\
 	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias, pf, d,	\
-	    cl, apf);							\
+	    cl, apf, as);						\
 }
 
 UKR(1, 1) UKR(2, 1) UKR(3, 1) UKR(4, 1) UKR(5, 1) UKR(6, 1)
@@ -870,13 +873,14 @@ edge_store(const float *t, int nr, float *c, int64_t ldc, int64_t rows,
  * The macro-kernel: C[0..mc)[0..nc) (+)= A~ B~ for one packed A block and
  * one B panel.  B strip jr starts at bpanel + jr*bstep and advances by
  * bld per k step; a strip narrower than nr is at btail (packed) when
- * btail is set.  Edge tiles use the kernel of their size.
+ * btail is set.  Edge tiles use the kernel of their size.  A is packed
+ * (as 0) or read in place (as > 0), as in macro_kernel512.
  */
 static void
 macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
-    int64_t nc, int64_t kc, const float *apanel, const float *bpanel,
-    int64_t bstep, int64_t bld, const float *btail, float *c,
-    const float *bias, float beta, int last)
+    int64_t nc, int64_t kc, const float *apanel, int64_t as,
+    const float *bpanel, int64_t bstep, int64_t bld, const float *btail,
+    float *c, const float *bias, float beta, int last)
 {
 	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
 	float cl[3];
@@ -905,18 +909,20 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			int64_t nrows = min64(mr, mc - ir);
 			float *cp = c + ir * x->ldc + jr;
 			const float *bi = bias ? bias + ir : NULL;
+			const float *ap = apanel + (as > 0 ? ir : ir * kc);
+			const int64_t apf = jr == 0 && as == 0 ? bk->apf : 0;
+
 			f = ukr_tab[nrows][nv];
 			if (ncols == nv * 8) {
-				f(kc, apanel + ir * kc, bp, ld, cp, x->ldc,
-				    x->alpha, beta, bi, pf, inreg && x->add ?
-				    x->add + (cp - x->c) : NULL,
-				    inreg ? cl : NULL, jr == 0 ? bk->apf : 0);
+				f(kc, ap, bp, ld, cp, x->ldc, x->alpha, beta,
+				    bi, pf, inreg && x->add ? x->add + (cp -
+				    x->c) : NULL, inreg ? cl : NULL, apf, as);
 				if (last && !inreg)
 					epi_tile(x, cp, nrows, ncols);
 				continue;
 			}
-			f(kc, apanel + ir * kc, bp, ld, tile, NR_MAX, x->alpha,
-			    0, bi, pf, NULL, NULL, jr == 0 ? bk->apf : 0);
+			f(kc, ap, bp, ld, tile, NR_MAX, x->alpha, 0, bi, pf,
+			    NULL, NULL, apf, as);
 			edge_store(tile, NR_MAX, cp, x->ldc, nrows, ncols,
 			    beta);
 			if (last)
@@ -1009,12 +1015,12 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	pu = bk->wide && x->packb != NULL ? 16 : (int)nr;
 	/*
 	 * A transposed (its rows contiguous down each column) is read in
-	 * place by the AVX-512 kernels where it suits them (a_inplace):
-	 * packing it costs as much as using it when its columns are
-	 * short, as Y^T's (output positions), and at more than one thread
-	 * every thread packed it all.
+	 * place where it suits the kernels (a_inplace): packing it costs
+	 * as much as using it when its columns are short, as Y^T's (output
+	 * positions), and at more than one thread every thread packed it
+	 * all.
 	 */
-	ain = x->apack == NULL && bk->wide && a_inplace(x, bk);
+	ain = x->apack == NULL && a_inplace(x, bk);
 	if (x->apack == NULL && !ain &&
 	    (abuf = tlbuf(0, (size_t)(MC * KC))) == NULL)
 		return -1;
@@ -1065,7 +1071,8 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 					    NULL, pc == 0 ? x->beta : 1.0f,
 					    x->epi && pc + kc == x->k);
 				else
-					macro_kernel(x, bk, mc, nc, kc, ap, bp,
+					macro_kernel(x, bk, mc, nc, kc, ap,
+					    ain ? x->lda : 0, bp,
 					    inplace ? 1 : kc,
 					    inplace ? x->ldb : nr, btail,
 					    x->c + ic * x->ldc + jc,
@@ -2035,10 +2042,9 @@ aoe_space_gemm_packa(aoe_space *sp, int live)
 {
 	static const int64_t packas[] = { -1, 0, 1 };
 
-	if (aoe_space_add(sp, "packa", live && aoe_cpu_avx512() ? 3 : 1,
-	    packas, "A transposed: -1 auto (read in place by the AVX-512 "
-	    "kernels, up to 256 rows and a stride spread over L1's sets), "
-	    "0 read in place, 1 packed") < 0)
+	if (aoe_space_add(sp, "packa", live ? 3 : 1, packas, "A "
+	    "transposed: -1 auto (read in place up to 256 rows, with a "
+	    "stride spread over L1's sets), 0 read in place, 1 packed") < 0)
 		return -AOE_EINTERNAL;
 	return 0;
 }

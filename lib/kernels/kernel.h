@@ -591,8 +591,8 @@ int aoe_space_add_pow2(aoe_space *sp, const char *name, int zero,
 int aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k);
 /*
  * The knob packa (a transposed A read in place or packed), after
- * aoe_space_gemm_knobs: one value (auto) unless live, the GEMM's A
- * transposed, and AVX-512.
+ * aoe_space_gemm_knobs: one value (auto) unless live (the GEMM's A
+ * transposed).
  */
 int aoe_space_gemm_packa(aoe_space *sp, int live);
 /* The GEMM knobs' constraints; 0 or -1 with why. */
