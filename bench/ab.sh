@@ -13,8 +13,8 @@
 # and -e set space-separated NAME=VALUE pairs for A's and B's runs (the
 # same binary under two settings: "bench/ab.sh -e AOE_POOL_BALANCE=0 - -
 # regnet_x_400mf").  MODEL is a path or a name in
-# ${AOE_CACHE:-$HOME/.cache/aoe}/models, its input bound as compare-ort.sh
-# does (AOE_SHAPE=NAME:D0,D1,... overrides).  aoe runs untuned
+# ${AOE_CACHE:-$HOME/.cache/aoe}/models, its input bound by shape.sh as
+# in every script here (AOE_SHAPE=NAME:D0,D1,... overrides).  aoe runs untuned
 # (--no-bank) unless -b names a bank for both (TUNE_BANK_PATH).  -o also
 # times ONNX Runtime (bench/ort-run.js) in each repeat and prints each
 # side's median over ORT's.  At 1 thread every run is pinned to the last
@@ -59,14 +59,8 @@ case $model in
 *) path=$CACHE/models/$model.onnx name=$model ;;
 esac
 [ -r "$path" ] || { echo "$0: $path: no such model" >&2; exit 1; }
-case $name in
-transformer_encoder) shape=input:1,128,256 ;;
-ppocrv4_det) shape=x:1,3,640,640 ;;
-ppocrv4_rec) shape=x:1,3,48,320 ;;
-ppocr_cls) shape=x:1,3,48,192 ;;
-*) shape=input:1,3,224,224 ;;
-esac
-shape=${AOE_SHAPE:-$shape}
+. "$here/shape.sh"
+shape=${AOE_SHAPE:-$(shape_of "$name")}
 if [ -n "$bank" ]; then
 	nb= bk="TUNE_BANK_PATH=$bank"
 else

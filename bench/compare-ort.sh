@@ -34,21 +34,8 @@ shift $((OPTIND - 1))
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# The input binding of each model: NAME:D0,D1,...
-shape_of() {
-	case $1 in
-	transformer_encoder) echo input:1,128,256 ;;
-	ppocrv4_det) echo x:1,3,640,640 ;;
-	ppocrv4_rec) echo x:1,3,48,320 ;;
-	ppocr_cls) echo x:1,3,48,192 ;;
-	lstm_bi2|gru2) echo input:1,64,128 ;;
-	gpt_decoder) echo input:1,64,256 ;;
-	qdq_cnn) echo input:1,3,224,224 ;;
-	qdq_cnn_fp32) echo input:1,3,224,224 ;;
-	if_model) echo input:1,3,224,224 ;;
-	*) echo input:1,3,224,224 ;;
-	esac
-}
+# The input binding of each model (shape_of): NAME:D0,D1,...
+. "$here/shape.sh"
 
 # Deterministic float32 input in [-1, 1).
 mkinput() {

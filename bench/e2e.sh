@@ -60,15 +60,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir -p "$here/results"
 out=$here/results/e2e-$(date -u +%Y%m%dT%H%M%SZ)-$(hostname).txt
 
-shape_of() {
-	case $1 in
-	transformer_encoder) echo input:1,128,256 ;;
-	ppocrv4_det) echo x:1,3,640,640 ;;
-	ppocrv4_rec) echo x:1,3,48,320 ;;
-	ppocr_cls) echo x:1,3,48,192 ;;
-	*) echo input:1,3,224,224 ;;
-	esac
-}
+. "$here/shape.sh"
 # The CPU that 1-thread runs share: the last this process may use.
 cpu1=
 if command -v taskset >/dev/null 2>&1; then

@@ -16,8 +16,8 @@
 # figures are scaled by that run's median over the profiled nodes' sum
 # (node_compare.py -p: its profiler adds 5-13 % inside the nodes).
 # NC_TOP=N lists the N biggest losses by node instead
-# of 25 (a number past the node count: every node).  The input binding is that of compare-ort.sh
-# (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
+# of 25 (a number past the node count: every node).  The input binding
+# is shape.sh's (AOE_SHAPE=NAME:D0,D1,... overrides it); AOE_RUN names another aoe-run
 # binary (a build from before a change, for before/after tables).  Timings under a profiler are
 # a little slower than plain runs; the machine's load goes into the tables
 # just as into any other figure.
@@ -45,14 +45,8 @@ case $1 in
 esac
 [ -f "$f" ] || { echo "node-compare: $f: no such model" >&2; exit 1; }
 m=$(basename "$f" .onnx)
-case $m in
-transformer_encoder) spec=input:1,128,256 ;;
-ppocrv4_det) spec=x:1,3,640,640 ;;
-ppocrv4_rec) spec=x:1,3,48,320 ;;
-ppocr_cls) spec=x:1,3,48,192 ;;
-*) spec=input:1,3,224,224 ;;
-esac
-spec=${AOE_SHAPE:-$spec}
+. "$here/shape.sh"
+spec=${AOE_SHAPE:-$(shape_of "$m")}
 name=${spec%%:*}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
