@@ -437,6 +437,24 @@ test_conv(int64_t c, int64_t h, int64_t w, int64_t m, int64_t kk, int64_t p)
 		check_shapes(&t, ref, w2, "packa", 3, packas);
 	}
 	base_knob = NULL;
+	/* packa is algo 6's alone: refused with another algo. */
+	{
+		aoe_space sp;
+		aoe_sched q;
+		char why[256];
+
+		if (aoe_space_for(t.g, t.n, &sp) == 0) {
+			memset(&q, 0, sizeof(q));
+			aoe_sched_set(&q, "algo", 3);
+			aoe_sched_set(&q, "packa", 1);
+			ok(aoe_space_validate(&sp, &q, why, sizeof(why)) < 0,
+			    "%s: packa=1 refused with algo=3", what);
+			aoe_sched_set(&q, "algo", 6);
+			ok(aoe_space_validate(&sp, &q, why, sizeof(why)) == 0,
+			    "%s: packa=1 taken with algo=6", what);
+		} else
+			ok(0, "%s: space", what);
+	}
 	free(ref);
 	aoe_graph_free(t.g);
 }

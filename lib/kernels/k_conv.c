@@ -3192,6 +3192,12 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		    "to algo=5 (winograd) only");
 		return -1;
 	}
+	if (algo != ALGO_AUTO && algo != ALGO_IM2COL_T &&
+	    aoe_sched_get(s, "packa", -1) != -1) {
+		snprintf(why, len, "packa applies to algo=6 (Y^T, A the "
+		    "transposed columns) only");
+		return -1;
+	}
 	if (sp->fact[1] == 0 && aoe_space_c8_check(sp, s, (int)algo,
 	    (int)sp->fact[4], why, len) < 0)
 		return -1;
@@ -3200,7 +3206,7 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return -1;
 	if (algo == ALGO_GROUPED) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "apf", "packa", "tile", "planes",
+		    "nc", "par", "packb", "apf", "tile", "planes",
 		    "batch_par" };
 		if (!sp->fact[6]) {
 			snprintf(why, len, "algo=8 (grouped) needs a 2-D Conv "
@@ -3214,15 +3220,14 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	}
 	if (algo == ALGO_BLOCKED) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "apf", "packa", "tile", "planes",
+		    "nc", "par", "packb", "apf", "tile", "planes",
 		    "batch_par", "prepack" };
 		return keeps_defaults(sp, s, unread, sizeof(unread) /
 		    sizeof(unread[0]), "algo=7 (blocked)", why, len);
 	}
 	if (algo == ALGO_WINOGRAD) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "apf", "packa", "tile",
-		    "planes" };
+		    "nc", "par", "packb", "apf", "tile", "planes" };
 		if (!sp->fact[2]) {
 			snprintf(why, len, "algo=5 (winograd) needs a 2-D 3x3 "
 			    "kernel with unit strides and dilations");
@@ -3296,12 +3301,6 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	}
 	if (aoe_space_gemm_check(sp, s, why, len) < 0)
 		return -1;
-	if (algo != ALGO_AUTO && algo != ALGO_IM2COL_T &&
-	    aoe_sched_get(s, "packa", -1) != -1) {
-		snprintf(why, len, "packa applies to algo=6 (Y^T, A the "
-		    "transposed columns) only");
-		return -1;
-	}
 	if (sp->fact[1] == 0 && algo != ALGO_IM2COL &&
 	    algo != ALGO_IM2COL_T && aoe_sched_get(s, "tile", 0) != 0) {
 		snprintf(why, len, "tile applies to algo=3 and 6 (explicit "

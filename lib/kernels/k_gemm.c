@@ -932,47 +932,38 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 }
 
 /*
- * Whether B rows ld floats apart can be read in place: a stride of many
- * cache lines with a large power-of-two factor maps a strip's rows to a
- * few sets of the (1024-set) L2, which then thrashes.
+ * Whether rows ld floats apart spread over a cache's sets: a stride of
+ * many 64-byte lines with a power-of-two factor above maxg maps a strip's
+ * rows to a few sets, which then thrash.  B is read in place only with
+ * maxg 16 (the 1024-set L2), a transposed A with 4 (the 64-set L1).
  */
 static int
-stride_ok(int64_t ld)
+stride_ok(int64_t ld, int64_t maxg)
 {
 	int64_t lines, g = 1;
 
 	if ((ld * 4) % 64 != 0)
 		return 1;
 	lines = ld * 4 / 64;
-	while (g < 1024 && lines % (2 * g) == 0)
+	while (g <= maxg && lines % (2 * g) == 0)
 		g *= 2;
-	return g <= 16;
+	return g <= maxg;
 }
 
 /*
  * Whether A, transposed, is read in place (knob packa: -1 auto, 0 in
  * place, 1 packed).  Auto: at most 256 rows (its columns short, so that
- * a strip of rows and its depth stay within L1) and a stride whose
- * steps do not share a few L1 sets (64 sets of 64 bytes: a power-of-two
- * factor of the stride's lines of at most 4).
+ * a strip of rows and its depth stay within L1) and a stride that
+ * spreads over L1's sets.
  */
 static int
 a_inplace(const aoe_gemm_ex *x, const blocking *bk)
 {
-	int64_t lines, g = 1;
-
 	if (!x->transa || bk->packa == 1)
 		return 0;
 	if (bk->packa == 0)
 		return 1;
-	if (x->m > 256)
-		return 0;
-	if ((x->lda * 4) % 64 != 0)
-		return 1;
-	lines = x->lda * 4 / 64;
-	while (g < 64 && lines % (2 * g) == 0)
-		g *= 2;
-	return g <= 4;
+	return x->m <= 256 && stride_ok(x->lda, 4);
 }
 
 /*
@@ -1006,7 +997,7 @@ gemm_range(const aoe_gemm_ex *x, const blocking *bk, int64_t i0, int64_t i1,
 	 */
 	inplace = x->bpack == NULL && x->packb == NULL && !x->transb &&
 	    (bk->packb == 0 || (bk->packb < 0 && mb == 1 &&
-	    stride_ok(x->ldb)));
+	    stride_ok(x->ldb, 16)));
 	/*
 	 * B is packed in nr-wide strips, but a caller's packer (Conv's
 	 * implicit im2col) packs 16-wide ones for the AVX-512 shapes, which
