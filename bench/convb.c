@@ -3,7 +3,7 @@
  * by the graph's passes as in a ResNet) under several schedules,
  * interleaved, for choosing the defaults of the GEMM-based algorithms.
  *
- *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] [-g groups]
+ *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] [-p] [-g groups]
  *       SHAPE [SCHED...]
  *
  * SHAPE is Cin>Cout@H[/k][/s] (H the input's height and width, k the
@@ -15,7 +15,9 @@
  * (a 64 MB buffer is written, then the input read back), so that the
  * weights come from memory as in a model whose weights exceed the L3,
  * and the input from the cache as when the previous node wrote it.
- * -a adds the residual Add; -g sets the Conv's groups (-g 0: Cin, a
+ * -p has the input rewritten before each call by the pool's threads,
+ * half its channels each, as a producing node leaves it (by default
+ * the calling thread reads it back).  -a adds the residual Add; -g sets the Conv's groups (-g 0: Cin, a
  * depthwise Conv, e.g. -g 0 '96>96@112/3/2').  Prints each variant's minimum and median
  * (microseconds), GFLOP/s at the minimum and the median over the
  * rounds of its time over the first variant's (x); -c times by the process's
@@ -34,6 +36,23 @@
 #include "bench.h"
 
 #define FLUSH_BYTES ((size_t)64 << 20)
+
+/* -p: the input rewritten by the pool's threads, a block of planes each. */
+struct prod {
+	float *x;
+	int64_t planes, plsz;
+};
+
+static void
+prod_chunk(void *ctx, int64_t c, int tid)
+{
+	const struct prod *p = ctx;
+	int64_t i, n = p->planes, lo = c * n / 2, hi = (c + 1) * n / 2;
+
+	(void)tid;
+	for (i = lo * p->plsz; i < hi * p->plsz; i++)
+		p->x[i] = p->x[i] * 0.5f + 0.25f;
+}
 #define MAXV 12
 
 static void
@@ -51,6 +70,8 @@ int
 main(int argc, char **argv)
 {
 	int nthreads = 1, rounds = 15, warm = 0, resid = 0, ch, i, r, nv;
+	int prodw = 0;
+	struct prod pd;
 	int grp = 1;
 	int c, m, h, k = 1, s = 1, oh, in[3], y, z, rr, ai[2];
 	double t[MAXV][64], fl;
@@ -70,18 +91,19 @@ main(int argc, char **argv)
 	setenv("AOE_SPIN_US", "100000", 0);
 	int64_t xn, yn;
 
-	while ((ch = getopt(argc, argv, "t:r:wcag:")) != -1)
+	while ((ch = getopt(argc, argv, "t:r:wcapg:")) != -1)
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 'w': warm = 1; break;
 		case 'c': bench_clk = CLOCK_PROCESS_CPUTIME_ID; break;
 		case 'a': resid = 1; break;
+		case 'p': prodw = 1; break;
 		case 'g': grp = atoi(optarg); break;
 		default:
 		usage:
 			fprintf(stderr, "usage: convb [-t threads] [-r rounds] "
-			    "[-w] [-c] [-a] [-g groups] Cin>Cout@H[/k][/s] "
+			    "[-w] [-c] [-a] [-p] [-g groups] Cin>Cout@H[/k][/s] "
 			    "[sched...]\n");
 			return 2;
 		}
@@ -144,6 +166,9 @@ main(int argc, char **argv)
 	if ((nv = bench_variants(argv + optind + 1, argc - optind - 1,
 	    &cn->sched, sc, vname, MAXV)) < 0)
 		goto usage;
+	pd.x = x;
+	pd.planes = c;
+	pd.plsz = (int64_t)h * h;
 	flush = malloc(FLUSH_BYTES);
 	memset(flush, 1, FLUSH_BYTES);
 	for (r = 0; r < rounds; r++)
@@ -160,11 +185,14 @@ main(int argc, char **argv)
 			if (!warm) {
 				for (size_t q = 0; q < FLUSH_BYTES; q += 64)
 					flush[q]++;
-				for (int64_t q = 0; q < xn; q += 16)
-					sink += x[q];
+				if (!prodw)
+					for (int64_t q = 0; q < xn; q += 16)
+						sink += x[q];
 				for (int64_t q = 0; q < yn; q += 16)
 					sink += yp[q];
 			}
+			if (prodw)
+				aoe_parallel(nthreads, 2, prod_chunk, &pd);
 			if ((t[i][r] = bench_run(g, &o)) < 0) {
 				fprintf(stderr, "convb: %s\n", aoe_errmsg());
 				return 1;

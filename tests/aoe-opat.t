@@ -260,11 +260,14 @@ AOE_FUSE=off run aoe-opat $O --list "$T/missing.onnx" "$dup"
 ok $? "a missing graph is reported, the others are still listed"
 # The guided search on a recorded set (a MatMul 96x512x768 at 1 thread,
 # 307 random points of its AVX2 space, tests/fixtures): within 2% of the
-# set's best in at most 15 trials on average over the seeds (the set is
+# set's best in at most 12 trials on average over eight seeds (the set is
 # noisy: points 2% apart are mostly measurement noise), where random
-# needs more than twice as many.
+# needs a third more.  The knobs added since the set was recorded (apf,
+# cpf) are held at their defaults in a replay; before that was so,
+# random lost most of its draws to points the set lacks, and needed
+# more than twice as many.
 ng=0 nr=0 bad=0
-for i in 1 2 3 4; do
+for i in 1 2 3 4 5 6 7 8; do
 	for s in evolution random; do
 		AOE_MAX_ISA=avx2 aoe-opat --no-check --no-progress --threads 1 \
 		    --no-bank --replay tests/fixtures/opat-guided-mm.timings \
@@ -288,8 +291,8 @@ PY
 )
 	ng=$((ng + n)) nr=$((nr + m))
 done
-[ $bad -eq 0 ] && [ $ng -le 60 ] && [ $nr -gt $((2 * ng)) ]
-ok $? "the guided search replayed comes within 2% of the best in <= 15 trials on average (total $ng), random in more than twice as many ($nr)"
+[ $bad -eq 0 ] && [ $ng -le 96 ] && [ $((3 * nr)) -gt $((4 * ng)) ]
+ok $? "the guided search replayed comes within 2% of the best in <= 12 trials on average (total $ng), random in a third more ($nr)"
 run aoe-opat --help
 [ $status -eq 0 ] && grep -q '^usage: aoe-opat' "$T/out"
 ok $? "--help prints usage on stdout"

@@ -86,12 +86,12 @@ ref_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
 
 /* Blocking variants tried with every shape: the edges of each knob. */
 static const struct variant {
-	int mcmul, kc, nc, par, packb, apf, packa;
+	int mcmul, kc, nc, par, packb, apf, packa, cpf;
 } variants[] = {
-	{ 1, 64, 192, 1, 1, 0, 0 },
-	{ 12, 256, 3072, 0, -1, 512, -1 },
-	{ 4, 128, 384, 2, 0, 1024, 1 },
-	{ 7, 1024, 768, 0, 1, 256, 0 },
+	{ 1, 64, 192, 1, 1, 0, 0, 0 },
+	{ 12, 256, 3072, 0, -1, 512, -1, 1 },
+	{ 4, 128, 384, 2, 0, 1024, 1, 0 },
+	{ 7, 1024, 768, 0, 1, 256, 0, 1 },
 };
 #define NVARIANTS ((int)(sizeof(variants) / sizeof(variants[0])))
 
@@ -108,6 +108,7 @@ sched_of(const struct shape *sh, const struct variant *v, aoe_sched *s)
 	aoe_sched_set(s, "packb", v->packb);
 	aoe_sched_set(s, "apf", v->apf);
 	aoe_sched_set(s, "packa", v->packa);
+	aoe_sched_set(s, "cpf", v->cpf);
 }
 
 /*
@@ -324,6 +325,14 @@ test_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int bconst,
 	ref_gemm(ta, tb, m, n, k, alpha, data(&t, 0), ta ? m : k,
 	    data(&t, 1), tb ? k : n, beta, c0, ref);
 	check_shapes(&t, ref, what, "apf", 3, apfs);
+	/* C's tiles prefetched for writing (1) or not (0). */
+	{
+		static const int64_t cpfs[] = { 0, 1 };
+		char w1[160];
+
+		snprintf(w1, sizeof(w1), "%s cpf", what);
+		check_shapes(&t, ref, w1, "cpf", 2, cpfs);
+	}
 	/* A transposed: read in place (auto, 0) and packed (1). */
 	if (ta) {
 		static const int64_t packas[] = { -1, 0, 1 };

@@ -53,6 +53,28 @@ struct aoe_op {
  * Shared helpers for kernels.
  */
 
+/*
+ * Ask for the cache lines of the n floats at p for writing (PREFETCHW;
+ * a no-op where the CPU lacks it).  At two threads an output's lines
+ * are often held by the other core, which last wrote or read them (the
+ * arena reuses memory between tensors, and the threads split each node
+ * their own way); a store to such a line waits for it to be fetched and
+ * invalidated there, and a read prefetch gets only a shared copy, which
+ * the store must then upgrade.  Asked for before the work that computes
+ * the values, the ownership arrives while it runs.
+ */
+static inline void
+aoe_pfw_span(const float *p, int64_t n)
+{
+	int64_t q;
+
+	if (n <= 0)
+		return;
+	for (q = 0; q < n; q += 16)
+		__asm__ volatile("prefetchw %0" : : "m"(p[q]));
+	__asm__ volatile("prefetchw %0" : : "m"(p[n - 1]));
+}
+
 /* Numpy-style broadcast of two shapes; returns 0 or -AOE_EDATA. */
 int aoe_broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
     int *nout, int64_t *out);

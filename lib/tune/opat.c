@@ -456,12 +456,27 @@ case_space(const opat_run *r, const opat_case *c, aoe_space *sp)
 	return aoe_space_for(r->graphs[c->gi].g, case_node(r, c), sp);
 }
 
+/* Whether a recorded schedule of the replay set for c sets knob k. */
+static int
+replay_sets(const opat_run *r, const opat_case *c, const char *k)
+{
+	cJSON *arr = map_get(r->replay, c->keystr), *o;
+
+	cJSON_ArrayForEach(o, arr)
+		if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+		    o, "schedule"), k) != NULL)
+			return 1;
+	return 0;
+}
+
 /*
  * The space a search goes over.  On one thread the knobs that only
  * share work between threads (the thread count, the split axis or grain
  * "par", "batch_par") change nothing, yet multiply the space up to 18
  * times: they are held at their defaults.  Not in a replay, whose
- * recorded points may hold any value of them.
+ * recorded points may hold any value of them; there, a knob that no
+ * recorded schedule of the case sets (one added since the set was
+ * recorded) is held at its default, the only value the set has timed.
  */
 static int
 search_space(const opat_run *r, const opat_case *c, aoe_space *sp)
@@ -470,8 +485,17 @@ search_space(const opat_run *r, const opat_case *c, aoe_space *sp)
 	    "batch_par" };
 	int rc, i, j;
 
-	if ((rc = case_space(r, c, sp)) < 0 || r->o.threads != 1 ||
-	    r->o.replay != NULL)
+	if ((rc = case_space(r, c, sp)) < 0)
+		return rc;
+	if (r->replay != NULL) {
+		for (i = 0; i < sp->nknobs; i++)
+			if (!replay_sets(r, c, sp->knobs[i].name)) {
+				sp->knobs[i].nvals = 1;
+				sp->knobs[i].vals[0] = sp->knobs[i].def;
+			}
+		return 0;
+	}
+	if (r->o.threads != 1)
 		return rc;
 	for (i = 0; i < sp->nknobs; i++)
 		for (j = 0; j < 3; j++)
