@@ -313,6 +313,8 @@ random_sched(const aoe_conv_geom *g, aoe_sched *s)
 	 * or auto.
 	 */
 	aoe_sched_set(s, "grp_form", irand(vw == 16 && nv == 1 ? 3 : 2));
+	/* The output rows asked for for writing, or not. */
+	aoe_sched_set(s, "cpf", irand(2));
 	(void)g;
 }
 
@@ -322,7 +324,7 @@ print_case(const spec *s, const aoe_sched *k, int th, double e)
 	printf("# mismatch: n=%lld g=%lld cg=%lld mg=%lld %lldx%lld "
 	    "k=%lldx%lld s=%lld,%lld d=%lld,%lld p=%lld,%lld,%lld,%lld "
 	    "act=%s affine=%d add=%d bias=%d vec=%lld nv=%lld oh=%lld "
-	    "ow=%lld rows=%lld form=%lld threads=%d error %.3g\n",
+	    "ow=%lld rows=%lld form=%lld cpf=%lld threads=%d error %.3g\n",
 	    (long long)s->n,
 	    (long long)s->group, (long long)s->cg, (long long)s->mg,
 	    (long long)s->h, (long long)s->w, (long long)s->kh,
@@ -335,7 +337,8 @@ print_case(const spec *s, const aoe_sched *k, int th, double e)
 	    (long long)aoe_sched_get(k, "grp_oh", 0),
 	    (long long)aoe_sched_get(k, "grp_ow", 0),
 	    (long long)aoe_sched_get(k, "grp_rows", 0),
-	    (long long)aoe_sched_get(k, "grp_form", 0), th, e);
+	    (long long)aoe_sched_get(k, "grp_form", 0),
+	    (long long)aoe_sched_get(k, "cpf", 1), th, e);
 }
 
 /*

@@ -3206,7 +3206,7 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 		return -1;
 	if (algo == ALGO_GROUPED) {
 		static const char *const unread[] = { "mr", "nr", "mc", "kc",
-		    "nc", "par", "packb", "apf", "cpf", "tile", "planes",
+		    "nc", "par", "packb", "apf", "tile", "planes",
 		    "batch_par" };
 		if (!sp->fact[6]) {
 			snprintf(why, len, "algo=8 (grouped) needs a 2-D Conv "
@@ -3480,8 +3480,8 @@ aoe_space_conv(aoe_space *sp)
 	    "algo=8 only for 2-D Convs with output channels a group a "
 	    "multiple of 8, or of one group of at most 4 input channels, "
 	    "and column strides 1 or 2, "
-	    "holding mr nr mc kc nc par packb apf cpf tile planes batch_par "
-	    "at their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows "
+	    "holding mr nr mc kc nc par packb apf tile planes batch_par at "
+	    "their defaults; grp_vec grp_nv grp_oh grp_ow grp_rows "
 	    "grp_lanes grp_form at 0 unless algo=8; grp_oh * grp_ow within the "
 	    "tile's registers (see grp_ow)";
 	return 0;
