@@ -90,7 +90,7 @@ static const struct variant {
 } variants[] = {
 	{ 1, 64, 192, 1, 1, 0, 0, 0 },
 	{ 12, 256, 3072, 0, -1, 512, -1, 1 },
-	{ 4, 128, 384, 2, 0, 1024, 1, 0 },
+	{ 4, 128, 384, 2, 0, 1024, 1, -1 },
 	{ 7, 1024, 768, 0, 1, 256, 0, 1 },
 };
 #define NVARIANTS ((int)(sizeof(variants) / sizeof(variants[0])))
@@ -325,13 +325,13 @@ test_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, int bconst,
 	ref_gemm(ta, tb, m, n, k, alpha, data(&t, 0), ta ? m : k,
 	    data(&t, 1), tb ? k : n, beta, c0, ref);
 	check_shapes(&t, ref, what, "apf", 3, apfs);
-	/* C's tiles prefetched for writing (1) or not (0). */
+	/* C's tiles asked for for writing: auto (-1), never, always. */
 	{
-		static const int64_t cpfs[] = { 0, 1 };
+		static const int64_t cpfs[] = { -1, 0, 1 };
 		char w1[160];
 
 		snprintf(w1, sizeof(w1), "%s cpf", what);
-		check_shapes(&t, ref, w1, "cpf", 2, cpfs);
+		check_shapes(&t, ref, w1, "cpf", 3, cpfs);
 	}
 	/* A transposed: read in place (auto, 0) and packed (1). */
 	if (ta) {

@@ -313,8 +313,8 @@ random_sched(const aoe_conv_geom *g, aoe_sched *s)
 	 * or auto.
 	 */
 	aoe_sched_set(s, "grp_form", irand(vw == 16 && nv == 1 ? 3 : 2));
-	/* The output rows asked for for writing, or not. */
-	aoe_sched_set(s, "cpf", irand(2));
+	/* The output rows asked for for writing: auto, never, always. */
+	aoe_sched_set(s, "cpf", irand(3) - 1);
 	(void)g;
 }
 
@@ -338,7 +338,7 @@ print_case(const spec *s, const aoe_sched *k, int th, double e)
 	    (long long)aoe_sched_get(k, "grp_ow", 0),
 	    (long long)aoe_sched_get(k, "grp_rows", 0),
 	    (long long)aoe_sched_get(k, "grp_form", 0),
-	    (long long)aoe_sched_get(k, "cpf", 1), th, e);
+	    (long long)aoe_sched_get(k, "cpf", -1), th, e);
 }
 
 /*

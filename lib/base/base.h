@@ -73,6 +73,12 @@ void aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn,
  * loop's times update the speeds.
  */
 void aoe_pool_cut(aoe_chunk_fn fn, int nthreads, int64_t n, int64_t *cut);
+/*
+ * Whether the calling thread is running a chunk of a loop that other
+ * threads of the pool share (not one run in order on the caller): its
+ * data has likely been in the other cores' caches.
+ */
+int aoe_pool_shared(void);
 /* The threads a caller's cut array on the stack need hold at most. */
 #define AOE_CUT_MAX 64
 

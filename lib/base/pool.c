@@ -83,6 +83,7 @@ static struct {
 
 /* Set while a thread runs a chunk: a nested loop then runs inline. */
 static _Thread_local int in_chunk;
+static _Thread_local int in_shared;	/* in take_chunks: a shared loop */
 
 /*
  * Speeds (relative, 1 on average) by loop function, for aoe_pool_cut;
@@ -143,6 +144,7 @@ take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
 	int k;
 
 	in_chunk = 1;
+	in_shared = 1;
 	for (k = 0; k < nt; k++) {
 		int r = (tid + k) % nt;
 		_Atomic uint64_t *w = &shares[r].next;
@@ -170,6 +172,13 @@ take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
 		}
 	}
 	in_chunk = 0;
+	in_shared = 0;
+}
+
+int
+aoe_pool_shared(void)
+{
+	return in_shared;
 }
 
 static void *

@@ -52,7 +52,7 @@ typedef struct blocking {
 	int packb;		/* 0: read B in place when it can; -1 auto */
 	int packa;		/* 0: read A in place when transposed; -1 auto */
 	int64_t apf;		/* A prefetch distance in floats; 0 none */
-	int cpf;		/* 1: a C tile's lines prefetched for writing */
+	int cpf;		/* C's lines for writing: 1, 0, -1 shared loops */
 } blocking;
 
 /* The micro-kernel shapes: AVX2 first, then AVX-512. */
@@ -94,13 +94,16 @@ shape_index(int64_t mr, int64_t nr)
 /*
  * Knob cpf: 1, every line of a C tile is asked for, for writing, before
  * the micro-kernel that stores it (aoe_pfw_span); 0, only the micro-
- * kernel's own read prefetch of each row's first line.  On an AMD EPYC
- * Zen 5 at 2 threads (per-node medians in the model), the GEMM-based
- * Convs of mobilenet_v2 and squeezenet1_1 ran 0.63-0.94x the time, the
- * whole models 0.81x and 0.93x by node sums, mobilenet_v2 0.93x a run;
- * at 1 thread 0.98-0.99x.
+ * kernel's own read prefetch of each row's first line; -1 (auto), 1 in
+ * a loop the pool's threads share (aoe_pool_shared), else 0.  On an AMD
+ * EPYC Zen 5 at 2 threads (per-node medians in the model), the GEMM-
+ * based Convs of mobilenet_v2 and squeezenet1_1 ran 0.63-0.94x the
+ * time, the whole models 0.81x and 0.93x by node sums, mobilenet_v2
+ * 0.93x a run.  At 1 thread the lines are this core's already: there
+ * squeezenet1_1's expand1x1 Convs (a depth of 16 to 64) ran 1.02-1.07x,
+ * the model and regnet_x_400mf 1.025x a run, hence auto.
  */
-#define DEF_CPF 1
+#define DEF_CPF (-1)
 
 /*
  * The epilogue (see aoe_gemm_ex) over a tile of C just made final, where
@@ -550,7 +553,7 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
 	float cl[3];
-	const int inreg = last && epi_inreg(x);
+	const int inreg = last && epi_inreg(x), pfw = aoe_cpf_on(bk->cpf);
 
 	epi_cl(x, cl);
 	for (jr = 0; jr < nc; jr += nr) {
@@ -569,7 +572,7 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 		for (ir = 0; ir < mc; ir += mr, pf = bp) {
 			int64_t nrows = mc - ir < mr ? mc - ir : mr;
 			float *cp = c + ir * x->ldc + jr;
-			if (bk->cpf)
+			if (pfw)
 				pfw_tile(cp, x->ldc, nrows, ncols);
 			zkr_tab[nrows][nv](kc, apanel + (as > 0 ? ir : ir * kc),
 			    bp, ld, vs, cp, x->ldc, x->alpha, beta, bias ?
@@ -907,7 +910,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 {
 	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
 	float cl[3];
-	const int inreg = last && epi_inreg(x);
+	const int inreg = last && epi_inreg(x), pfw = aoe_cpf_on(bk->cpf);
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
 	ukr_fn *f;
@@ -936,7 +939,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			const int64_t apf = jr == 0 && as == 0 ? bk->apf : 0;
 
 			f = ukr_tab[nrows][nv];
-			if (bk->cpf)
+			if (pfw)
 				pfw_tile(cp, x->ldc, nrows, ncols);
 			if (ncols == nv * 8) {
 				f(kc, ap, bp, ld, cp, x->ldc, x->alpha, beta,
@@ -1290,7 +1293,7 @@ get_blocking(const aoe_sched *s, blocking *bk)
 	bk->packb = (int)aoe_sched_get(s, "packb", -1);
 	bk->packa = (int)aoe_sched_get(s, "packa", -1);
 	bk->apf = min64(max64(aoe_sched_get(s, "apf", DEF_APF), 0), 1 << 16);
-	bk->cpf = aoe_sched_get(s, "cpf", DEF_CPF) != 0;
+	bk->cpf = (int)aoe_sched_get(s, "cpf", DEF_CPF);
 	bk->mc = max64(bk->mr, min64(bk->mc, 1 << 16) / bk->mr * bk->mr);
 	bk->kc = max64(8, min64(bk->kc, 1 << 16));
 	bk->nc = max64(bk->nr, min64(bk->nc, 1 << 20) / bk->nr * bk->nr);
@@ -2020,7 +2023,7 @@ aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k)
 	/* Each list starts at its ISA's default, as packbs does. */
 	static const int64_t apf5[] = { 512, 0, 256, 1024 };
 	static const int64_t apf2[] = { 0, 256, 512, 1024 };
-	static const int64_t cpfs[] = { 1, 0 };
+	static const int64_t cpfs[] = { -1, 0, 1 };
 	int one = m <= 1 || n <= 1, w = aoe_cpu_avx512();
 	int nsh = w ? 5 : 2;
 	const char *doc = w ? "micro-kernel rows (with nr: AVX2 6x16 or 4x24, "
@@ -2053,9 +2056,10 @@ aoe_space_gemm_knobs(aoe_space *sp, int64_t m, int64_t n, int64_t k)
 	    < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, DEF_APF);
-	if (aoe_space_add(sp, "cpf", one ? 1 : 2, cpfs, "C prefetch: 1 a "
+	if (aoe_space_add(sp, "cpf", one ? 1 : 3, cpfs, "C prefetch: 1 a "
 	    "tile's lines for writing before its micro-kernel, 0 each row's "
-	    "first line for reading") < 0)
+	    "first line for reading, -1 auto (1 in loops that threads "
+	    "share)") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, DEF_CPF);
 	return 0;

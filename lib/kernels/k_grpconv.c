@@ -517,7 +517,7 @@ struct gp_ctx {
 	int64_t pband, band;	/* its rows a band: pooled, Conv */
 	size_t bufsz;
 	int *fail;
-	int cpf;		/* output rows asked for for writing */
+	int cpf;		/* knob cpf: output rows asked for */
 };
 
 /* Floats of a thread's buffer: input rows, tap offsets, the row tile. */
@@ -585,7 +585,8 @@ gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
 
 /*
  * Pixels [p0, p0 + P) of the first nl of the channel planes (plsz floats
- * apart) at yb, asked for for writing (knob cpf, as the GEMM's): a row
+ * apart) at yb, asked for for writing (knob cpf, as the GEMM's, by
+ * default where threads share the loop: aoe_cpf_on): a row
  * of tiles at a time, before it is made, so that the lines come, from
  * the other core's cache as often as not, while it is.  At 2 threads on
  * an AMD EPYC Zen 5 (per-node medians in the model), regnet_x_400mf's
@@ -723,7 +724,7 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 		for (oh = oh0; oh < oh1; oh += d->th) {
 			const int R = (int)min64(d->th, oh1 - oh);
 			const float *xr = xin + (oh - oh0) * sh * pw;
-			if (d->cpf)
+			if (aoe_cpf_on(d->cpf))
 				gp_pfw(d->y + (b * g->m + gi * g->mg + j * L) *
 				    g->outsz, g->outsz, (int)min64(L, g->mg -
 				    j * L), oh * OW, R * OW);
@@ -791,7 +792,7 @@ gp_item_pool(const struct gp_ctx *d, int64_t b, int64_t p0, int64_t p1,
 			const float *wp = d->wp + j * T * L;
 			const int nl = (int)min64(L, g->mg - j * L);
 			float *rj = rt + j * d->band * rl;
-			if (d->cpf)
+			if (aoe_cpf_on(d->cpf))
 				gp_pfw(d->y + (b * g->m + j * L) * plsz, plsz,
 				    nl, q0 * POW, (q1 - q0) * POW);
 			if (keep)
@@ -1068,7 +1069,7 @@ struct st_ctx {
 	int64_t rows, nrb, items, nch, ph, ir;	/* ph: floats a phase row */
 	size_t bufsz;
 	int *fail;
-	int cpf;		/* output rows asked for for writing */
+	int cpf;		/* knob cpf: output rows asked for */
 };
 
 /* One work item: output rows [oh0, oh1) of image b. */
@@ -1134,7 +1135,7 @@ st_item(const struct st_ctx *d, int64_t b, int64_t oh0, int64_t oh1,
 			const int nm = (int)min64(d->sm, g->mg - j * d->sm);
 			float *yo = d->y + (b * g->m + j * d->sm) * g->outsz +
 			    oh * OW;
-			if (d->cpf)
+			if (aoe_cpf_on(d->cpf))
 				gp_pfw(yo, g->outsz, nm, 0, OW);
 			for (t = 0; t < d->sm; t++)
 				bv[t] = d->bias && t < nm ?
@@ -1211,7 +1212,7 @@ st_run(const aoe_conv_geom *g, const float *x, const float *w,
 	d.add = add;
 	d.y = y;
 	d.vw = aoe_grp_vec(s);
-	d.cpf = aoe_sched_get(s, "cpf", 1) != 0;
+	d.cpf = (int)aoe_sched_get(s, "cpf", -1);
 	d.sm = d.vw == 16 ? ST_SM16 : ST_SM8;
 	d.tab = d.vw == 16 ? st16_tab : st8_tab;
 	st_pack(g, d.sm, w, scratch);
@@ -1269,7 +1270,7 @@ gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
 	d->add = add;
 	d->y = y;
 	d->vw = aoe_grp_vec(s);
-	d->cpf = aoe_sched_get(s, "cpf", 1) != 0;
+	d->cpf = (int)aoe_sched_get(s, "cpf", -1);
 	d->nv = aoe_grp_nv(g, s, d->vw);
 	d->form = gp_form(g, s, d->vw, d->nv);
 	gp_tile(g, s, d->vw, d->nv, d->form, &d->th, &d->tw);

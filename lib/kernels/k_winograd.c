@@ -29,9 +29,10 @@
  * m x m outputs of eight tiles at once, adding a fused residual before
  * the clamp as it stores (any other fused epilogue runs on the rows just
  * stored), each channel's span of the block asked for, for writing,
- * while the one before is stored (knob cpf, as the GEMM's; on an AMD
- * EPYC Zen 5 at 2 threads, squeezenet1_1's expand3x3 Convs ran
- * 0.88-0.97x the time, per-node medians in the model).  Threads
+ * while the one before is stored (knob cpf, as the GEMM's, by default
+ * where threads share the loop; on an AMD EPYC Zen 5 at 2 threads,
+ * squeezenet1_1's expand3x3 Convs ran 0.88-0.97x the time, per-node
+ * medians in the model).  Threads
  * ("batch_par" of Conv) go over images, groups
  * and tile blocks (1), or inside each block over channels and output
  * channel blocks (0); -1 picks.
@@ -234,7 +235,7 @@ typedef struct wctx {
 	const float *u;
 	int64_t ugs;			/* U's group stride */
 	int pf;				/* U's prefetch: 0, 1 to L1, 2 to L2 */
-	int cpf;			/* the output prefetched for writing */
+	int cpf;			/* knob cpf: the output asked for */
 	/* Inside a job: the threads over its output channel blocks. */
 	int64_t nsplit;
 	_Atomic int fail;		/* a buffer could not be had */
@@ -782,7 +783,9 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 	    p->ow + min64(p->ow, (tl % w->tw + 1) * M);
 	float *yb = p->y + (b * p->k + gi * w->mg) * pl;
 
-	if (w->cpf)
+	const int pfw = aoe_cpf_on(w->cpf);
+
+	if (pfw)
 		aoe_pfw_span(yb + k0 * pl + lo, hi - lo);
 	for (k = k0; k < k1; k++) {
 		const int64_t ko = gi * w->mg + k;
@@ -790,7 +793,7 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 		int64_t yo = (b * p->k + ko) * p->oh * p->ow;
 		const float *d = p->add ? p->add + yo : NULL;
 
-		if (w->cpf && k + 1 < k1)
+		if (pfw && k + 1 < k1)
 			aoe_pfw_span(yb + (k + 1) * pl + lo, hi - lo);
 
 		for (t = t0; t < t0 + n; t += 8)
@@ -901,8 +904,8 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 	w->m = m;
 	w->a = m + 2;
 	w->pf = pf >= 0 && pf <= 2 ? pf : 1;
-	/* The GEMM's knob (its default 1): see DEF_CPF in k_gemm.c. */
-	w->cpf = aoe_sched_get(s, "cpf", 1) != 0;
+	/* The GEMM's knob (its default -1, auto): see DEF_CPF in k_gemm.c. */
+	w->cpf = (int)aoe_sched_get(s, "cpf", -1);
 	w->cg = p->c / p->group;
 	w->mg = p->k / p->group;
 	w->kp = ceildiv(w->mg, MR);

@@ -75,6 +75,17 @@ aoe_pfw_span(const float *p, int64_t n)
 	__asm__ volatile("prefetchw %0" : : "m"(p[n - 1]));
 }
 
+/*
+ * Whether a kernel asks for its output's lines by knob cpf's value v:
+ * 1 always, 0 never, -1 (the default) in a loop the pool's threads
+ * share, where the other core has likely held them.
+ */
+static inline int
+aoe_cpf_on(int64_t v)
+{
+	return v > 0 || (v < 0 && aoe_pool_shared());
+}
+
 /* Numpy-style broadcast of two shapes; returns 0 or -AOE_EDATA. */
 int aoe_broadcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
     int *nout, int64_t *out);
