@@ -26,9 +26,12 @@ typedef struct aoe_op aoe_op;
  * generation 1.  2: the GEMM's A prefetch (apf) and pointwise Convs'
  * kc of all input channels.  3: the grouped Conv's row form (grp_form)
  * and a stem's grp_nv, strided 1x1 Convs off algo 6, Winograd F(2,3)'s
- * tile-block split at 2 threads.
+ * tile-block split at 2 threads.  4: the output's lines asked for, for
+ * writing, in loops threads share (knob cpf), which made the GEMMs,
+ * Winograd and algo 8 up to a fifth faster at 2 threads and so moved
+ * which algorithm wins where.
  */
-#define AOE_KERNELS_GEN 3
+#define AOE_KERNELS_GEN 4
 
 /* The registry: the operator for a type, or NULL. */
 const aoe_op *aoe_op_find(const char *op_type);
