@@ -338,7 +338,7 @@ print_case(const spec *s, const aoe_sched *k, int th, double e)
 	    (long long)aoe_sched_get(k, "grp_ow", 0),
 	    (long long)aoe_sched_get(k, "grp_rows", 0),
 	    (long long)aoe_sched_get(k, "grp_form", 0),
-	    (long long)aoe_sched_get(k, "cpf", -1), th, e);
+	    (long long)aoe_sched_get(k, "cpf", AOE_CPF_DEF), th, e);
 }
 
 /*

@@ -103,7 +103,7 @@ shape_index(int64_t mr, int64_t nr)
  * squeezenet1_1's expand1x1 Convs (a depth of 16 to 64) ran 1.02-1.07x,
  * the model and regnet_x_400mf 1.025x a run, hence auto.
  */
-#define DEF_CPF (-1)
+#define DEF_CPF AOE_CPF_DEF
 
 /*
  * The epilogue (see aoe_gemm_ex) over a tile of C just made final, where

@@ -591,9 +591,9 @@ gp_flush(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t j,
  * the other core's cache as often as not, while it is.  At 2 threads on
  * an AMD EPYC Zen 5 (per-node medians in the model), regnet_x_400mf's
  * grouped 3x3 Convs ran 0.77-0.93x the time and its stem 0.79x, the
- * whole model 0.93x by node sums (1 thread 0.975x); mobilenet_v2's stem
- * 0.82x.  Asked for a chunk's whole span at once instead, the lines
- * came too early or stalled the start: even in regnet_x_400mf.
+ * whole model 0.93x by node sums; mobilenet_v2's stem 0.82x.  Asked for
+ * a chunk's whole span at once instead, the lines came too early or
+ * stalled the start: even in regnet_x_400mf.
  */
 static void
 gp_pfw(float *yb, int64_t plsz, int nl, int64_t p0, int64_t P)
@@ -1212,7 +1212,7 @@ st_run(const aoe_conv_geom *g, const float *x, const float *w,
 	d.add = add;
 	d.y = y;
 	d.vw = aoe_grp_vec(s);
-	d.cpf = (int)aoe_sched_get(s, "cpf", -1);
+	d.cpf = (int)aoe_sched_get(s, "cpf", AOE_CPF_DEF);
 	d.sm = d.vw == 16 ? ST_SM16 : ST_SM8;
 	d.tab = d.vw == 16 ? st16_tab : st8_tab;
 	st_pack(g, d.sm, w, scratch);
@@ -1270,7 +1270,7 @@ gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
 	d->add = add;
 	d->y = y;
 	d->vw = aoe_grp_vec(s);
-	d->cpf = (int)aoe_sched_get(s, "cpf", -1);
+	d->cpf = (int)aoe_sched_get(s, "cpf", AOE_CPF_DEF);
 	d->nv = aoe_grp_nv(g, s, d->vw);
 	d->form = gp_form(g, s, d->vw, d->nv);
 	gp_tile(g, s, d->vw, d->nv, d->form, &d->th, &d->tw);

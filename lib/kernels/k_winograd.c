@@ -782,7 +782,6 @@ kblock(const int M, const wctx *w, int64_t b, int64_t gi, int64_t t0,
 	const int64_t hi = min64(p->oh - 1, tl / w->tw * M + M - 1) *
 	    p->ow + min64(p->ow, (tl % w->tw + 1) * M);
 	float *yb = p->y + (b * p->k + gi * w->mg) * pl;
-
 	const int pfw = aoe_cpf_on(w->cpf);
 
 	if (pfw)
@@ -904,8 +903,8 @@ plan(wctx *w, const aoe_wino *p, int m, int nthreads, const aoe_sched *s)
 	w->m = m;
 	w->a = m + 2;
 	w->pf = pf >= 0 && pf <= 2 ? pf : 1;
-	/* The GEMM's knob (its default -1, auto): see DEF_CPF in k_gemm.c. */
-	w->cpf = (int)aoe_sched_get(s, "cpf", -1);
+	/* The GEMM's knob: see DEF_CPF in k_gemm.c. */
+	w->cpf = (int)aoe_sched_get(s, "cpf", AOE_CPF_DEF);
 	w->cg = p->c / p->group;
 	w->mg = p->k / p->group;
 	w->kp = ceildiv(w->mg, MR);

@@ -77,9 +77,11 @@ aoe_pfw_span(const float *p, int64_t n)
 
 /*
  * Whether a kernel asks for its output's lines by knob cpf's value v:
- * 1 always, 0 never, -1 (the default) in a loop the pool's threads
- * share, where the other core has likely held them.
+ * 1 always, 0 never, -1 (the default, AOE_CPF_DEF) in a loop the pool's
+ * threads share, where the other core has likely held them.  Read by
+ * the GEMM (k_gemm.c, with the figures), Winograd and Conv's algo 8.
  */
+#define AOE_CPF_DEF (-1)
 static inline int
 aoe_cpf_on(int64_t v)
 {
