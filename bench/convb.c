@@ -16,8 +16,9 @@
  * weights come from memory as in a model whose weights exceed the L3,
  * and the input from the cache as when the previous node wrote it.
  * -p has the input rewritten before each call by the pool's threads,
- * half its channels each, as a producing node leaves it (by default
- * the calling thread reads it back).  -a adds the residual Add; -g sets the Conv's groups (-g 0: Cin, a
+ * a block of its channels each, as a producing node leaves it (by
+ * default the calling thread reads it back).  -a adds the residual
+ * Add; -g sets the Conv's groups (-g 0: Cin, a
  * depthwise Conv, e.g. -g 0 '96>96@112/3/2').  Prints each variant's minimum and median
  * (microseconds), GFLOP/s at the minimum and the median over the
  * rounds of its time over the first variant's (x); -c times by the process's
@@ -41,13 +42,15 @@
 struct prod {
 	float *x;
 	int64_t planes, plsz;
+	int parts;
 };
 
 static void
 prod_chunk(void *ctx, int64_t c, int tid)
 {
 	const struct prod *p = ctx;
-	int64_t i, n = p->planes, lo = c * n / 2, hi = (c + 1) * n / 2;
+	int64_t i, n = p->planes, lo = c * n / p->parts;
+	int64_t hi = (c + 1) * n / p->parts;
 
 	(void)tid;
 	for (i = lo * p->plsz; i < hi * p->plsz; i++)
@@ -169,6 +172,7 @@ main(int argc, char **argv)
 	pd.x = x;
 	pd.planes = c;
 	pd.plsz = (int64_t)h * h;
+	pd.parts = nthreads > 1 ? nthreads : 1;
 	flush = malloc(FLUSH_BYTES);
 	memset(flush, 1, FLUSH_BYTES);
 	for (r = 0; r < rounds; r++)
@@ -192,7 +196,8 @@ main(int argc, char **argv)
 					sink += yp[q];
 			}
 			if (prodw)
-				aoe_parallel(nthreads, 2, prod_chunk, &pd);
+				aoe_parallel(nthreads, pd.parts, prod_chunk,
+				    &pd);
 			if ((t[i][r] = bench_run(g, &o)) < 0) {
 				fprintf(stderr, "convb: %s\n", aoe_errmsg());
 				return 1;

@@ -460,13 +460,22 @@ case_space(const opat_run *r, const opat_case *c, aoe_space *sp)
 static int
 replay_sets(const opat_run *r, const opat_case *c, const char *k)
 {
-	cJSON *arr = map_get(r->replay, c->keystr), *o;
+	cJSON *arr = map_get(r->replay, c->keystr), *o, *s;
 
-	cJSON_ArrayForEach(o, arr)
-		if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
-		    o, "schedule"), k) != NULL)
+	cJSON_ArrayForEach(o, arr) {
+		s = cJSON_GetObjectItemCaseSensitive(o, "schedule");
+		if (cJSON_GetObjectItemCaseSensitive(s, k) != NULL)
 			return 1;
+	}
 	return 0;
+}
+
+/* Knob i of sp held at its default: one value. */
+static void
+hold_default(aoe_space *sp, int i)
+{
+	sp->knobs[i].nvals = 1;
+	sp->knobs[i].vals[0] = sp->knobs[i].def;
 }
 
 /*
@@ -489,20 +498,16 @@ search_space(const opat_run *r, const opat_case *c, aoe_space *sp)
 		return rc;
 	if (r->replay != NULL) {
 		for (i = 0; i < sp->nknobs; i++)
-			if (!replay_sets(r, c, sp->knobs[i].name)) {
-				sp->knobs[i].nvals = 1;
-				sp->knobs[i].vals[0] = sp->knobs[i].def;
-			}
+			if (!replay_sets(r, c, sp->knobs[i].name))
+				hold_default(sp, i);
 		return 0;
 	}
 	if (r->o.threads != 1)
 		return rc;
 	for (i = 0; i < sp->nknobs; i++)
 		for (j = 0; j < 3; j++)
-			if (strcmp(sp->knobs[i].name, serial[j]) == 0) {
-				sp->knobs[i].nvals = 1;
-				sp->knobs[i].vals[0] = sp->knobs[i].def;
-			}
+			if (strcmp(sp->knobs[i].name, serial[j]) == 0)
+				hold_default(sp, i);
 	return 0;
 }
 
