@@ -3,7 +3,7 @@
 # grouping, records and the bank, injected faults, kill -9 and resume,
 # replay, the stages, and measuring on two "hosts" through GNU parallel.
 . "$(dirname "$0")/tap.sh"
-plan 42
+plan 43
 ex=$top/share/aoe/models/example.onnx
 dup=$top/tests/fixtures/opat-dup.json
 cd "$top" || exit 1
@@ -108,12 +108,16 @@ done
 run aoe-opat $O --no-bank --strategy random --budget-trials 12 --timings "$T/t.jsonl" "$ex"
 ok $status "--timings records every measurement"
 # Evolution over a replay set samples far more than it measures (about a
-# minute on the Conv cases, several under ASan): those two strategies
-# replay the small cases only.
+# minute on the Conv cases, several under ASan), and exhaustive walks the
+# Conv spaces' millions of points in order for the 160 legal ones that a
+# replay of 12 trials may propose (45 s): those strategies replay the
+# small cases only.
 echo '{"tune_ops_type":["Softmax","Gemm","GlobalAveragePool"]}' >"$T/few.json"
 for s in exhaustive random evolution auto; do
 	set -- "$ex"; n=$ncases
-	case $s in evolution|auto) set -- --tune-ops-file "$T/few.json" "$ex"; n=3 ;; esac
+	case $s in exhaustive|evolution|auto)
+		set -- --tune-ops-file "$T/few.json" "$ex"; n=3 ;;
+	esac
 	aoe-opat $O --no-bank --replay "$T/t.jsonl" --strategy $s --budget-trials 12 "$@" >"$T/p1" 2>/dev/null &&
 	aoe-opat $O --no-bank --replay "$T/t.jsonl" --strategy $s --budget-trials 12 "$@" >"$T/p2" 2>/dev/null &&
 	cmp -s "$T/p1" "$T/p2" && python3 "$T/check.py" "$T/p1" "$n"
@@ -124,10 +128,20 @@ done
 strip='import json,sys
 for l in open(sys.argv[1]):
     o = json.loads(l); o.pop("measured_at", None); print(json.dumps(o, sort_keys=True))'
-R="$O --no-bank --replay $T/t.jsonl --strategy random --budget-trials 12 --commit"
+# The recorded set with every trial at half its time, so that the run
+# commits winners and the bank's sameness is something to test.
+python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o["tag"] not in ("d", "d2"):
+        for k in ("us", "mean_us", "min_us"): o[k] *= 0.5
+    print(json.dumps(o))' "$T/t.jsonl" >"$T/th.jsonl"
+R="$O --replay $T/th.jsonl --strategy random --budget-trials 12 --commit"
 rm -rf "$T/kb0" && mkdir "$T/kb0"
 TUNE_BANK_PATH=$T/kb0 aoe-opat $R --journal "$T/j0" "$ex" >"$T/k0" 2>/dev/null
 python3 -c "$strip" "$T"/kb0/*/ops.jsonl >"$T/kb0.txt"
+[ -s "$T/kb0.txt" ]
+ok $? "a replay of trials that win commits them to the bank"
 lines=$(wc -l <"$T/j0")
 for i in 1 2 3; do
 	k=$(awk -v s="$$$i" -v n="$lines" 'BEGIN { srand(s); print 1 + int(rand() * (n - 1)) }')
