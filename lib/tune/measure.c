@@ -302,16 +302,42 @@ opat_child_pin(int nthreads)
  * candidates'), every fusion, no profiling; a child of one thread is
  * pinned (opat_child_pin).
  */
-void
-opat_child_opts(aoe_run_opts *ro, int nthreads)
+/* The options of a measuring child, without pinning the caller. */
+static void
+child_run_opts(aoe_run_opts *ro, int nthreads)
 {
-	opat_child_pin(nthreads);
 	aoe_run_opts_init(ro);
 	ro->nthreads = nthreads;
 	ro->use_bank = 0;
 	ro->static_memory = 0;
 	ro->profile = 0;
 	ro->fuse_mode = AOE_FUSE_ALL;
+}
+
+void
+opat_child_opts(aoe_run_opts *ro, int nthreads)
+{
+	opat_child_pin(nthreads);
+	child_run_opts(ro, nthreads);
+}
+
+int
+opat_model_graph(const char *path, const char *shape, int nthreads,
+    aoe_graph **gp)
+{
+	aoe_run_opts ro;
+	int rc;
+
+	*gp = NULL;
+	if ((rc = aoe_model_load(path, gp)) < 0)
+		return rc;
+	child_run_opts(&ro, nthreads);
+	if ((shape && *shape && (rc = aoe_bind_shapes(*gp, shape)) < 0) ||
+	    (rc = aoe_graph_prepare(*gp, &ro)) < 0) {
+		aoe_graph_free(*gp);
+		*gp = NULL;
+	}
+	return rc;
 }
 
 /*
@@ -458,7 +484,7 @@ model_child(aoe_graph *g, const aoe_sched *s, uint64_t seed,
 	signal(SIGPIPE, SIG_DFL);
 	lk = opat_child_lock(o->lock_path, &gate, fd);
 	opat_child_opts(&ro, o->nthreads);
-	if (aoe_graph_prepare(g, &ro) < 0)
+	if (!o->prepared && aoe_graph_prepare(g, &ro) < 0)
 		goto invalid;
 	aoe_graph_fill_inputs(g, seed);
 	if (aoe_graph_run(g, &ro) < 0)
@@ -788,19 +814,20 @@ int
 opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
     int n, const opat_meas_opts *o, opat_timing *t)
 {
-	aoe_node *nd = &g->nodes[ni];
+	/* In the model the children check the graph's outputs, not ni's. */
+	aoe_node *nd = o->names ? NULL : &g->nodes[ni];
 	meas_arg a;
 	void *ref[16];
 	int lk, i, rc;
 
-	if (nd->nout > 16)
+	if (nd != NULL && nd->nout > 16)
 		return aoe_err(AOE_EUNSUP, "%s '%s': too many outputs",
 		    nd->op_type, nd->name);
 	if ((lk = open(o->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0)
 		return aoe_err(AOE_EIO, "cannot open '%s': %s", o->lock_path,
 		    strerror(errno));
 	memset(ref, 0, sizeof(ref));
-	for (i = 0; i < nd->nout; i++) {
+	for (i = 0; nd != NULL && i < nd->nout; i++) {
 		aoe_tensor *ot = aoe_out(g, nd, i);
 		if (ot && ot->data)
 			ref[i] = aoe_xmalloc(aoe_tensor_nbytes(ot) + 1);

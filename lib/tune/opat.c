@@ -32,6 +32,9 @@
 #define SIGMAX 65536
 #define CONFIRM 3		/* rounds measuring the baseline and winner again */
 #define TOPK 5			/* candidates confirmed beside the baseline */
+#define KEEPK 2			/* of them, those the later rounds measure */
+/* The measurements of the confirmation rounds, at most. */
+#define NCONFIRM ((1 + TOPK) + (CONFIRM - 1) * (1 + KEEPK))
 #define MCHILD_S 0.15		/* a child's start and prepare, a guess */
 
 static const char *const strategy_names[] = { "auto", "exhaustive",
@@ -859,6 +862,16 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 		if (tag[0] == 'm') {
 			mo.names = c->names;
 			mo.nnames = c->nnames;
+			/*
+			 * The model prepared once for the case's rounds
+			 * (freed by confirm); failing that, each child
+			 * prepares it.
+			 */
+			if (r->mgraph == NULL && opat_model_graph(
+			    r->graphs[c->gi].path, r->graphs[c->gi].shape,
+			    r->o.threads, &r->mgraph) < 0)
+				r->mgraph = NULL;
+			mo.prepared = r->mgraph != NULL;
 		}
 		/*
 		 * On the hosts of --sshloginfile, but for the confirmation in
@@ -867,8 +880,9 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 		if (r->o.sshloginfile && tag[0] != 'm' && tag[0] != 'c')
 			rc = opat_remote_measure(r, c, ms, ntodo, mt, lost);
 		else
-			rc = opat_measure(r->graphs[c->gi].g, c->node, ms,
-			    seeds, ntodo, &mo, mt);
+			rc = opat_measure(mo.prepared ? r->mgraph :
+			    r->graphs[c->gi].g, c->node, ms, seeds, ntodo, &mo,
+			    mt);
 		if (rc < 0)
 			goto out;
 		for (i = 0; i < ntodo; i++) {
@@ -915,7 +929,7 @@ eta(opat_run *r, int trials, int max_trials)
 		scale = r->act_done / r->est_done;
 	else if (trials > 1 && r->cur_est > 0)
 		scale = r->cur_scale = now / (trials - 1) * (max_trials +
-		    CONFIRM * (1 + TOPK)) / r->cur_est;
+		    NCONFIRM) / r->cur_est;
 	else if (r->cur_scale > 0)
 		scale = r->cur_scale;	/* confirming: as the search went */
 	cur = r->cur_est * scale - now;
@@ -1256,13 +1270,53 @@ search(ctune *ct, long long max_trials, double max_s)
 	return rc;
 }
 
+/* The model prepared for a case's confirmation rounds, freed. */
+static void
+drop_mgraph(opat_run *r)
+{
+	aoe_graph_free(r->mgraph);
+	r->mgraph = NULL;
+}
+
+/*
+ * The candidates the next round of confirm measures, in on[] (their
+ * indices in bu, the baseline 0 first); returns how many.  After a round
+ * only the baseline and the KEEPK candidates fastest in it so far go on:
+ * a whole model a measurement makes the rounds the tuning's dearest part
+ * (resnet50, 1 thread: 1.1 s a measurement, 18 a case), and one that
+ * lost the first round by more than the noise seldom wins the next two.
+ * Failed ones (bu < 0) are out.
+ */
+static int
+confirm_keep(const double *bu, int np, int *on)
+{
+	int n = 1, j, k;
+
+	on[0] = 0;
+	for (j = 1; j < np; j++) {
+		if (bu[j] < 0)
+			continue;
+		/* Insertion by time, keeping at most KEEPK. */
+		for (k = n; k > 1 && bu[on[k - 1]] > bu[j]; k--)
+			if (k <= KEEPK)
+				on[k] = on[k - 1];
+		if (k <= KEEPK) {
+			on[k] = j;
+			if (n <= KEEPK)
+				n++;
+		}
+	}
+	return n;
+}
+
 /*
  * The best of many noisy measurements is biased low: measure the
  * baseline and the winner again, one after the other, and decide on
  * those.  CONFIRM rounds, each measuring the baseline and the best few
- * candidates, in the model as aoe-run runs it (where the caches hold
- * what the ops around leave, not the op's own data); the best of each is
- * kept, since a busy host only ever adds time.  An op that fusion folds
+ * candidates (TOPK in the first, the KEEPK best so far after), in the
+ * model as aoe-run runs it (where the caches hold what the ops around
+ * leave, not the op's own data); the best of each is kept, since a busy
+ * host only ever adds time.  An op that fusion folds
  * into another runs in no model of its own: it is confirmed alone.
  * Updates the times and spreads before and after and the best schedule;
  * says how in the record.  0, or an error.
@@ -1272,10 +1326,10 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
     double *sa)
 {
 	opat_case *c = ct->c;
-	aoe_sched pair[1 + TOPK];
+	aoe_sched pair[1 + TOPK], sub[1 + TOPK];
 	opat_timing pt[1 + TOPK];
 	double bu[1 + TOPK], bs[1 + TOPK];
-	int pm[1 + TOPK], round, bad = 0, np = 1, j, rc;
+	int pm[1 + TOPK], on[1 + TOPK], round, bad = 0, np = 1, non, j, rc;
 	/* A subgraph's node runs in no model of its own: alone. */
 	int model = ct->r->o.in_model && !ct->r->graphs[c->gi].sub;
 	char tag[8];
@@ -1283,11 +1337,14 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	pair[0] = c->base_s;
 	for (j = 0; j < ct->ntop && ct->top_us[j] < *before; j++)
 		pair[np++] = ct->top_s[j];
-	for (j = 0; j < np; j++)
+	for (j = 0; j < np; j++) {
 		bu[j] = bs[j] = HUGE_VAL;
+		on[j] = j;
+	}
+	non = np;
 	for (round = 0; round < CONFIRM && !bad; round++) {
 		/* --total-seconds: a round that would end past it is not run. */
-		if (time_left(ct->r) < per_meas(ct->r, c) * np * (model ? 3 :
+		if (time_left(ct->r) < per_meas(ct->r, c) * non * (model ? 3 :
 		    1)) {
 			if (round <= 0) {
 				bad = 1;
@@ -1299,10 +1356,14 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 		snprintf(tag, sizeof(tag), "%c%d", model ? 'm' : 'c', round);
 		progress_confirm(ct->r, c, round, model, (c->base.us -
 		    ct->best.us) / c->base.us);
-		if ((rc = obtain(ct->r, c, &ct->sp, tag, pair, np, pt,
-		    pm)) < 0)
+		for (j = 0; j < non; j++)
+			sub[j] = pair[on[j]];
+		if ((rc = obtain(ct->r, c, &ct->sp, tag, sub, non, pt,
+		    pm)) < 0) {
+			drop_mgraph(ct->r);
 			return rc;
-		for (j = 0; j < np; j++)
+		}
+		for (j = 0; j < non; j++)
 			ct->spent += pt[j].cost_s;
 		if (model && pt[0].status == OPAT_INVALID &&
 		    strncmp(pt[0].reason, "absent", 6) == 0) {
@@ -1310,21 +1371,24 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 			round = -1;
 			continue;
 		}
-		for (j = 0; j < np; j++) {
+		for (j = 0; j < non; j++) {
+			int k = on[j];
 			if (pt[j].status != OPAT_OK) {
 				/* A candidate that fails once is out. */
 				ct->nfail[pt[j].status]++;
-				if (j == 0)
+				if (k == 0)
 					bad = 1;
-				bu[j] = -1;
+				bu[k] = -1;
 				continue;
 			}
-			if (bu[j] >= 0 && pt[j].us < bu[j]) {
-				bu[j] = pt[j].us;
-				bs[j] = pt[j].spread;
+			if (bu[k] >= 0 && pt[j].us < bu[k]) {
+				bu[k] = pt[j].us;
+				bs[k] = pt[j].spread;
 			}
 		}
+		non = confirm_keep(bu, np, on);
 	}
+	drop_mgraph(ct->r);
 	*before = bu[0];
 	*sb = bs[0];
 	*after = HUGE_VAL;
@@ -1505,7 +1569,14 @@ baselines(opat_run *r)
 			continue;
 		}
 		memset(&s, 0, sizeof(s));
-		if (r->o.use_bank && aoe_bank_find(r->graphs[c->gi].g,
+		/*
+		 * A case whose record the journal holds was done before the
+		 * run was interrupted, and its winner may be in the bank
+		 * since: not a hit, so that the run resumed measures, orders
+		 * and budgets the cases as the run it continues did.
+		 */
+		if (r->o.use_bank && map_get(r->jrec, c->keystr) == NULL &&
+		    aoe_bank_find(r->graphs[c->gi].g,
 		    case_node(r, c), r->o.threads, &s, &from) == 1) {
 			if (aoe_space_validate(&sp, &s, NULL, 0) == 0) {
 				c->hit = 1;
@@ -1599,7 +1670,7 @@ expect(const opat_run *r, const opat_case *c, long long mt, double ms)
 	    r->o.tuning_parallel) / par;
 	if (search > ms)
 		search = ms > batch ? ms : batch;
-	return search + per * CONFIRM * (1 + TOPK) / par;
+	return search + per * NCONFIRM / par;
 }
 
 /* The expected seconds of the cases after the i-th. */

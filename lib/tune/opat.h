@@ -110,9 +110,22 @@ typedef struct opat_meas_opts {
 	 */
 	char **names;
 	int nnames;
+	/*
+	 * With names: the graph is prepared as a model child prepares it
+	 * (opat_model_graph), once, so that the children skip that.
+	 */
+	int prepared;
 } opat_meas_opts;
 
 const char *opat_lock_path(void);
+/*
+ * Load the model at path (its inputs bound by shape, "" for none) and
+ * prepare it as the in-model children of opat_measure run it: forked
+ * from it (opat_meas_opts.prepared), they skip the preparation, which
+ * packs every weight of the model.  0, or an error.
+ */
+int opat_model_graph(const char *path, const char *shape, int nthreads,
+    aoe_graph **gp);
 /*
  * Measure n schedules of node ni of g: each in its own child process,
  * checked against the default schedule's result on fresh random inputs,
@@ -313,6 +326,11 @@ typedef struct opat_run {
 	 * check.
 	 */
 	double deadline, reserve_s;
+	/*
+	 * While a case is confirmed in the model: its graph prepared as the
+	 * measuring children run it (opat_model_graph), or NULL.
+	 */
+	aoe_graph *mgraph;
 } opat_run;
 
 void opat_opts_init(opat_opts *o);
