@@ -14,9 +14,10 @@
 # -U measures untuned aoe against ONNX Runtime only (no tuning, the tuned
 # columns "-"): a quick check of the kernels' defaults.
 # -T is the operator-tuning budget per model and thread count
-# (aoe-opat --total-seconds), -S the subgraph-tuning one (aoe-sgat
-# --total-seconds; by default 300 less -T, at least 60, so that tuning a
-# model at a thread count takes about five minutes at most).  Banks go
+# (aoe-opat --total-seconds, default 240), -S the subgraph-tuning one
+# (aoe-sgat --total-seconds; by default 300 less -T, at least 60), so
+# that tuning a model at a thread count takes about five minutes at most
+# by default.  Banks go
 # to $AOE_CACHE/banks/<model>/opat (operator bank) and .../full (the same plus the subgraph bank), so tuning
 # is done once per model, machine and kernel generation (aoe-bank
 # --version); delete the directory to tune again.
@@ -28,7 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
 M=$CACHE/models
-runs=20 reps=3 budget=300 sbudget= untuned=
+runs=20 reps=3 budget=240 sbudget= untuned=
 usage() {
 	echo "usage: $0 [-U] [-r runs] [-n repeats] [-T seconds] [-S seconds]" \
 	    "[model ...]" >&2

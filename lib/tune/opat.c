@@ -1316,8 +1316,8 @@ confirm_keep(const double *bu, int np, int *on)
  * candidates (TOPK in the first, the KEEPK best so far after), in the
  * model as aoe-run runs it (where the caches hold what the ops around
  * leave, not the op's own data); the best of each is kept, since a busy
- * host only ever adds time.  An op that fusion folds
- * into another runs in no model of its own: it is confirmed alone.
+ * host only ever adds time.  An op that fusion folds into another runs
+ * in no model of its own: it is confirmed alone.
  * Updates the times and spreads before and after and the best schedule;
  * says how in the record.  0, or an error.
  */
