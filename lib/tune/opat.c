@@ -1335,7 +1335,8 @@ confirm(ctune *ct, cJSON *rec, double *before, double *after, double *sb,
 	char tag[8];
 
 	pair[0] = c->base_s;
-	for (j = 0; j < ct->ntop && ct->top_us[j] < *before; j++)
+	for (j = 0; j < ct->ntop && ct->top_us[j] < *before * (1 -
+	    ct->r->o.noise_floor); j++)
 		pair[np++] = ct->top_s[j];
 	for (j = 0; j < np; j++) {
 		bu[j] = bs[j] = HUGE_VAL;
@@ -1527,8 +1528,13 @@ tune_case(opat_run *r, opat_case *c, long long max_trials, double max_s,
 	after = ct.best.us;
 	sb = c->base.spread;
 	sa = ct.best.spread;
-	/* Not in replay, whose numbers are all there is. */
-	if (r->replay == NULL && after < before &&
+	/*
+	 * Not in replay, whose numbers are all there is; nor when no
+	 * candidate beat the baseline alone by the noise floor, the least
+	 * margin admission asks (record_result then finds none admitted):
+	 * the rounds in the model are most of a case's time.
+	 */
+	if (r->replay == NULL && after < before * (1 - r->o.noise_floor) &&
 	    (rc = confirm(&ct, rec, &before, &after, &sb, &sa)) < 0)
 		goto out;
 	record_result(&ct, rec, before, after, sb, sa);
