@@ -299,10 +299,10 @@ opat_child_pin(int nthreads)
 
 /*
  * The run options of a measuring child: no bank (the schedules are the
- * candidates'), every fusion, no profiling; a child of one thread is
- * pinned (opat_child_pin).
+ * candidates'), every fusion, no profiling.  opat_child_opts also pins
+ * a child of one thread (opat_child_pin); opat_model_graph, which
+ * prepares the model in the parent for its children, does not.
  */
-/* The options of a measuring child, without pinning the caller. */
 static void
 child_run_opts(aoe_run_opts *ro, int nthreads)
 {
