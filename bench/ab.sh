@@ -7,7 +7,7 @@
 # minimum, and the median of the repeats' B/A ratios.
 #
 #   bench/ab.sh [-t THREADS] [-r RUNS] [-n REPEATS] [-o] [-b BANK]
-#       [-a ENV] [-e ENV] A B MODEL
+#       [-B BANK] [-a ENV] [-e ENV] A B MODEL
 #
 # A and B are aoe-run binaries ("-" for this tree's tools/aoe-run).  -a
 # and -e set space-separated NAME=VALUE pairs for A's and B's runs (the
@@ -15,7 +15,9 @@
 # regnet_x_400mf").  MODEL is a path or a name in
 # ${AOE_CACHE:-$HOME/.cache/aoe}/models, its input bound by shape.sh as
 # in every script here (AOE_SHAPE=NAME:D0,D1,... overrides).  aoe runs untuned
-# (--no-bank) unless -b names a bank for both (TUNE_BANK_PATH).  -o also
+# (--no-bank) unless -b names a bank for both (TUNE_BANK_PATH); -B names
+# one for B alone (tuned against untuned: "bench/ab.sh -o -t 2 -B
+# ~/.cache/aoe/banks/resnet50/full - - resnet50").  -o also
 # times ONNX Runtime (bench/ort-run.js) in each repeat and prints each
 # side's median over ORT's.  At 1 thread every run is pinned to the last
 # CPU this process may use (taskset, where present), as e2e.sh does.
@@ -23,10 +25,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
-t=1 runs=30 reps=7 ort= bank= enva= envb=
+t=1 runs=30 reps=7 ort= bank= bankb= enva= envb=
 usage() {
 	echo "usage: $0 [-t threads] [-r runs] [-n repeats] [-o] [-b bank]" \
-	    "[-a env] [-e env] A B model" >&2
+	    "[-B bank] [-a env] [-e env] A B model" >&2
 	exit 2
 }
 posint() {
@@ -34,13 +36,14 @@ posint() {
 	''|*[!0-9]*|0*) echo "$0: -$1 $2: not a positive number" >&2; exit 2 ;;
 	esac
 }
-while getopts t:r:n:ob:a:e: c; do
+while getopts t:r:n:ob:B:a:e: c; do
 	case $c in
 	t) posint t "$OPTARG"; t=$OPTARG ;;
 	r) posint r "$OPTARG"; runs=$OPTARG ;;
 	n) posint n "$OPTARG"; reps=$OPTARG ;;
 	o) ort=1 ;;
 	b) bank=$OPTARG ;;
+	B) bankb=$OPTARG ;;
 	a) enva=$OPTARG ;;
 	e) envb=$OPTARG ;;
 	*) usage ;;
@@ -61,29 +64,31 @@ esac
 [ -r "$path" ] || { echo "$0: $path: no such model" >&2; exit 1; }
 . "$here/shape.sh"
 shape=${AOE_SHAPE:-$(shape_of "$name")}
-if [ -n "$bank" ]; then
-	nb= bk="TUNE_BANK_PATH=$bank"
-else
-	nb=--no-bank bk=
-fi
+[ -n "$bankb" ] || bankb=$bank
 pin=
 if [ "$t" = 1 ] && command -v taskset >/dev/null 2>&1; then
 	pin="taskset -c $(taskset -cp $$ | sed 's/.*: *//; s/.*[,-]//')"
 fi
 export NODE_PATH=${NODE_PATH:-$CACHE/ort/node_modules}
-# One run of side $1 (binary $2, environment $3): "side median min".
+# One run of side $1 (binary $2, environment $3, bank $4 or none):
+# "side median min".
 aoe() {
+	if [ -n "$4" ]; then
+		nb= bk="TUNE_BANK_PATH=$4"
+	else
+		nb=--no-bank bk=
+	fi
 	# $3 is split into its NAME=VALUE words on purpose.
 	# shellcheck disable=SC2086
 	env $3 $bk $pin "$2" $nb --threads "$t" --warmup 3 --runs "$runs" \
 	    --input-shape "$shape" "$path" |
 	    sed -n "s/.* median=\([0-9.]*\).* min=\([0-9.]*\).*/$1 \1 \2/p"
 }
-echo "# ab.sh $name, $t thread(s), $reps x $runs runs; A=$a${enva:+ ($enva)}; B=$b${envb:+ ($envb)}"
+echo "# ab.sh $name, $t thread(s), $reps x $runs runs; A=$a${enva:+ ($enva)}${bank:+ bank $bank}; B=$b${envb:+ ($envb)}${bankb:+ bank $bankb}"
 i=0
 while [ $i -lt "$reps" ]; do
-	aoe A "$a" "$enva"
-	aoe B "$b" "$envb"
+	aoe A "$a" "$enva" "$bank"
+	aoe B "$b" "$envb" "$bankb"
 	if [ -n "$ort" ]; then
 		$pin node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" "$path" \
 		    "$shape" | sed -n 's/.* median=\([0-9.]*\).* min=\([0-9.]*\).*/O \1 \2/p'
