@@ -867,10 +867,10 @@ obtain(opat_run *r, opat_case *c, const aoe_space *sp, const char *tag,
 			 * (freed by confirm); failing that, each child
 			 * prepares it.
 			 */
-			if (r->mgraph == NULL && opat_model_graph(
-			    r->graphs[c->gi].path, r->graphs[c->gi].shape,
-			    r->o.threads, &r->mgraph) < 0)
-				r->mgraph = NULL;
+			if (r->mgraph == NULL)
+				(void)opat_model_graph(r->graphs[c->gi].path,
+				    r->graphs[c->gi].shape, r->o.threads,
+				    &r->mgraph);
 			mo.prepared = r->mgraph != NULL;
 		}
 		/*
@@ -1283,9 +1283,8 @@ drop_mgraph(opat_run *r)
  * indices in bu, the baseline 0 first); returns how many.  After a round
  * only the baseline and the KEEPK candidates fastest in it so far go on:
  * a whole model a measurement makes the rounds the tuning's dearest part
- * (resnet50, 1 thread: 1.1 s a measurement, 18 a case), and one that
- * lost the first round by more than the noise seldom wins the next two.
- * Failed ones (bu < 0) are out.
+ * (resnet50, 1 thread: 1.1 s a measurement, 18 a case), and the others
+ * were slower in the model already.  Failed ones (bu < 0) are out.
  */
 static int
 confirm_keep(const double *bu, int np, int *on)
@@ -1737,6 +1736,7 @@ typedef struct whole_arg {
 	opat_run *r;
 	int gi;
 	const aoe_sched **with;		/* per case: the winner, or NULL */
+	aoe_graph *g;		/* gi prepared once (opat_model_graph), or NULL */
 } whole_arg;
 
 /* The graph of case c that owns it (a subgraph's owner). */
@@ -1754,7 +1754,7 @@ whole_child(int i, int fd, void *arg)
 {
 	whole_arg *a = arg;
 	opat_run *r = a->r;
-	aoe_graph *g = r->graphs[a->gi].g;
+	aoe_graph *g = a->g ? a->g : r->graphs[a->gi].g;
 	aoe_run_opts ro;
 	char line[768];
 	double *rep;
@@ -1765,7 +1765,7 @@ whole_child(int i, int fd, void *arg)
 	signal(SIGPIPE, SIG_DFL);
 	lk = opat_child_lock(opat_lock_path(), &gate, fd);
 	opat_child_opts(&ro, r->o.threads);
-	if (aoe_graph_prepare(g, &ro) < 0)
+	if (a->g == NULL && aoe_graph_prepare(g, &ro) < 0)
 		goto invalid;
 	for (k = 0; k < g->norder; k++) {
 		aoe_node *n = &g->nodes[g->order[k]];
@@ -1813,8 +1813,13 @@ whole_times(opat_run *r, int gi, const aoe_sched **with, double *us,
 	a.r = r;
 	a.gi = gi;
 	a.with = with;
-	if ((rc = opat_whole_check(r->graphs[gi].path, r->o.timeout_s,
-	    whole_child, &a, us, spread)) < 0)
+	/* Prepared once for the rounds' children, as confirm's (obtain). */
+	(void)opat_model_graph(r->graphs[gi].path, r->graphs[gi].shape,
+	    r->o.threads, &a.g);
+	rc = opat_whole_check(r->graphs[gi].path, r->o.timeout_s, whole_child,
+	    &a, us, spread);
+	aoe_graph_free(a.g);
+	if (rc < 0)
 		return rc;
 	/* AOE_OPAT_SLOWER_MODEL=f (tests): with them, f times the time without */
 	if (getenv("AOE_OPAT_SLOWER_MODEL"))

@@ -121,8 +121,9 @@ const char *opat_lock_path(void);
 /*
  * Load the model at path (its inputs bound by shape, "" for none) and
  * prepare it as the in-model children of opat_measure run it: forked
- * from it (opat_meas_opts.prepared), they skip the preparation, which
- * packs every weight of the model.  0, or an error.
+ * from it (opat_meas_opts.prepared, and the whole-model check's), they
+ * skip the preparation, which packs every weight of the model.  0, or
+ * an error.
  */
 int opat_model_graph(const char *path, const char *shape, int nthreads,
     aoe_graph **gp);
