@@ -35,7 +35,7 @@ sg = [r for r in rs if r['kind'] == 'sgat']; m = [r for r in rs if r['kind'] == 
 ok = len(sg) == 1 and len(m) == 1 and m[0]['baseline_us'] > 0 and m[0]['result_us'] > 0
 for r in sg:
     ok = ok and r['outcome'] in ('add', 'unsatisfied') and r['before_us'] > 0
-    ok = ok and set(r['schedule']) == {'fuse_bn', 'fuse_act', 'fuse_add', 'fuse_elem', 'fuse_pool', 'threads', 'layout', 'inplace', 'serial', 'split'}
+    ok = ok and set(r['schedule']) == {'fuse_bn', 'fuse_act', 'fuse_add', 'fuse_elem', 'fuse_pool', 'fuse_dw', 'threads', 'layout', 'inplace', 'serial', 'split'}
     ok = ok and 'stem.conv' not in r['signature'] and r['soc_version']
     ok = ok and all(c['status'] == 'ok' for c in r['candidates'])
     # A winner was confirmed in the model.

@@ -389,6 +389,108 @@ random_graph(int *nfusable)
 	return g;
 }
 
+/*
+ * A depthwise Conv and a pointwise Conv that reads it (fuse_dw): 3x3 or
+ * 5x5, stride 1 or 2, pads below the kernel on each side, channels no
+ * multiple of 8 as often as not, an activation after each or not, a
+ * bias or not, a residual Add after the pointwise Conv or not.  With big
+ * set the planes make several bands (k_dwpw.c).
+ */
+static aoe_graph *
+dwpw_graph(int big)
+{
+	static const char *const acts[] = { NULL, "Relu", "Clip", "HardSwish",
+	    "Sigmoid" };
+	aoe_graph *g = aoe_graph_new("dwpw");
+	int64_t n = 1 + irand(2), c = big ? 40 + irand(40) : 1 + irand(24);
+	int64_t h = big ? 48 + irand(30) : 3 + irand(12);
+	int64_t w = big ? 40 + irand(30) : 3 + irand(20);
+	int64_t k = irand(2) ? 3 : 5, s = 1 + irand(2), m = 1 + irand(40);
+	int64_t pads[4], oh, ow, dims[4], one[1] = { 1 };
+	int x, y, in[3], out[1], nd, i, ak;
+	aoe_attr *a;
+
+	if (h + 2 * (k - 1) < k || w < 1)
+		h = k;
+	for (i = 0; i < 4; i++)
+		pads[i] = irand((int)k);
+	if (h + pads[0] + pads[2] < k)
+		pads[0] = k - 1;
+	if (w + pads[1] + pads[3] < k)
+		pads[1] = k - 1;
+	oh = (h + pads[0] + pads[2] - k) / s + 1;
+	ow = (w + pads[1] + pads[3] - k) / s + 1;
+	dims[0] = n;
+	dims[1] = c;
+	dims[2] = h;
+	dims[3] = w;
+	x = aoe_graph_tensor(g, "x");
+	aoe_tensor_set(g->tensors[x], AOE_F32, 4, dims);
+	g->tensors[x]->kind = AOE_T_INPUT;
+	g->inputs = aoe_xcalloc(2, sizeof(int));
+	g->inputs[g->ninputs++] = x;
+	/* The depthwise Conv. */
+	dims[0] = c;
+	dims[1] = 1;
+	dims[2] = dims[3] = k;
+	in[0] = x;
+	in[1] = cst(g, "dw.w", 4, dims, -1, 1);
+	in[2] = cst(g, "dw.b", 1, &c, -1, 1);
+	out[0] = y = aoe_graph_tensor(g, "dw.y");
+	nd = aoe_graph_add_node(g, "dw", "Conv", irand(2) ? 3 : 2, in, 1, out);
+	aoe_node_add_attr(&g->nodes[nd], "group", AOE_A_INT)->i = c;
+	a = aoe_node_add_attr(&g->nodes[nd], "pads", AOE_A_INTS);
+	a->n = 4;
+	a->ints = aoe_xcalloc(4, sizeof(int64_t));
+	memcpy(a->ints, pads, sizeof(pads));
+	a = aoe_node_add_attr(&g->nodes[nd], "strides", AOE_A_INTS);
+	a->n = 2;
+	a->ints = aoe_xcalloc(2, sizeof(int64_t));
+	a->ints[0] = a->ints[1] = s;
+	x = y;
+	for (i = 0; i < 2; i++) {
+		/* An activation after the depthwise Conv, then (i 1) after all. */
+		if ((ak = irand(i ? 3 : 5)) != 0) {
+			in[0] = x;
+			out[0] = y = aoe_graph_tensor(g, i ? "a1" : "a0");
+			if (ak == 2) {
+				in[1] = cst(g, i ? "lo1" : "lo0", 0, one, -0.5f,
+				    0);
+				in[2] = cst(g, i ? "hi1" : "hi0", 0, one, 0.1f,
+				    0.6f);
+			}
+			aoe_graph_add_node(g, i ? "act1" : "act0", acts[ak],
+			    ak == 2 ? 3 : 1, in, 1, out);
+			x = y;
+		}
+		if (i == 1)
+			break;
+		/* The pointwise Conv, and a residual Add after it. */
+		dims[0] = m;
+		dims[1] = c;
+		dims[2] = dims[3] = 1;
+		in[0] = x;
+		in[1] = cst(g, "pw.w", 4, dims, -1, 1);
+		in[2] = cst(g, "pw.b", 1, &m, -1, 1);
+		out[0] = x = aoe_graph_tensor(g, "pw.y");
+		aoe_graph_add_node(g, "pw", "Conv", irand(2) ? 3 : 2, in, 1, out);
+		if (irand(3) == 0) {
+			int64_t rd[4] = { n, m, oh, ow };
+			int r = aoe_graph_tensor(g, "r");
+			aoe_tensor_set(g->tensors[r], AOE_F32, 4, rd);
+			g->tensors[r]->kind = AOE_T_INPUT;
+			g->inputs[g->ninputs++] = r;
+			in[0] = x;
+			in[1] = r;
+			out[0] = x = aoe_graph_tensor(g, "sum");
+			aoe_graph_add_node(g, "add", "Add", 2, in, 1, out);
+		}
+	}
+	g->outputs = aoe_xcalloc(1, sizeof(int));
+	g->outputs[g->noutputs++] = x;
+	return g;
+}
+
 /* How many AoeReorder nodes the prepared graph g runs. */
 static int
 reorders(const aoe_graph *g)
@@ -869,6 +971,84 @@ main(int argc, char **argv)
 		o.fuse_mode = AOE_FUSE_BANK;
 		ok(pooled && s0[0] && strcmp(s0, s1) == 0, "example: the stem "
 		    "with its MaxPool fused keeps the Conv's signature");
+		aoe_graph_free(g);
+	}
+
+	/*
+	 * fuse_dw: the pointwise Conv that computes the depthwise one
+	 * before it computes what the two do, at 1 and 2 threads, on
+	 * planes of one band and of several, and keeps its own signature
+	 * (its operator bank entries apply).
+	 */
+	{
+		aoe_sched dd;
+		int folded = 0, sigok = 0, j;
+		memset(&dd, 0, sizeof(dd));
+		aoe_fuse_default(&dd);
+		aoe_sched_set(&dd, "fuse_dw", 1);
+		for (bad = 0, i = 0; i < 80; i++) {
+			char s0[4096] = "", s1[4096] = "";
+			rs = 0x7c15d3a9e3779b97ULL * (uint64_t)(i + 1);
+			g = dwpw_graph(i % 4 == 3);
+			o.nthreads = 1 + i % 2;
+			o.fuse_mode = AOE_FUSE_OFF;
+			aoe_graph_prepare(g, &o);
+			for (j = 0; j < g->nnodes; j++)
+				if (strcmp(g->nodes[j].name, "pw") == 0)
+					aoe_op_signature(g, &g->nodes[j], 2,
+					    s0, sizeof(s0));
+			if (!same(g, &o, AOE_FUSE_FORCE, &dd, &removed,
+			    &err)) {
+				if (!bad)
+					fprintf(stderr, "# dw+pw graph %d: "
+					    "error %g: %s\n", i, err,
+					    aoe_errmsg());
+				bad++;
+			}
+			for (j = 0; j < g->nnodes; j++)
+				if (strcmp(g->nodes[j].name, "pw") == 0 &&
+				    aoe_attr_find(&g->nodes[j], "_aoe_dw")) {
+					folded++;
+					aoe_op_signature(g, &g->nodes[j], 2,
+					    s1, sizeof(s1));
+					sigok += s0[0] && strcmp(s0, s1) == 0;
+				}
+			aoe_graph_free(g);
+		}
+		o.nthreads = 2;
+		o.fuse_mode = AOE_FUSE_BANK;
+		snprintf(msg, sizeof(msg), "80 random depthwise and pointwise "
+		    "Conv pairs, fuse_dw: same outputs at 1 and 2 threads (%d "
+		    "fused, %d keeping the pointwise signature)", folded,
+		    sigok);
+		ok(bad == 0 && folded == 80 && sigok == 80, msg);
+		aoe_fuse_default(&dd);
+		ok(aoe_sched_get(&dd, "fuse_dw", 1) == 0, "fuse_dw is off by "
+		    "default");
+	}
+
+	/*
+	 * A fusion's count in a dry run (aoe_sgat_effect, which aoe-sgat's
+	 * space and baseline are made of) sees the folds before it, as the
+	 * fusion itself does: the example's chain folds one BN, four
+	 * activations and the stem's MaxPool (above), though the Relu
+	 * after the stem reads the BN's output and the MaxPool the Relu's.
+	 */
+	{
+		int cnt[AOE_FUSE_N], rc;
+		aoe_model_load(argv[1], &g);
+		o.fuse_mode = AOE_FUSE_OFF;
+		aoe_graph_prepare(g, &o);
+		o.fuse_mode = AOE_FUSE_BANK;
+		aoe_sgat_partition(g, part, &np);
+		n = aoe_sgat_members(g, part, part[g->order[0]], nodes);
+		memset(cnt, 0, sizeof(cnt));
+		rc = aoe_sgat_effect(g, nodes, n, &all, cnt);
+		snprintf(msg, sizeof(msg), "example: a dry run counts what "
+		    "the fusion does (BN %d, activations %d, MaxPool %d)",
+		    cnt[AOE_FUSE_BN], cnt[AOE_FUSE_ACT], cnt[AOE_FUSE_POOL]);
+		ok(rc == 0 && cnt[AOE_FUSE_BN] == 1 && cnt[AOE_FUSE_ACT] == 4 &&
+		    cnt[AOE_FUSE_POOL] == 1, msg);
 		aoe_graph_free(g);
 	}
 

@@ -148,7 +148,8 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 {
 	sbuf b = { NULL, 0, 0 };
 	const aoe_attr **at;
-	int i, nput, nsig, rc = 0;
+	const int64_t *dw;
+	int i, nput, nsig, nm, rc = 0;
 
 	b.cap = 256;
 	b.s = aoe_xmalloc(b.cap);
@@ -164,7 +165,9 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 	 * _aoe_bias likewise) is not part of the op's signature.
 	 */
 	nsig = n->nin;
-	if (aoe_attr_find(n, "_aoe_add") != NULL)
+	if ((dw = aoe_attr_ints(n, "_aoe_dw", &nm)) != NULL && nm > 0)
+		nsig = (int)dw[0];
+	else if (aoe_attr_find(n, "_aoe_add") != NULL)
 		nsig = (int)aoe_attr_int(n, "_aoe_add", n->nin);
 	else if (aoe_attr_find(n, "_aoe_bias") != NULL)
 		nsig = (int)aoe_attr_int(n, "_aoe_bias", n->nin);
@@ -172,8 +175,19 @@ aoe_op_signature(const aoe_graph *g, const aoe_node *n, int nthreads,
 		nsig = n->nin;
 	for (i = 0; i < nsig; i++) {
 		const aoe_tensor *t = n->in[i] >= 0 ? aoe_in(g, n, i) : NULL;
+		const int64_t *mid;
 		if (i)
 			sb_printf(&b, "|");
+		/*
+		 * A pointwise Conv that computes the depthwise one before it
+		 * (_aoe_dw_mid, that one's output) keeps the signature of
+		 * that input: its op-bank entries apply.
+		 */
+		if (i == 0 && t != NULL && (mid = aoe_attr_ints(n,
+		    "_aoe_dw_mid", &nm)) != NULL) {
+			sb_shape(&b, t->dtype, nm, mid);
+			continue;
+		}
 		if (t == NULL) {
 			sb_printf(&b, "-");
 			continue;

@@ -48,6 +48,7 @@
  * default mr x nr is the micro-kernel shape whose tiles waste the fewest
  * lanes on its Cout x H*W output (pw_shape), not the GEMM's own default.
  */
+#include <float.h>
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,8 +116,93 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 			    n->op_type, n->name, t->name,
 			    aoe_dtype_name(t->dtype));
 	}
+	if (!transpose && aoe_attr_find(n, "_aoe_dw_mid") != NULL) {
+		/*
+		 * A pointwise Conv that computes the depthwise one before it
+		 * (fuse_dw) reads that one's output, of shape _aoe_dw_mid.
+		 */
+		const aoe_tensor *x = aoe_in(g, n, 0);
+		const int64_t *mid;
+		aoe_tensor xm;
+		int nm;
+		if (x == NULL || (mid = aoe_attr_ints(n, "_aoe_dw_mid",
+		    &nm)) == NULL || nm != 4 || x->ndim != 4)
+			return aoe_err(AOE_EDATA, "%s '%s': _aoe_dw_mid is not "
+			    "a 2-D image's shape", n->op_type, n->name);
+		xm = *x;
+		for (i = 0; i < 4; i++)
+			xm.dims[i] = mid[i];
+		return aoe_conv_geom_of(g, n, &xm, aoe_in(g, n, 1),
+		    aoe_in(g, n, 2), 0, cg);
+	}
 	return aoe_conv_geom_of(g, n, aoe_in(g, n, 0), aoe_in(g, n, 1),
 	    aoe_in(g, n, 2), transpose, cg);
+}
+
+/*
+ * The depthwise Conv that pointwise Conv n computes first (fuse_dw; its
+ * attribute _aoe_dw: n's own input count, the kernel, strides and pads
+ * top, left, bottom, right), on n's input 0 with weights and bias its
+ * inputs 4 and 5: its geometry in dg, checked against _aoe_dw_mid.
+ */
+static int
+dw_geom_of(const aoe_graph *g, const aoe_node *n, conv_geom *dg)
+{
+	const aoe_tensor *x = aoe_in(g, n, 0), *w = aoe_in(g, n, 4);
+	const aoe_tensor *b = aoe_in(g, n, 5);
+	const int64_t *a, *mid;
+	int na, nm, i;
+
+	memset(dg, 0, sizeof(*dg));
+	a = aoe_attr_ints(n, "_aoe_dw", &na);
+	mid = aoe_attr_ints(n, "_aoe_dw_mid", &nm);
+	if (a == NULL || na != 9 || mid == NULL || nm != 4 || x == NULL ||
+	    x->ndim != 4 || x->dtype != AOE_F32 || w == NULL ||
+	    w->dtype != AOE_F32 || w->ndim != 4 || (b != NULL &&
+	    (b->dtype != AOE_F32 || b->ndim != 1 || b->dims[0] != x->dims[1])))
+		return aoe_err(AOE_EDATA, "%s '%s': the fused depthwise Conv "
+		    "is malformed", n->op_type, n->name);
+	dg->nsp = 2;
+	dg->n = x->dims[0];
+	dg->c = dg->m = dg->group = x->dims[1];
+	dg->cg = dg->mg = 1;
+	for (i = 0; i < 3; i++) {
+		dg->in[i] = dg->out[i] = dg->k[i] = dg->s[i] = dg->d[i] = 1;
+		dg->pb[i] = dg->pe[i] = 0;
+	}
+	for (i = 0; i < 2; i++) {
+		dg->in[1 + i] = x->dims[2 + i];
+		dg->k[1 + i] = a[1 + i];
+		dg->s[1 + i] = a[3 + i];
+		dg->pb[1 + i] = a[5 + i];
+		dg->pe[1 + i] = a[7 + i];
+		if (dg->k[1 + i] < 1 || dg->s[1 + i] < 1 || dg->pb[1 + i] < 0 ||
+		    dg->pe[1 + i] < 0 || dg->k[1 + i] > dg->in[1 + i] +
+		    dg->pb[1 + i] + dg->pe[1 + i])
+			return aoe_err(AOE_EDATA, "%s '%s': the fused depthwise "
+			    "Conv's geometry is invalid", n->op_type, n->name);
+		dg->out[1 + i] = (dg->in[1 + i] + dg->pb[1 + i] + dg->pe[1 + i] -
+		    dg->k[1 + i]) / dg->s[1 + i] + 1;
+	}
+	dg->insz = dg->in[1] * dg->in[2];
+	dg->outsz = dg->out[1] * dg->out[2];
+	dg->ksz = dg->k[1] * dg->k[2];
+	if (w->dims[0] != dg->c || w->dims[1] != 1 || w->dims[2] != dg->k[1] ||
+	    w->dims[3] != dg->k[2] || mid[0] != dg->n || mid[1] != dg->c ||
+	    mid[2] != dg->out[1] || mid[3] != dg->out[2] || !aoe_dw_reg_ok(dg))
+		return aoe_err(AOE_EDATA, "%s '%s': the fused depthwise Conv "
+		    "does not match its output", n->op_type, n->name);
+	return 0;
+}
+
+/* The activation of the depthwise Conv fused into n (_aoe_dw_act). */
+static void
+dw_act_of(const aoe_node *n, aoe_act *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = (int)aoe_attr_int(n, "_aoe_dw_act", AOE_ACT_NONE);
+	a->lo = aoe_attr_float(n, "_aoe_dw_lo", -FLT_MAX);
+	a->hi = aoe_attr_float(n, "_aoe_dw_hi", FLT_MAX);
 }
 
 int
@@ -1355,6 +1441,9 @@ conv_algo_of(const aoe_graph *g, const aoe_node *n, const conv_geom *cg,
 	if ((x && x->layout == AOE_LAYOUT_8C) ||
 	    (y && y->layout == AOE_LAYOUT_8C))
 		return ALGO_BLOCKED;
+	/* With a depthwise Conv fused before it: its GEMM, in bands. */
+	if (aoe_attr_find(n, "_aoe_dw") != NULL)
+		return ALGO_1X1;
 	return conv_algo(cg, s);
 }
 
@@ -1394,6 +1483,7 @@ aoe_conv_8c_ok(const aoe_graph *g, const aoe_node *n)
 
 	return strcmp(n->op_type, "Conv") == 0 &&
 	    aoe_attr_find(n, "_aoe_pool") == NULL &&
+	    aoe_attr_find(n, "_aoe_dw") == NULL &&
 	    conv_geom_of(g, n, 0, &cg) == 0 && blocked_ok(&cg);
 }
 
@@ -1482,19 +1572,35 @@ conv_infer(aoe_graph *g, aoe_node *n)
 {
 	conv_geom cg;
 	aoe_pool2 pl;
-	int rc, pooled;
+	int rc, pooled, fdw;
 
 	const aoe_tensor *r, *y;
 	int i;
 
-	/* A fourth input is a residual that lib/passes/fuse.c folded in. */
-	if (n->nin < 2 || n->nin > (aoe_attr_find(n, "_aoe_add") ? 4 : 3) ||
-	    n->nout != 1)
+	/*
+	 * A fourth input is a residual that lib/passes/fuse.c folded in,
+	 * a fifth and sixth a fused depthwise Conv's weights and bias.
+	 */
+	fdw = aoe_attr_find(n, "_aoe_dw") != NULL;
+	if (n->nin < 2 || n->nin > (fdw ? 6 : aoe_attr_find(n, "_aoe_add") ?
+	    4 : 3) || (fdw && n->nin != 6) || n->nout != 1)
 		return aoe_err(AOE_EDATA, "%s '%s': expects 2 or 3 inputs and "
 		    "1 output", n->op_type, n->name);
 	if ((rc = conv_geom_of(g, n, 0, &cg)) < 0)
 		return rc;
 	n->scratch = conv_algo_scratch(g, n, &cg);
+	if (fdw) {
+		conv_geom dg;
+		if ((rc = dw_geom_of(g, n, &dg)) < 0)
+			return rc;
+		if (!is_pointwise(&cg) || cg.group != 1 || cg.nsp != 2 ||
+		    aoe_attr_find(n, "_aoe_pool") != NULL)
+			return aoe_err(AOE_EDATA, "%s '%s': a depthwise Conv "
+			    "fused into one that is not pointwise", n->op_type,
+			    n->name);
+		/* The depthwise output, where it runs apart (k_dwpw.c). */
+		n->scratch += (size_t)(dg.n * dg.c * dg.outsz) * sizeof(float);
+	}
 	if ((pooled = conv_pool_of(n, &cg, &pl)) < 0)
 		return pooled;
 	if (pooled) {
@@ -1506,7 +1612,9 @@ conv_infer(aoe_graph *g, aoe_node *n)
 		return aoe_set_output(g, n, 0, AOE_F32, 4, (int64_t[]){ cg.n,
 		    cg.m, pl.out[0], pl.out[1] });
 	}
-	if ((rc = conv_set_output(g, n, &cg)) < 0 || n->nin < 4)
+	/* (A fused depthwise Conv leaves input 3 empty without one.) */
+	if ((rc = conv_set_output(g, n, &cg)) < 0 || n->nin < 4 ||
+	    (fdw && n->in[3] < 0))
 		return rc;
 	r = aoe_in(g, n, 3);
 	y = aoe_out(g, n, 0);
@@ -2561,6 +2669,50 @@ conv_job_trans(const aoe_kctx *k, const conv_geom *cg, int64_t gi,
 	return aoe_sgemm_ex(&xt, nth, k->sched) < 0 ? -1 : 0;
 }
 
+/*
+ * The GEMM of image b and group gi of Conv k into y, but for B: its A
+ * (the weights, packed when prepare packed them), bias, and epilogue (a
+ * fused residual, activation and affine after it, run on each tile as
+ * it is finished; rows are the group's output channels).
+ */
+static void
+conv_gemm_of(const aoe_kctx *k, const conv_geom *cg, int64_t b, int64_t gi,
+    float *y, aoe_gemm_ex *xe)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *bt = aoe_in(g, n, 2);
+	const float *w = aoe_in(g, n, 1)->data;
+	const float *bias = bt ? bt->data : NULL, *addg;
+	const conv_priv *q = n->priv;
+	const int64_t K = cg->cg * cg->ksz;
+	aoe_act act;
+
+	memset(xe, 0, sizeof(*xe));
+	xe->m = cg->mg;
+	xe->k = K;
+	xe->alpha = 1;
+	xe->beta = 0;
+	xe->a = w + gi * cg->mg * K;
+	xe->lda = K;
+	xe->apack = q && q->wpack && !q->trans ? q->wpack + gi * q->wstride :
+	    NULL;
+	xe->apack_id = q ? q->id : 0;
+	xe->bias = bias ? bias + gi * cg->mg : NULL;
+	xe->ldc = cg->outsz;
+	xe->n = cg->outsz;
+	xe->c = y + (b * cg->m + gi * cg->mg) * cg->outsz;
+	aoe_act_of(n, &act);
+	if ((addg = aoe_fused_add(g, n)) != NULL)
+		addg += (b * cg->m + gi * cg->mg) * cg->outsz;
+	xe->epi = aoe_act_epi(&act, &xe->e) || addg;
+	xe->add = addg;
+	if (xe->e.ps)
+		xe->e.ps += gi * cg->mg;
+	if (xe->e.pt)
+		xe->e.pt += gi * cg->mg;
+}
+
 /* One image and group of a Conv, by a GEMM algorithm, into y. */
 static int
 conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
@@ -2568,10 +2720,7 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 {
 	const aoe_graph *g = k->g;
 	const aoe_node *n = k->n;
-	const aoe_tensor *bt = aoe_in(g, n, 2);
-	const float *x = aoe_in(g, n, 0)->data, *w = aoe_in(g, n, 1)->data;
-	const float *bias = bt ? bt->data : NULL, *addg;
-	const conv_priv *q = n->priv;
+	const float *x = aoe_in(g, n, 0)->data, *addg;
 	int64_t b = t / cg->group, gi = t % cg->group, j0, tile;
 	int64_t K = cg->cg * cg->ksz;
 	const float *xg = x + (b * cg->c + gi * cg->cg) * cg->insz;
@@ -2580,37 +2729,10 @@ conv_job(const aoe_kctx *k, const conv_geom *cg, int algo, int64_t t,
 	packb_ctx ctx;
 	conv_planes pl;
 	conv_planes *plp = NULL;
-	aoe_act act;
 	int fail = 0, trans, split, own;
 
-	memset(&xe, 0, sizeof(xe));
-	xe.m = cg->mg;
-	xe.k = K;
-	xe.alpha = 1;
-	xe.beta = 0;
-	xe.a = w + gi * cg->mg * K;
-	xe.lda = K;
-	xe.apack = q && q->wpack && !q->trans ? q->wpack + gi * q->wstride :
-	    NULL;
-	xe.apack_id = q ? q->id : 0;
-	xe.bias = bias ? bias + gi * cg->mg : NULL;
-	xe.ldc = cg->outsz;
-	xe.n = cg->outsz;
-	xe.c = yg;
-	/*
-	 * A fused residual, activation and affine after it run in the
-	 * GEMM's epilogue, on each tile as it is finished (rows are this
-	 * group's output channels).
-	 */
-	aoe_act_of(n, &act);
-	if ((addg = aoe_fused_add(g, n)) != NULL)
-		addg += (b * cg->m + gi * cg->mg) * cg->outsz;
-	xe.epi = aoe_act_epi(&act, &xe.e) || addg;
-	xe.add = addg;
-	if (xe.e.ps)
-		xe.e.ps += gi * cg->mg;
-	if (xe.e.pt)
-		xe.e.pt += gi * cg->mg;
+	conv_gemm_of(k, cg, b, gi, y, &xe);
+	addg = xe.add;
 	switch (algo) {
 	case ALGO_1X1:
 		xe.b = xg;
@@ -2846,6 +2968,36 @@ conv_compute(aoe_kctx *k, const conv_geom *cgp, int algo, float *y)
 	    n->op_type, n->name) : 0;
 }
 
+/*
+ * A pointwise Conv with the depthwise Conv before it fused (fuse_dw), in
+ * bands by k_dwpw.c; its workspace holds, past what its GEMM may use, the
+ * depthwise output for the case where the two run apart.
+ */
+static int
+conv_run_dwpw(aoe_kctx *k, const conv_geom *cg, float *y)
+{
+	const aoe_graph *g = k->g;
+	const aoe_node *n = k->n;
+	const aoe_tensor *bd = aoe_in(g, n, 5);
+	conv_geom dg;
+	aoe_gemm_ex xe;
+	aoe_act da;
+	float *mid;
+	int rc;
+
+	if ((rc = dw_geom_of(g, n, &dg)) < 0)
+		return rc;
+	conv_gemm_of(k, cg, 0, 0, y, &xe);
+	dw_act_of(n, &da);
+	mid = (float *)((char *)k->scratch + conv_algo_scratch(g, n, cg));
+	if (aoe_dwpw_run(&dg, aoe_in(g, n, 0)->data, aoe_in(g, n, 4)->data,
+	    bd ? bd->data : NULL, &da, &xe, y, mid, k->nthreads,
+	    k->sched) < 0)
+		return aoe_err(AOE_ENOMEM, "%s '%s': out of memory",
+		    n->op_type, n->name);
+	return 0;
+}
+
 static int
 conv_run(aoe_kctx *k)
 {
@@ -2862,6 +3014,8 @@ conv_run(aoe_kctx *k)
 		return rc;
 	if (cg.n == 0 || cg.m == 0 || cg.outsz == 0)
 		return 0;
+	if (aoe_attr_find(n, "_aoe_dw") != NULL)
+		return conv_run_dwpw(k, &cg, y);
 	algo = conv_algo_of(g, n, &cg, k->sched);
 	if ((pooled = conv_pool_of(n, &cg, &pl)) < 0)
 		return pooled;

@@ -763,6 +763,28 @@ struct dr_ctx {
 	const void *mk;
 };
 
+/* What every pass of a call reads, but the plane's pointers and bias. */
+static void
+dr_args_of(const struct dr_ctx *d, struct dr_args *a)
+{
+	const aoe_conv_geom *g = d->g;
+
+	memset(a, 0, sizeof(*a));
+	a->H = g->in[1];
+	a->W = g->in[2];
+	a->OH = g->out[1];
+	a->OW = g->out[2];
+	a->pt = g->pb[1];
+	a->pl = g->pb[2];
+	a->nb = d->nb;
+	a->edge = d->edge;
+	a->mk = d->mk;
+	a->clamp = d->clamp;
+	a->act = d->act;
+	a->lo = d->e.lo;
+	a->hi = d->e.hi;
+}
+
 static void
 dr_chunk(void *arg, int64_t c, int tid)
 {
@@ -774,19 +796,7 @@ dr_chunk(void *arg, int64_t c, int tid)
 	struct dr_args a;
 
 	(void)tid;
-	a.H = g->in[1];
-	a.W = g->in[2];
-	a.OH = g->out[1];
-	a.OW = g->out[2];
-	a.pt = g->pb[1];
-	a.pl = g->pb[2];
-	a.nb = d->nb;
-	a.edge = d->edge;
-	a.mk = d->mk;
-	a.clamp = d->clamp;
-	a.act = d->act;
-	a.lo = d->e.lo;
-	a.hi = d->e.hi;
+	dr_args_of(d, &a);
 	/* The chunk's planes are one range of y: staged, it is one copy. */
 	if (d->nt && (sb = aoe_stage_buf(y, (p1 - p0) * g->outsz)) == NULL) {
 		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
@@ -820,33 +830,39 @@ dr_chunk(void *arg, int64_t c, int tid)
 		aoe_stage_put(y, sb, (p1 - p0) * g->outsz);
 }
 
-int
-aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
-    const float *bias, const struct aoe_act *act, const float *add,
-    float *y, int vw, int oh, int ow, int nt, int nthreads)
+/*
+ * What a call of the register-blocked kernel sets up once: the pass
+ * function and shape, the epilogue's form, the column blocks' edges and
+ * masks (on the heap when there are more than fit here).
+ */
+struct dr_setup {
+	struct dr_ctx d;
+	unsigned char ebuf[64];
+	uint16_t mb16[64 * DR_MAXV * DR_MAXK * 2];
+	dr_m8 mb8[16 * DR_MAXV * DR_MAXK * 2];
+	void *heap;
+};
+
+/* Set s up for g, act and add; -1 when out of memory. */
+static int
+dr_prepare(struct dr_setup *s, const aoe_conv_geom *g,
+    const struct aoe_act *act, const float *add, int vw, int oh, int ow)
 {
 	const int64_t K = g->k[1], S = g->s[1], W = g->in[2];
-	struct dr_ctx d;
-	int64_t planes = g->n * g->m, nb, b, v, kw, h, l;
-	unsigned char ebuf[64], *edge = ebuf;
-	uint16_t mb16[64 * DR_MAXV * DR_MAXK * 2], *m16 = mb16;
-	dr_m8 mb8[16 * DR_MAXV * DR_MAXK * 2], *m8 = mb8;
-	void *heap = NULL;
+	struct dr_ctx *d = &s->d;
+	int64_t nb, b, v, kw, h, l;
+	unsigned char *edge = s->ebuf;
+	uint16_t *m16 = s->mb16;
+	dr_m8 *m8 = s->mb8;
 	size_t per;
-	int fail = 0;
 
-	if (!aoe_dw_reg_ok(g))
-		return aoe_err(AOE_EINTERNAL, "dw_rows=2 does not apply");
 	aoe_dw_reg_default(g, &vw, &oh, &ow);
-	memset(&d, 0, sizeof(d));
-	d.g = g;
-	d.x = x;
-	d.w = w;
-	d.bias = bias;
-	d.add = add;
-	d.y = y;
-	d.R = oh;
-	d.epi = (act != NULL && aoe_act_epi(act, &d.e)) || add != NULL;
+	memset(d, 0, sizeof(*d));
+	s->heap = NULL;
+	d->g = g;
+	d->add = add;
+	d->R = oh;
+	d->epi = (act != NULL && aoe_act_epi(act, &d->e)) || add != NULL;
 	/*
 	 * Where no residual or affine follows, the activation is applied
 	 * in registers: a plain Relu or Clip (the epilogue's clamp) as each
@@ -861,26 +877,26 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 	 * store instead made 576 @14 with Relu 35 to 62 us: six activations
 	 * inlined at every store site of the unrolled passes.)
 	 */
-	if (d.epi && add == NULL && d.e.ps == NULL && d.e.pt == NULL) {
-		d.clamp = d.e.kind == AOE_EPI_CLAMP;
-		d.act = d.e.kind == AOE_EPI_SILU ? 1 :
-		    d.e.kind == AOE_EPI_HARDSWISH ? 2 : 0;
-		if (d.clamp || d.act)
-			d.epi = 0;
+	if (d->epi && add == NULL && d->e.ps == NULL && d->e.pt == NULL) {
+		d->clamp = d->e.kind == AOE_EPI_CLAMP;
+		d->act = d->e.kind == AOE_EPI_SILU ? 1 :
+		    d->e.kind == AOE_EPI_HARDSWISH ? 2 : 0;
+		if (d->clamp || d->act)
+			d->epi = 0;
 	}
-	if (d.epi && act == NULL) {
-		d.e.kind = AOE_EPI_CLAMP;
-		d.e.lo = -3.4028235e38f;
-		d.e.hi = 3.4028235e38f;
+	if (d->epi && act == NULL) {
+		d->e.kind = AOE_EPI_CLAMP;
+		d->e.lo = -3.4028235e38f;
+		d->e.hi = 3.4028235e38f;
 	}
 	nb = (g->out[2] + (int64_t)ow * vw - 1) / ((int64_t)ow * vw);
 	per = (size_t)(ow * K * 2);
 	if (nb > 64 || (vw == 8 && nb > 16)) {
-		heap = malloc((size_t)nb * (1 + per * (vw == 8 ?
+		s->heap = malloc((size_t)nb * (1 + per * (vw == 8 ?
 		    sizeof(dr_m8) : sizeof(uint16_t))) + 32);
-		if (heap == NULL)
+		if (s->heap == NULL)
 			return -1;
-		edge = heap;
+		edge = s->heap;
 		m16 = (uint16_t *)(void *)(edge + nb + (-nb & 31));
 		m8 = (dr_m8 *)(void *)m16;
 	}
@@ -915,20 +931,108 @@ aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
 						m16[i] = (uint16_t)bits;
 				}
 	}
-	d.nb = nb;
-	d.edge = edge;
-	d.mk = vw == 16 ? (const void *)m16 : (const void *)m8;
-	d.fn = (vw == 16 ? dr16_tab : dr8_tab)[K == 5][S == 2]
+	d->nb = nb;
+	d->edge = edge;
+	d->mk = vw == 16 ? (const void *)m16 : (const void *)m8;
+	d->fn = (vw == 16 ? dr16_tab : dr8_tab)[K == 5][S == 2]
 	    [oh == 8 ? 3 : oh == 4 ? 2 : oh - 1][ow - 1];
+	return 0;
+}
+
+int
+aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int oh, int ow, int nt, int nthreads)
+{
+	struct dr_setup s;
+	struct dr_ctx *d = &s.d;
+	int64_t planes = g->n * g->m;
+	int fail = 0;
+
+	if (!aoe_dw_reg_ok(g))
+		return aoe_err(AOE_EINTERNAL, "dw_rows=2 does not apply");
+	if (dr_prepare(&s, g, act, add, vw, oh, ow) < 0)
+		return -1;
+	d->x = x;
+	d->w = w;
+	d->bias = bias;
+	d->y = y;
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
 		nthreads = 1;
-	d.items = planes;
-	d.nt = aoe_dw_stream(g, nt, nthreads);
-	d.fail = &fail;
-	d.nch = aoe_nchunks(planes, nthreads);
-	aoe_parallel(nthreads, d.nch, dr_chunk, &d);
-	free(heap);
+	d->items = planes;
+	d->nt = aoe_dw_stream(g, nt, nthreads);
+	d->fail = &fail;
+	d->nch = aoe_nchunks(planes, nthreads);
+	aoe_parallel(nthreads, d->nch, dr_chunk, d);
+	free(s.heap);
 	return fail ? -1 : 0;
+}
+
+int
+aoe_dw_band_init(aoe_dw_band *b, const aoe_conv_geom *g,
+    const struct aoe_act *act)
+{
+	struct dr_setup *s;
+
+	memset(b, 0, sizeof(*b));
+	if (!aoe_dw_reg_ok(g))
+		return aoe_err(AOE_EINTERNAL, "dw_rows=2 does not apply");
+	if ((s = malloc(sizeof(*s))) == NULL)
+		return -1;
+	if (dr_prepare(s, g, act, NULL, 0, 0, 0) < 0) {
+		free(s);
+		return -1;
+	}
+	b->g = g;
+	b->R = s->d.R;
+	b->priv = s;
+	return 0;
+}
+
+/*
+ * As dr_chunk makes a plane, but rows oh0..oh1 into dst: the passes
+ * address the plane's rows from y, so y is dst less oh0 rows (never
+ * dereferenced there).  A pass past oh1 (a band of a part pass) writes
+ * its rows after the band; a row's last vector may spill up to a vector
+ * past the row's end where the row is its plane's only column block.
+ */
+void
+aoe_dw_band_rows(const aoe_dw_band *b, int64_t pl, const float *x,
+    const float *w, float bv, float *dst, int64_t oh0, int64_t oh1)
+{
+	const struct dr_setup *s = b->priv;
+	const struct dr_ctx *d = &s->d;
+	const aoe_conv_geom *g = b->g;
+	struct dr_args a;
+	int64_t oh;
+
+	dr_args_of(d, &a);
+	a.x = x;
+	a.w = w;
+	a.bv = bv;
+	a.y = (float *)((uintptr_t)dst - (uintptr_t)(oh0 * a.OW *
+	    (int64_t)sizeof(float)));
+	for (oh = oh0; oh < oh1; oh += d->R)
+		d->fn(&a, oh);
+	if (d->epi)
+		aoe_epi_row(&d->e, pl % g->m, dst, NULL, (oh1 - oh0) * a.OW);
+}
+
+int64_t
+aoe_dw_band_slack(const aoe_dw_band *b)
+{
+	return (int64_t)b->R * b->g->out[2] + 32;
+}
+
+void
+aoe_dw_band_free(aoe_dw_band *b)
+{
+	struct dr_setup *s = b->priv;
+
+	if (s != NULL)
+		free(s->heap);
+	free(s);
+	b->priv = NULL;
 }
 
 /*

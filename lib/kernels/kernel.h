@@ -432,6 +432,43 @@ int aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
     float *y, int vw, int nt, int nthreads);
 int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
+/*
+ * Depthwise rows for a consumer that reads them while they are in cache
+ * (k_dwpw.c): the register-blocked kernel (dw_rows=2, its default pass
+ * shape), a band of output rows of one plane at a time.  aoe_dw_band_init
+ * sets b up for g (aoe_dw_reg_ok must hold) and the activation act (may
+ * be NULL; a residual cannot be fused); -1 when out of memory.
+ * aoe_dw_band_rows makes rows oh0..oh1 of output plane pl (image pl /
+ * g->m, channel pl % g->m) from that plane's input x, weights w (its
+ * ksz floats) and bias bv into dst, row oh0 first, OW floats a row; it
+ * may write up to aoe_dw_band_slack(b) floats past the band's end.
+ * Bands that end before the plane does should be whole passes (b->R
+ * rows).  aoe_dw_band_free releases what init took.
+ */
+typedef struct aoe_dw_band {
+	const aoe_conv_geom *g;
+	int R;			/* output rows a pass */
+	void *priv;
+} aoe_dw_band;
+int aoe_dw_band_init(aoe_dw_band *b, const aoe_conv_geom *g,
+    const struct aoe_act *act);
+void aoe_dw_band_rows(const aoe_dw_band *b, int64_t pl, const float *x,
+    const float *w, float bv, float *dst, int64_t oh0, int64_t oh1);
+int64_t aoe_dw_band_slack(const aoe_dw_band *b);
+void aoe_dw_band_free(aoe_dw_band *b);
+/*
+ * A depthwise Conv (geometry dg, weights wd, bias bd or NULL, activation
+ * dact or NULL) and the pointwise Conv that reads its output, in bands
+ * (k_dwpw.c): pw is the pointwise GEMM of image 0 but for B and its
+ * columns (m output channels, k = dg->c, its A, bias and epilogue, add
+ * its residual or NULL, ldc = dg->outsz); its output goes to y.  mid,
+ * dg->n * dg->c * dg->outsz floats or NULL, holds the depthwise output
+ * where the bands are too few for the threads and the two run apart.
+ * -1 when out of memory.
+ */
+int aoe_dwpw_run(const aoe_conv_geom *dg, const float *x, const float *wd,
+    const float *bd, const struct aoe_act *dact, const aoe_gemm_ex *pw,
+    float *y, float *mid, int nthreads, const aoe_sched *s);
 
 /*
  * Grouped 2-D convolution (k_grpconv.c), Conv's algo 8: aoe_grp_ok says

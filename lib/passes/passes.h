@@ -30,12 +30,13 @@ int aoe_sgat_extract(const aoe_graph *g, const int *nodes, int n,
     aoe_graph **sub);
 /*
  * The fusion decisions, by index into aoe_fuse_knobs: BN and constant
- * folds, activations, residual Adds, element-wise chains, max pools.
+ * folds, activations, residual Adds, element-wise chains, max pools,
+ * depthwise Convs into the pointwise Conv after them.
  * aoe_sgat_effect() counts, for each, the rewrites that decisions d make
  * in the chain (cnt[AOE_FUSE_N]): folds, nodes merged away.
  */
 enum { AOE_FUSE_BN, AOE_FUSE_ACT, AOE_FUSE_ADD, AOE_FUSE_ELEM,
-    AOE_FUSE_POOL, AOE_FUSE_N };
+    AOE_FUSE_POOL, AOE_FUSE_DW, AOE_FUSE_N };
 extern const char *const aoe_fuse_knobs[AOE_FUSE_N];
 int aoe_sgat_effect(aoe_graph *g, const int *nodes, int n,
     const aoe_sched *d, int *cnt);

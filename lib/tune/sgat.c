@@ -256,8 +256,8 @@ round6(double v)
 
 /* The decisions' knobs, in the order records list them. */
 static const char *const dknobs[] = { "fuse_bn", "fuse_act", "fuse_add",
-    "fuse_elem", "fuse_pool", "threads", "layout", "inplace", "serial",
-    "split" };
+    "fuse_elem", "fuse_pool", "fuse_dw", "threads", "layout", "inplace",
+    "serial", "split" };
 #define NDKNOBS (int)(sizeof(dknobs) / sizeof(dknobs[0]))
 
 static int
@@ -512,7 +512,11 @@ baseline(tuning *tu)
  * The space, into cand (MAXCAND at most): each combination of the
  * fusions where they apply, with thread counts; then, with every fusion
  * that applies, the blocked layout (where a Conv of the chain can take
- * it) and memory reuse on and off.  Returns the number of candidates.
+ * it) and memory reuse on and off.  fuse_dw (off by default, slower on
+ * the hosts measured: lib/passes/fuse.c) is in none of those, but once
+ * with every other fusion that applies at the baseline's layout and
+ * reuse: one more candidate a thread count, not twice as many.  Returns
+ * the number of candidates.
  */
 static int
 fusion_space(const tuning *tu, aoe_sched *cand)
@@ -521,14 +525,16 @@ fusion_space(const tuning *tu, aoe_sched *cand)
 	const int nf = 1 << AOE_FUSE_N;
 	int i, f, th, nc = 0, lay, inpl, on[AOE_FUSE_N], cnt[AOE_FUSE_N];
 
-	for (i = 0; i < nf + 4; i++)
+	for (i = 0; i < nf + 5; i++)
 		for (th = 0; th < tu->nthreads && nc < MAXCAND; th = th ?
 		    th * 2 : 1) {
 			aoe_sched d;
-			int all = i >= nf, idle = 0;
-			lay = all ? ((i - nf) & 1 ? AOE_LAYOUT_8C : 0) :
+			int all = i >= nf, dw = i == nf + 4, idle = 0;
+			if (!all && (i >> AOE_FUSE_DW & 1))
+				break;
+			lay = all && !dw ? ((i - nf) & 1 ? AOE_LAYOUT_8C : 0) :
 			    (int)aoe_sched_get(&tu->base_d, "layout", 0);
-			inpl = all ? (i - nf) >> 1 & 1 :
+			inpl = all && !dw ? (i - nf) >> 1 & 1 :
 			    aoe_sched_get(&tu->base_d, "inplace", 0) != 0;
 			memset(&d, 0, sizeof(d));
 			for (f = 0; f < AOE_FUSE_N; f++) {
@@ -539,13 +545,16 @@ fusion_space(const tuning *tu, aoe_sched *cand)
 			for (f = 0; f < AOE_FUSE_N; f++) {
 				/* "Every fusion": those that apply, here. */
 				if (all) {
-					on[f] = cnt[f] > 0;
+					on[f] = cnt[f] > 0 && (dw ||
+					    f != AOE_FUSE_DW);
 					aoe_sched_set(&d, aoe_fuse_knobs[f],
 					    on[f]);
 				}
 				if (on[f] && cnt[f] == 0)
 					idle = 1;
 			}
+			if (dw && !on[AOE_FUSE_DW])
+				idle = 1;
 			aoe_sched_set(&d, "threads", th);
 			aoe_sched_set(&d, "layout", lay);
 			aoe_sched_set(&d, "inplace", inpl);
