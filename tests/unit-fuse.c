@@ -393,7 +393,8 @@ random_graph(int *nfusable)
  * A depthwise Conv and a pointwise Conv that reads it (fuse_dw): 3x3 or
  * 5x5, stride 1 or 2, pads below the kernel on each side, channels no
  * multiple of 8 as often as not, an activation after each or not, a
- * bias or not, a residual Add after the pointwise Conv or not.  With big
+ * bias or not, a residual Add after the pointwise Conv or not, a MaxPool
+ * after all or not.  With big
  * set the planes make several bands (k_dwpw.c).
  */
 static aoe_graph *
@@ -485,6 +486,21 @@ dwpw_graph(int big)
 			out[0] = x = aoe_graph_tensor(g, "sum");
 			aoe_graph_add_node(g, "add", "Add", 2, in, 1, out);
 		}
+	}
+	if (g->ninputs == 1 && oh >= 2 && ow >= 2 && irand(4) == 0) {
+		/* A MaxPool, which the fused Conv leaves to itself. */
+		in[0] = x;
+		out[0] = x = aoe_graph_tensor(g, "mp");
+		nd = aoe_graph_add_node(g, "mp", "MaxPool", 1, in, 1, out);
+		a = aoe_node_add_attr(&g->nodes[nd], "kernel_shape",
+		    AOE_A_INTS);
+		a->n = 2;
+		a->ints = aoe_xcalloc(2, sizeof(int64_t));
+		a->ints[0] = a->ints[1] = 2;
+		a = aoe_node_add_attr(&g->nodes[nd], "strides", AOE_A_INTS);
+		a->n = 2;
+		a->ints = aoe_xcalloc(2, sizeof(int64_t));
+		a->ints[0] = a->ints[1] = 2;
 	}
 	g->outputs = aoe_xcalloc(1, sizeof(int));
 	g->outputs[g->noutputs++] = x;

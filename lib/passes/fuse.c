@@ -782,8 +782,8 @@ split_capable(const aoe_node *n)
 /*
  * Whether MaxPool n can fold into Conv p (fuse_pool): n pools p's 2-D
  * float output alone (no Indices), with unit dilations, storage order 0,
- * explicit or VALID pads each below the window, and p adds no residual
- * and pools nothing yet.
+ * explicit or VALID pads each below the window, and p adds no residual,
+ * pools nothing yet and computes no depthwise Conv (fuse_dw).
  */
 static int
 pool_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
@@ -797,7 +797,8 @@ pool_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 	    p->domain || strcmp(p->op_type, "Conv") != 0 || p->nout != 1 ||
 	    n->in[0] != p->out[0] || y == NULL || y->dtype != AOE_F32 ||
 	    y->ndim != 4 || aoe_attr_find(p, "_aoe_add") != NULL ||
-	    aoe_attr_find(p, "_aoe_pool") != NULL)
+	    aoe_attr_find(p, "_aoe_pool") != NULL ||
+	    aoe_attr_find(p, "_aoe_dw") != NULL)
 		return 0;
 	ks = aoe_attr_ints(n, "kernel_shape", &nk);
 	ss = aoe_attr_ints(n, "strides", &ns);
