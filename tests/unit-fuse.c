@@ -1044,6 +1044,70 @@ main(int argc, char **argv)
 	}
 
 	/*
+	 * A graph file may carry the attributes fuse_dw writes: a Conv
+	 * with either alone, or with a depthwise geometry its input and
+	 * weights do not match, is refused with a message, not run on
+	 * shapes it does not have.
+	 */
+	{
+		int rej = 0;
+		for (k = 0; k < 4; k++) {
+			aoe_node *pw = NULL;
+			aoe_attr *at;
+			int j;
+			rs = 0x6a09e667f3bcc909ULL * (uint64_t)(k + 1);
+			do {
+				g = dwpw_graph(0);
+				o.fuse_mode = AOE_FUSE_FORCE;
+				memset(&o.fuse_force, 0, sizeof(o.fuse_force));
+				aoe_fuse_default(&o.fuse_force);
+				aoe_sched_set(&o.fuse_force, "fuse_dw", 1);
+				if (aoe_graph_prepare(g, &o) == 0)
+					break;
+				aoe_graph_free(g);
+			} while (1);
+			for (j = 0; j < g->nnodes; j++)
+				if (strcmp(g->nodes[j].name, "pw") == 0)
+					pw = &g->nodes[j];
+			if (pw == NULL || aoe_attr_find(pw, "_aoe_dw") == NULL) {
+				aoe_graph_free(g);
+				continue;
+			}
+			at = (aoe_attr *)aoe_attr_find(pw, k == 0 || k == 3 ?
+			    "_aoe_dw" : "_aoe_dw_mid");
+			if (k == 0) {
+				/*
+				 * A plain Conv with the shape alone, twice
+				 * as tall as its input: it would read past
+				 * the input.
+				 */
+				free(at->name);
+				at->name = aoe_xstrdup("_aoe_gone");
+				pw->nin = 3;
+				((aoe_attr *)aoe_attr_find(pw,
+				    "_aoe_dw_mid"))->ints[2] *= 2;
+			} else if (k == 1) {
+				/* The geometry without the shape. */
+				free(at->name);
+				at->name = aoe_xstrdup("_aoe_gone");
+			} else if (k == 2)
+				/* A plane twice as tall as the input makes. */
+				at->ints[2] *= 2;
+			else
+				/* A 7x7 kernel on weights of 3x3 or 5x5. */
+				at->ints[1] = at->ints[2] = 7;
+			o.fuse_mode = AOE_FUSE_OFF;
+			rej += aoe_graph_reinfer(g) < 0 &&
+			    strstr(aoe_errmsg(), "'pw'") != NULL;
+			aoe_graph_free(g);
+		}
+		o.fuse_mode = AOE_FUSE_BANK;
+		memset(&o.fuse_force, 0, sizeof(o.fuse_force));
+		ok(rej == 4, "a fused depthwise Conv's attributes, either "
+		    "alone or not matching the Conv's input: refused");
+	}
+
+	/*
 	 * A fusion's count in a dry run (aoe_sgat_effect, which aoe-sgat's
 	 * space and baseline are made of) sees the folds before it, as the
 	 * fusion itself does: the example's chain folds one BN, four

@@ -116,7 +116,8 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 			    n->op_type, n->name, t->name,
 			    aoe_dtype_name(t->dtype));
 	}
-	if (!transpose && aoe_attr_find(n, "_aoe_dw_mid") != NULL) {
+	if (!transpose && (aoe_attr_find(n, "_aoe_dw_mid") != NULL ||
+	    aoe_attr_find(n, "_aoe_dw") != NULL)) {
 		/*
 		 * A pointwise Conv that computes the depthwise one before it
 		 * (fuse_dw) reads that one's output, of shape _aoe_dw_mid.
@@ -125,10 +126,18 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
 		const int64_t *mid;
 		aoe_tensor xm;
 		int nm;
-		if (x == NULL || (mid = aoe_attr_ints(n, "_aoe_dw_mid",
-		    &nm)) == NULL || nm != 4 || x->ndim != 4)
-			return aoe_err(AOE_EDATA, "%s '%s': _aoe_dw_mid is not "
-			    "a 2-D image's shape", n->op_type, n->name);
+		/*
+		 * Both or neither (a graph file may carry either alone): the
+		 * shape alone would have the Conv read its input as a larger
+		 * one.
+		 */
+		if (x == NULL || aoe_attr_find(n, "_aoe_dw") == NULL ||
+		    (mid = aoe_attr_ints(n, "_aoe_dw_mid", &nm)) == NULL ||
+		    nm != 4 || x->ndim != 4 || mid[0] != x->dims[0] ||
+		    mid[1] != x->dims[1])
+			return aoe_err(AOE_EDATA, "%s '%s': _aoe_dw and "
+			    "_aoe_dw_mid do not describe a fused depthwise "
+			    "Conv on its input", n->op_type, n->name);
 		xm = *x;
 		for (i = 0; i < 4; i++)
 			xm.dims[i] = mid[i];
