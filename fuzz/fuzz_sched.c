@@ -7,6 +7,7 @@
  * prepares and runs; the space's own points, samples (for one input in
  * 512) and mutations validate.
  */
+#include "base.h"
 #include "models.h"
 
 typedef struct sched_rd {
@@ -111,7 +112,8 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	 * seed, so one seed in 8 sampled on two thirds of the inputs.
 	 */
 	seed = sched_take(&r, 8);
-	if ((aoe_fnv1a(14695981039346656037ULL, d, n) & 511) == 0 && aoe_space_sample(&sp, &seed, &s) == 0 &&
+	if ((aoe_fnv1a(14695981039346656037ULL, d, n) & 511) == 0 &&
+	    aoe_space_sample(&sp, &seed, &s) == 0 &&
 	    aoe_space_validate(&sp, &s, why, sizeof(why)) < 0) {
 		fprintf(stderr, "sample not legal: %s\n", why);
 		abort();
