@@ -152,7 +152,9 @@ conv_geom_of(const aoe_graph *g, const aoe_node *n, int transpose,
  * The depthwise Conv that pointwise Conv n computes first (fuse_dw; its
  * attribute _aoe_dw: n's own input count, the kernel, strides and pads
  * top, left, bottom, right), on n's input 0 with weights and bias its
- * inputs 4 and 5: its geometry in dg, checked against _aoe_dw_mid.
+ * inputs 4 and 5: its geometry in dg, by aoe_conv_geom_of on a node that
+ * has those attributes under their ONNX names, checked against
+ * _aoe_dw_mid.
  */
 static int
 dw_geom_of(const aoe_graph *g, const aoe_node *n, conv_geom *dg)
@@ -160,45 +162,40 @@ dw_geom_of(const aoe_graph *g, const aoe_node *n, conv_geom *dg)
 	const aoe_tensor *x = aoe_in(g, n, 0), *w = aoe_in(g, n, 4);
 	const aoe_tensor *b = aoe_in(g, n, 5);
 	const int64_t *a, *mid;
-	int na, nm, i;
+	aoe_attr at[4];
+	aoe_node dw;
+	int na, nm, rc;
 
-	memset(dg, 0, sizeof(*dg));
 	a = aoe_attr_ints(n, "_aoe_dw", &na);
 	mid = aoe_attr_ints(n, "_aoe_dw_mid", &nm);
 	if (a == NULL || na != 9 || mid == NULL || nm != 4 || x == NULL ||
-	    x->ndim != 4 || x->dtype != AOE_F32 || w == NULL ||
-	    w->dtype != AOE_F32 || w->ndim != 4 || (b != NULL &&
-	    (b->dtype != AOE_F32 || b->ndim != 1 || b->dims[0] != x->dims[1])))
+	    x->ndim != 4 || x->dtype != AOE_F32 || (w != NULL &&
+	    w->dtype != AOE_F32) || (b != NULL && b->dtype != AOE_F32))
 		return aoe_err(AOE_EDATA, "%s '%s': the fused depthwise Conv "
 		    "is malformed", n->op_type, n->name);
-	dg->nsp = 2;
-	dg->n = x->dims[0];
-	dg->c = dg->m = dg->group = x->dims[1];
-	dg->cg = dg->mg = 1;
-	for (i = 0; i < 3; i++) {
-		dg->in[i] = dg->out[i] = dg->k[i] = dg->s[i] = dg->d[i] = 1;
-		dg->pb[i] = dg->pe[i] = 0;
-	}
-	for (i = 0; i < 2; i++) {
-		dg->in[1 + i] = x->dims[2 + i];
-		dg->k[1 + i] = a[1 + i];
-		dg->s[1 + i] = a[3 + i];
-		dg->pb[1 + i] = a[5 + i];
-		dg->pe[1 + i] = a[7 + i];
-		if (dg->k[1 + i] < 1 || dg->s[1 + i] < 1 || dg->pb[1 + i] < 0 ||
-		    dg->pe[1 + i] < 0 || dg->k[1 + i] > dg->in[1 + i] +
-		    dg->pb[1 + i] + dg->pe[1 + i])
-			return aoe_err(AOE_EDATA, "%s '%s': the fused depthwise "
-			    "Conv's geometry is invalid", n->op_type, n->name);
-		dg->out[1 + i] = (dg->in[1 + i] + dg->pb[1 + i] + dg->pe[1 + i] -
-		    dg->k[1 + i]) / dg->s[1 + i] + 1;
-	}
-	dg->insz = dg->in[1] * dg->in[2];
-	dg->outsz = dg->out[1] * dg->out[2];
-	dg->ksz = dg->k[1] * dg->k[2];
-	if (w->dims[0] != dg->c || w->dims[1] != 1 || w->dims[2] != dg->k[1] ||
-	    w->dims[3] != dg->k[2] || mid[0] != dg->n || mid[1] != dg->c ||
-	    mid[2] != dg->out[1] || mid[3] != dg->out[2] || !aoe_dw_reg_ok(dg))
+	memset(at, 0, sizeof(at));
+	at[0].name = (char *)"group";
+	at[0].type = AOE_A_INT;
+	at[0].i = x->dims[1];
+	at[1].name = (char *)"kernel_shape";
+	at[2].name = (char *)"strides";
+	at[3].name = (char *)"pads";
+	at[1].type = at[2].type = at[3].type = AOE_A_INTS;
+	at[1].n = at[2].n = 2;
+	at[3].n = 4;
+	at[1].ints = (int64_t *)a + 1;
+	at[2].ints = (int64_t *)a + 3;
+	at[3].ints = (int64_t *)a + 5;
+	memset(&dw, 0, sizeof(dw));
+	dw.name = n->name;
+	dw.op_type = n->op_type;
+	dw.nattr = 4;
+	dw.attrs = at;
+	if ((rc = aoe_conv_geom_of(g, &dw, x, w, b, 0, dg)) < 0)
+		return rc;
+	if (dg->cg != 1 || dg->mg != 1 || mid[0] != dg->n ||
+	    mid[1] != dg->c || mid[2] != dg->out[1] || mid[3] != dg->out[2] ||
+	    !aoe_dw_reg_ok(dg))
 		return aoe_err(AOE_EDATA, "%s '%s': the fused depthwise Conv "
 		    "does not match its output", n->op_type, n->name);
 	return 0;

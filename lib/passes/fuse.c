@@ -943,11 +943,6 @@ dw_fold(aoe_graph *g, const aoe_node *p, aoe_node *n)
 }
 
 /*
- * The fusions into the producer before each node of the chain nodes[0..n)
- * that d allows (fuse_bn, fuse_act, fuse_add): mark the nodes that go
- * away in kill[] and count the rewrites; with dry set, only count.
- */
-/*
  * Node v has folded into prev.  A dry run leaves the graph as it is, but
  * prev's output still becomes v's for the checks after (that Relu's
  * output is what a MaxPool after a Conv and its Relu reads), saved in
@@ -966,6 +961,12 @@ folded(aoe_graph *g, int prev, int v, char *kill, int dry, int *saved,
 	}
 }
 
+/*
+ * The fusions into the producer before each node of the chain nodes[0..n)
+ * that d allows (fuse_bn, fuse_act, fuse_add, fuse_pool, fuse_dw): mark
+ * the nodes that go away in kill[] and count the rewrites; with dry set,
+ * only count.
+ */
 static int
 apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
     char *kill, int dry, int *cnt)
