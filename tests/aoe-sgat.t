@@ -1,8 +1,8 @@
 #!/bin/sh
 # aoe-sgat: records, the model record, commit and reuse of the subgraph
-# bank, journal resume, wrong candidates, and bad input.
+# bank, journal resume, wrong candidates, layout regions, and bad input.
 . "$(dirname "$0")/tap.sh"
-plan 24
+plan 30
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkdir -p "$T/bank"
@@ -120,6 +120,55 @@ ok $? "wrong candidates are rejected"
 mkdir -p "$T/cbank"
 AOE_INJECT_FAULT=wrong TUNE_BANK_PATH=$T/cbank run aoe-sgat $S --commit -o "$T/r6" "$ex"
 ok $(test $status -eq 0 && test -s "$T/r6" && ! test -s "$T/cbank/graphs.jsonl"; echo $?) "--commit with nothing admitted leaves the bank empty"
+
+# Layout regions, on a residual network (tests/mkres.py: the stem and
+# three blocks of one signature, one run).  Measured for real, whatever
+# they decide: regions are tried, and one kept is faster and blocked.
+python3 tests/mkres.py > "$T/res.json"
+mkdir -p "$T/rbank" "$T/rbank2"
+TUNE_BANK_PATH=$T/rbank run aoe-sgat $S -o "$T/rr1" "$T/res.json"
+python3 - "$T/rr1" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+m, sg = rs[-1], rs[:-1]
+reg = [r for r in sg if 'region' in r and not r.get('backed_out')]
+ok = m['kind'] == 'model' and len(sg) == 3 and m['regions_tried'] >= 1
+ok = ok and len({r['region']['index'] for r in reg}) <= m['regions']
+ok = ok and all(r['after_us'] < r['before_us'] and r['schedule']['layout'] == 8 and r['outcome'] in ('add', 'update') and r['confirmed'] == 'model' for r in reg)
+sys.exit(0 if ok else 1)
+PY
+ok $? "layout regions are measured in the model; one kept is faster and blocked"
+TUNE_BANK_PATH=$T/rbank run aoe-sgat $S --no-regions -o "$T/rr2" "$T/res.json"
+ok $(test $status -eq 0 && tail -1 "$T/rr2" | grep -q '"regions_tried":0,"regions":0' && ! grep -q '"region"' "$T/rr2"; echo $?) "--no-regions tries none"
+# A region that wins (AOE_SGAT_REGION_AFTER halves its time): each of
+# its subgraphs blocked, in the records and in the bank, and aoe-run
+# keeps the tensors blocked from the stem to the head.
+TUNE_BANK_PATH=$T/rbank AOE_SGAT_SLOWER_MODEL=1 AOE_SGAT_REGION_AFTER=0.5 run aoe-sgat $S --commit -o "$T/rr3" "$T/res.json"
+python3 - "$T/rr3" "$T/rbank/graphs.jsonl" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+m, sg = rs[-1], rs[:-1]
+keys = sorted(r['repo_key'] for r in sg)
+ok = m['regions'] == 1 and all(r['region']['index'] == 0 and sorted(r['region']['subgraphs']) == keys and r['outcome'] == 'add' and r['schedule']['layout'] == 8 and abs(r['after_us'] - r['before_us'] / 2) < 1e-2 for r in sg)
+bank = [json.loads(l) for l in open(sys.argv[2])]
+ok = ok and sorted(e['key'] for e in bank) == keys and all(e['schedule']['layout'] == 8 for e in bank)
+sys.exit(0 if ok else 1)
+PY
+ok $? "a region that wins blocks each of its subgraphs, in the records and the bank"
+TUNE_BANK_PATH=$T/rbank PROFILING_MODE=1 run aoe-run --threads 2 --runs 1 --warmup 0 -o "$T/ro1" "$T/res.json"
+ok $(test $status -eq 0 && test "$(grep -c AoeReorder "$T/err")" -eq 2; echo $?) "aoe-run with the region's entries reorders at its two ends only"
+run aoe-run --no-bank --threads 2 --runs 1 --warmup 0 -o "$T/ro2" "$T/res.json"
+python3 bench/relerr.py "$T/ro1" "$T/ro2" | awk '{exit !($1 < 1e-5)}'
+ok $? "the region's decisions give the same outputs"
+# The whole model slower with them: backed out, nothing committed.
+TUNE_BANK_PATH=$T/rbank2 AOE_SGAT_SLOWER_MODEL=3 AOE_SGAT_REGION_AFTER=0.5 run aoe-sgat $S --commit -o "$T/rr4" "$T/res.json"
+python3 - "$T/rr4" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+sg = rs[:-1]
+sys.exit(0 if all(r['backed_out'] and r['outcome'] == 'unsatisfied' and 'region' in r for r in sg) else 1)
+PY
+ok $(test $? -eq 0 && ! test -s "$T/rbank2/graphs.jsonl"; echo $?) "a region is backed out with the rest when the whole model is slower"
 
 # aoe-report makes an SGAT result file with the model figures.
 mkdir -p "$T/rep"

@@ -18,7 +18,8 @@
 static const char usage_text[] =
     "usage: aoe-sgat [-hV] [--budget-trials n] [--commit] [--input-shape spec]\n"
     "                [--journal file]\n"
-    "                [--no-bank] [--no-check] [--progress | --no-progress]\n"
+    "                [--no-bank] [--no-check] [--no-regions]\n"
+    "                [--progress | --no-progress]\n"
     "                [--reload] [--seed n] [--threads n] [--timeout s]\n"
     "                [--total-seconds s]\n"
     "                [--tune-ops-file file] [-o file] graph\n";
@@ -97,6 +98,7 @@ static const struct option longopts[] = {
 	{ "no-bank", no_argument, NULL, 'B' },
 	{ "no-check", no_argument, NULL, 'C' },
 	{ "no-progress", no_argument, NULL, 'q' },
+	{ "no-regions", no_argument, NULL, 'R' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "progress", no_argument, NULL, 'p' },
 	{ "reload", no_argument, NULL, 'r' },
@@ -152,6 +154,9 @@ option(int c, sgat_opts *o, cli *a)
 		break;
 	case 'r':
 		o->reload = 1;
+		break;
+	case 'R':
+		o->regions = 0;
 		break;
 	case 's':
 		aoe_shape_spec_add(&a->shapes, optarg);

@@ -126,15 +126,22 @@ void
 aoe_tprog_backout(aoe_tprog *p, const char *was, const char *now,
     double before_us, double after_us)
 {
+	aoe_tprog_recount(p, was, now, before_us > 0 && after_us > 0 ?
+	    after_us - before_us : 0);
+	p->nbacked++;
+}
+
+void
+aoe_tprog_recount(aoe_tprog *p, const char *was, const char *now,
+    double saved_us)
+{
 	int i = outcome_index(was), j = outcome_index(now);
 
 	if (i >= 0 && p->nout[i] > 0)
 		p->nout[i]--;
 	if (j >= 0)
 		p->nout[j]++;
-	if (before_us > 0 && after_us > 0)
-		p->saved_us -= before_us - after_us;
-	p->nbacked++;
+	p->saved_us += saved_us;
 }
 
 void

@@ -40,6 +40,7 @@ sgat_opts_init(sgat_opts *o)
 	o->use_bank = 1;
 	o->timeout_s = 300;
 	o->noise_floor = 0.02;
+	o->regions = 1;
 	o->seed = 1;
 }
 
@@ -71,16 +72,51 @@ compare(aoe_graph *g, void **ref, char *why, size_t len)
 	return 0;
 }
 
+/* Decisions d for the subgraphs of signature sig. */
+typedef struct sdec {
+	const char *sig;
+	aoe_sched d;
+} sdec;
+
 /*
- * The measuring child: g under (mode, d), timed whole; or, with sig set,
- * g as aoe-run runs it with decisions d for the subgraphs of signature
- * sig (added to the table of decisions chosen so far), timing only the
- * nodes named in names inside each run.  Never returns.
+ * Whether node v is a reorder that a layout decision put at an edge of
+ * the nodes in[] (1 for those timed): it reads what one of them writes,
+ * or writes what one of them reads.
+ */
+static int
+edge_reorder(const aoe_graph *g, int v, const char *in)
+{
+	const aoe_node *r = &g->nodes[v];
+	int i, j, k;
+
+	if (strcmp(r->op_type, "AoeReorder") != 0 || r->nin < 1 ||
+	    r->nout < 1)
+		return 0;
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		if (!in[g->order[i]])
+			continue;
+		for (j = 0; j < n->nout; j++)
+			if (n->out[j] == r->in[0])
+				return 1;
+		for (k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0 && n->in[k] == r->out[0])
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * The measuring child: g under (mode, d), timed whole; or, with names
+ * set, g as aoe-run runs it with the ndec decisions decs (added to the
+ * table of decisions chosen so far), timing only the nodes named in
+ * names inside each run, and the reorders at their edges.  Never
+ * returns.
  */
 static void
 child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
-    int inject, uint64_t seed, const sgat_opts *o, const char *sig,
-    const cJSON *names, int nrep, int fd)
+    int inject, uint64_t seed, const sgat_opts *o, const sdec *decs,
+    int ndec, const cJSON *names, int nrep, int fd)
 {
 	aoe_run_opts pro = *ro, co = *ro;
 	int *idx = NULL, nn = 0;
@@ -112,10 +148,11 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	co.fuse_mode = mode;
 	if (d)
 		co.fuse_force = *d;
-	if (sig) {
+	if (names) {
 		if (co.decisions == NULL)
 			co.decisions = aoe_dtable_new();
-		aoe_dtable_set(co.decisions, sig, d);
+		for (i = 0; i < ndec; i++)
+			aoe_dtable_set(co.decisions, decs[i].sig, &decs[i].d);
 		co.fuse_mode = AOE_FUSE_BANK;
 	}
 	if (aoe_graph_prepare(g, &co) < 0) {
@@ -123,7 +160,8 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 		opat_say(fd, line);
 		_exit(0);
 	}
-	if (sig) {
+	if (names) {
+		char *in = aoe_xcalloc((size_t)g->nnodes + 1, 1);
 		idx = aoe_xcalloc((size_t)g->norder + 1, sizeof(int));
 		for (i = 0; i < g->norder; i++) {
 			const cJSON *it;
@@ -131,6 +169,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 				if (cJSON_IsString(it) && strcmp(it->valuestring,
 				    g->nodes[g->order[i]].name) == 0) {
 					idx[nn++] = g->order[i];
+					in[g->order[i]] = 1;
 					break;
 				}
 		}
@@ -139,6 +178,13 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 			    "model\n");
 			_exit(0);
 		}
+		/* A layout's reorders are the price of it: they count. */
+		for (i = 0, j = nn; i < g->norder; i++)
+			if (!in[g->order[i]] && edge_reorder(g, g->order[i],
+			    in))
+				idx[j++] = g->order[i];
+		nn = j;
+		free(in);
 		pro.profile = 1;
 	}
 	aoe_graph_fill_inputs(g, seed);
@@ -168,7 +214,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 	t0 = aoe_now_us();
 	aoe_graph_run(g, &pro);
 	t1 = aoe_now_us() - t0;
-	inner = t1 >= MIN_REP_US || sig ? 1 : (int)(MIN_REP_US /
+	inner = t1 >= MIN_REP_US || names ? 1 : (int)(MIN_REP_US /
 	    (t1 > 1 ? t1 : 1));
 	if (inner > 1000)
 		inner = 1000;
@@ -181,7 +227,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 			aoe_graph_run(g, &pro);
 		rep[i] = (aoe_now_us() - t0) / inner;
 		/* In the model: the subgraph's nodes, all instances. */
-		if (sig)
+		if (names)
 			for (rep[i] = 0, j = 0; j < nn; j++)
 				rep[i] += g->nodes[idx[j]].prof_us;
 	}
@@ -199,7 +245,8 @@ typedef struct meas_arg {
 	int inject;
 	uint64_t seed;
 	const sgat_opts *o;
-	const char *sig;
+	const sdec *decs;
+	int ndec;
 	const cJSON *names;
 	int nrep;		/* timed repeats, at least */
 } meas_arg;
@@ -209,18 +256,18 @@ meas_child(int i, int fd, void *arg)
 {
 	meas_arg *a = arg;
 
-	child(a->g, a->ro, a->mode, a->d, a->inject, a->seed, a->o, a->sig,
-	    a->names, a->nrep, fd);
+	child(a->g, a->ro, a->mode, a->d, a->inject, a->seed, a->o, a->decs,
+	    a->ndec, a->names, a->nrep, fd);
 }
 
 /*
- * Measure g under (mode, d) in a child process; with sig set, in the
- * model (see child).
+ * Measure g under (mode, d) in a child process; with names set, in the
+ * model with the decisions decs (see child).
  */
 static int
 measure_in(aoe_graph *g, const aoe_run_opts *ro, int mode,
     const aoe_sched *d, int inject, uint64_t seed, const sgat_opts *o,
-    const char *sig, const cJSON *names, opat_timing *t)
+    const sdec *decs, int ndec, const cJSON *names, opat_timing *t)
 {
 	meas_arg a;
 
@@ -231,7 +278,8 @@ measure_in(aoe_graph *g, const aoe_run_opts *ro, int mode,
 	a.inject = inject;
 	a.seed = seed;
 	a.o = o;
-	a.sig = sig;
+	a.decs = decs;
+	a.ndec = ndec;
 	a.names = names;
 	a.nrep = 0;
 	return opat_children_run(1, 1, o->timeout_s, meas_child, &a, t);
@@ -241,7 +289,7 @@ static int
 measure(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
     int inject, uint64_t seed, const sgat_opts *o, opat_timing *t)
 {
-	return measure_in(g, ro, mode, d, inject, seed, o, NULL, NULL, t);
+	return measure_in(g, ro, mode, d, inject, seed, o, NULL, 0, NULL, t);
 }
 
 static double
@@ -624,8 +672,12 @@ static void
 confirm(tuning *tu, double *before, double *after, double *sb, double *sa)
 {
 	opat_timing b2, a2;
+	sdec bd, ad;
 	int round, bad = 0;
 
+	bd.sig = ad.sig = tu->s->sig;
+	bd.d = tu->base_d;
+	ad.d = tu->best_d;
 	*before = *after = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !bad; round++) {
 		/* --total-seconds: no round that would end past it. */
@@ -633,10 +685,10 @@ confirm(tuning *tu, double *before, double *after, double *sb, double *sa)
 			bad = round == 0;
 			break;
 		}
-		measure_in(tu->g, tu->ro, 0, &tu->base_d, 0, tu->seed + 1 +
-		    round, tu->o, tu->s->sig, tu->s->names, &b2);
-		measure_in(tu->g, tu->ro, 0, &tu->best_d, 1, tu->seed + 1 +
-		    round, tu->o, tu->s->sig, tu->s->names, &a2);
+		measure_in(tu->g, tu->ro, 0, NULL, 0, tu->seed + 1 + round,
+		    tu->o, &bd, 1, tu->s->names, &b2);
+		measure_in(tu->g, tu->ro, 0, NULL, 1, tu->seed + 1 + round,
+		    tu->o, &ad, 1, tu->s->names, &a2);
 		tu->spent += b2.cost_s + a2.cost_s;
 		bad = b2.status != OPAT_OK || a2.status != OPAT_OK;
 		if (!bad && b2.us < *before) {
@@ -764,11 +816,20 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 }
 
 /*
+ * g's partition: each node's part (-1 for none), and each part's
+ * subgraph (an index into the distinct ones).
+ */
+typedef struct parts {
+	int *part, np, *psub;
+} parts;
+
+/*
  * The distinct subgraphs of g's partition into subs (its first instance,
- * the names of every instance); their number in *nsub.  0, or an error.
+ * the names of every instance); their number in *nsub, the partition in
+ * *pt.  0, or an error.
  */
 static int
-find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub)
+find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub, parts *pt)
 {
 	int *part, *nodes, np, i, j, k, rc = 0;
 	sub *subs;
@@ -776,6 +837,9 @@ find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub)
 	part = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
 	nodes = aoe_xcalloc((size_t)g->nnodes + 1, sizeof(int));
 	aoe_sgat_partition(g, part, &np);
+	pt->part = part;
+	pt->np = np;
+	pt->psub = aoe_xcalloc((size_t)np + 1, sizeof(int));
 	*subsp = subs = aoe_xcalloc((size_t)np + 1, sizeof(*subs));
 	for (i = 0; i < np; i++) {
 		char *sig;
@@ -796,11 +860,11 @@ find_subs(aoe_graph *g, int nthreads, sub **subsp, int *nsub)
 		} else
 			free(sig);
 		subs[j].instances++;
+		pt->psub[i] = j;
 		for (k = 0; k < n; k++)
 			cJSON_AddItemToArray(subs[j].names,
 			    cJSON_CreateString(g->nodes[nodes[k]].name));
 	}
-	free(part);
 	free(nodes);
 	return rc;
 }
@@ -924,6 +988,316 @@ tune_subs(aoe_graph *g, sub *subs, int nsub, aoe_run_opts *ro,
 	return 0;
 }
 
+/*
+ * Layout regions.  A subgraph's decisions are confirmed in the model
+ * with those of the subgraphs before it, so the blocked layout is kept
+ * only where one subgraph pays for its own reorders in and out.  A region
+ * is a run of subgraphs, each after the one before in the graph's order
+ * and reading what it writes, each with a Conv that can take the blocked
+ * layout: with the layout on all of them the reorders between them go,
+ * and only those at the run's ends remain.  After the subgraphs, each
+ * such run (the longest ones; while a run loses, its halves, down to two
+ * subgraphs, REGION_TRIES measurements a run at most) is measured in the
+ * model as a whole, every instance of its subgraphs' nodes and the
+ * reorders at their edges, with its subgraphs' decisions as chosen and
+ * with the blocked layout added to each, CONFIRM rounds, the best of
+ * each.  A region that wins beyond the noise adds the layout to its
+ * subgraphs' decisions, which later regions and the whole-model check
+ * then run with; their records say so (flush_records).
+ */
+#define REGION_TRIES 8
+
+typedef struct region {
+	int *members, nm;	/* indices of subs */
+	double before, after, spread;
+} region;
+
+typedef struct regions {
+	region *r;
+	int n;
+	int *of;		/* of[sub]: its region, or -1 */
+	int *hit;		/* hit[sub]: the baseline was the bank's */
+	aoe_sched *d;		/* d[sub]: its decisions, the region's */
+	int tries;		/* measurements of the current run */
+	int ntried;		/* regions measured in all */
+	double cost_s;		/* of the last, for --total-seconds */
+} regions;
+
+/* The decisions sub s runs with now; *hit when they are the bank's. */
+static void
+current_d(aoe_graph *g, const sub *s, const aoe_dtable *t, aoe_sched *d,
+    int *hit)
+{
+	tuning tu;
+
+	memset(&tu, 0, sizeof(tu));
+	tu.g = g;
+	tu.s = s;
+	baseline(&tu);
+	*hit = tu.hit;
+	*d = tu.base_d;
+	(void)aoe_dtable_find(t, s->sig, d);
+}
+
+/* AOE_SGAT_REGION_AFTER=f (tests): a region measures f times its time. */
+static double
+region_after_env(void)
+{
+	const char *v = getenv("AOE_SGAT_REGION_AFTER");
+	char *end;
+	double f;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	f = strtod(v, &end);
+	return *end == '\0' && f > 0 && f <= 10 ? f : 0;
+}
+
+/*
+ * Measure the region of the parts ord[a..b) and keep it when it wins;
+ * while it loses, its halves.  0, 1 when --total-seconds leaves no time,
+ * or an error.
+ */
+static int
+try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
+    int a, int b, aoe_run_opts *ro, const sgat_opts *o, regions *rg)
+{
+	sdec *bd, *ad;
+	cJSON *names;
+	region r;
+	opat_timing b2, a2;
+	double noise, sb = 0, sa = 0, f;
+	int i, j, m, nm = 0, todo = 0, round, bad = 0, rc = 0;
+	int *mem = aoe_xcalloc((size_t)(b - a) + 1, sizeof(int));
+
+	for (i = a; i < b; i++) {
+		int k = pt->psub[ord[i]];
+		for (j = 0; j < nm && mem[j] != k; j++)
+			;
+		if (j == nm)
+			mem[nm++] = k;
+	}
+	bd = aoe_xcalloc((size_t)nm, sizeof(*bd));
+	ad = aoe_xcalloc((size_t)nm, sizeof(*ad));
+	names = cJSON_CreateArray();
+	for (i = 0; i < nm; i++) {
+		const cJSON *it;
+		int hit;
+		current_d(g, &subs[mem[i]], ro->decisions, &bd[i].d, &hit);
+		bd[i].sig = ad[i].sig = subs[mem[i]].sig;
+		ad[i].d = bd[i].d;
+		aoe_sched_set(&ad[i].d, "layout", AOE_LAYOUT_8C);
+		todo |= aoe_sched_get(&bd[i].d, "layout", 0) == 0;
+		rg->hit[mem[i]] = hit;
+		cJSON_ArrayForEach(it, subs[mem[i]].names)
+			cJSON_AddItemToArray(names, cJSON_Duplicate(it, 0));
+	}
+	r.before = r.after = HUGE_VAL;
+	for (round = 0; todo && round < CONFIRM && !bad; round++) {
+		/* --total-seconds: no round that would end past it. */
+		if (time_left() < rg->cost_s || rg->tries >= REGION_TRIES) {
+			bad = 1;
+			rc = time_left() < rg->cost_s;
+			break;
+		}
+		if (round == 0) {
+			rg->tries++;
+			rg->ntried++;
+		}
+		if ((rc = measure_in(g, ro, 0, NULL, 0, o->seed + 7 + round,
+		    o, bd, nm, names, &b2)) < 0 || (rc = measure_in(g, ro, 0,
+		    NULL, 1, o->seed + 7 + round, o, ad, nm, names, &a2)) < 0)
+			break;
+		rg->cost_s = b2.cost_s + a2.cost_s;
+		bad = b2.status != OPAT_OK || a2.status != OPAT_OK;
+		if (!bad && b2.us < r.before) {
+			r.before = b2.us;
+			sb = b2.spread;
+		}
+		if (!bad && a2.us < r.after) {
+			r.after = a2.us;
+			sa = a2.spread;
+		}
+	}
+	if (todo && !bad && rc == 0 && (f = region_after_env()) > 0)
+		r.after = r.before * f;
+	noise = o->noise_floor;
+	if (sb > noise)
+		noise = sb;
+	if (sa > noise)
+		noise = sa;
+	if (todo && !bad && rc == 0 && r.after < r.before * (1 - noise)) {
+		r.members = mem;
+		r.nm = nm;
+		r.spread = noise;
+		for (i = 0; i < nm; i++) {
+			rg->of[mem[i]] = rg->n;
+			rg->d[mem[i]] = ad[i].d;
+			aoe_dtable_set(ro->decisions, ad[i].sig, &ad[i].d);
+		}
+		rg->r = aoe_xrealloc(rg->r, (size_t)(rg->n + 1) *
+		    sizeof(region));
+		rg->r[rg->n++] = r;
+		mem = NULL;
+	} else if (todo && rc == 0 && b - a >= 4) {
+		m = (a + b) / 2;
+		if ((rc = try_region(g, subs, pt, ord, a, m, ro, o, rg)) == 0)
+			rc = try_region(g, subs, pt, ord, m, b, ro, o, rg);
+	}
+	free(mem);
+	free(bd);
+	free(ad);
+	cJSON_Delete(names);
+	return rc;
+}
+
+/* Position of each part's first node in g's order, for sorting parts. */
+static int *part_pos;
+
+static int
+cmp_part(const void *x, const void *y)
+{
+	int a = part_pos[*(const int *)x], b = part_pos[*(const int *)y];
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * Find the runs of subgraphs that could form layout regions and try
+ * each (try_region); what wins is in *rg.  0, or an error.
+ */
+static int
+layout_regions(aoe_graph *g, sub *subs, int nsub, const parts *pt,
+    aoe_run_opts *ro, const sgat_opts *o, regions *rg)
+{
+	int *ord, *prod, *cap, np = pt->np, i, j, k, a, rc = 0;
+
+	rg->of = aoe_xcalloc((size_t)nsub + 1, sizeof(int));
+	rg->hit = aoe_xcalloc((size_t)nsub + 1, sizeof(int));
+	rg->d = aoe_xcalloc((size_t)nsub + 1, sizeof(aoe_sched));
+	for (i = 0; i < nsub; i++)
+		rg->of[i] = -1;
+	if (np < 2)
+		return 0;
+	ord = aoe_xcalloc((size_t)np, sizeof(int));
+	cap = aoe_xcalloc((size_t)nsub, sizeof(int));
+	part_pos = aoe_xcalloc((size_t)np, sizeof(int));
+	prod = aoe_xcalloc((size_t)g->ntensors + 1, sizeof(int));
+	for (i = 0; i < np; i++)
+		part_pos[i] = -1;
+	for (i = 0; i < g->ntensors; i++)
+		prod[i] = -1;
+	for (i = 0; i < g->norder; i++) {
+		const aoe_node *n = &g->nodes[g->order[i]];
+		int p = pt->part[g->order[i]];
+		if (p < 0 || n->dead)
+			continue;
+		if (part_pos[p] < 0)
+			part_pos[p] = i;
+		for (j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0)
+				prod[n->out[j]] = p;
+	}
+	for (i = 0; i < np; i++)
+		ord[i] = i;
+	qsort(ord, (size_t)np, sizeof(int), cmp_part);
+	for (i = 0; i < nsub; i++)
+		cap[i] = aoe_sgat_layout_nodes(g, subs[i].nodes, subs[i].n) > 0;
+	for (a = 0; a < np && rc == 0; a = k) {
+		/* The run from ord[a]: capable parts, each reading the last. */
+		for (k = a + 1; cap[pt->psub[ord[a]]] && k < np &&
+		    cap[pt->psub[ord[k]]]; k++) {
+			int reads = 0;
+			for (i = 0; i < g->norder && !reads; i++) {
+				const aoe_node *n = &g->nodes[g->order[i]];
+				if (pt->part[g->order[i]] != ord[k] || n->dead)
+					continue;
+				for (j = 0; j < n->nin - n->nimplicit; j++)
+					if (n->in[j] >= 0 &&
+					    prod[n->in[j]] == ord[k - 1])
+						reads = 1;
+			}
+			if (!reads)
+				break;
+		}
+		if (k - a >= 2) {
+			rg->tries = 0;
+			rc = try_region(g, subs, pt, ord, a, k, ro, o, rg);
+		}
+	}
+	free(part_pos);
+	part_pos = NULL;
+	free(ord);
+	free(cap);
+	free(prod);
+	return rc > 0 ? 0 : rc;
+}
+
+/* A subgraph record of a winning region: its decisions, the region's. */
+static void
+region_record(cJSON *r, const regions *rg, const sub *subs, int k)
+{
+	const region *reg = &rg->r[rg->of[k]];
+	const cJSON *oc = cJSON_GetObjectItemCaseSensitive(r, "outcome");
+	int upd = rg->hit[k] || (cJSON_IsString(oc) &&
+	    (strcmp(oc->valuestring, "update") == 0 ||
+	    strcmp(oc->valuestring, "reserved") == 0));
+	cJSON *ro, *keys;
+	char kb[32];
+	int i;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(r, "schedule");
+	cJSON_DeleteItemFromObjectCaseSensitive(r, "before_us");
+	cJSON_DeleteItemFromObjectCaseSensitive(r, "after_us");
+	cJSON_DeleteItemFromObjectCaseSensitive(r, "spread");
+	cJSON_DeleteItemFromObjectCaseSensitive(r, "outcome");
+	cJSON_DeleteItemFromObjectCaseSensitive(r, "confirmed");
+	cJSON_AddNumberToObject(r, "before_us", round6(reg->before));
+	cJSON_AddNumberToObject(r, "after_us", round6(reg->after));
+	cJSON_AddNumberToObject(r, "spread", round6(reg->spread));
+	cJSON_AddItemToObject(r, "schedule", d_json(&rg->d[k]));
+	cJSON_AddStringToObject(r, "confirmed", "model");
+	ro = cJSON_AddObjectToObject(r, "region");
+	cJSON_AddNumberToObject(ro, "index", rg->of[k]);
+	keys = cJSON_AddArrayToObject(ro, "subgraphs");
+	for (i = 0; i < reg->nm; i++) {
+		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
+		    subs[reg->members[i]].key);
+		cJSON_AddItemToArray(keys, cJSON_CreateString(kb));
+	}
+	cJSON_AddStringToObject(r, "outcome", upd ? "update" : "add");
+}
+
+/*
+ * region_record, and the progress's summary told: the record counts as
+ * its new outcome, without what it saved alone; the region's time saved
+ * counts once, with its first subgraph (*counted).
+ */
+static void
+region_moved(cJSON *r, const regions *rg, const sub *subs, int k,
+    aoe_tprog *prog, char *counted)
+{
+	const cJSON *oc = cJSON_GetObjectItemCaseSensitive(r, "outcome");
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "before_us");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "after_us");
+	const region *reg = &rg->r[rg->of[k]];
+	char was[32];
+	double saved = 0;
+
+	snprintf(was, sizeof(was), "%s", cJSON_IsString(oc) ?
+	    oc->valuestring : "");
+	if ((strcmp(was, "add") == 0 || strcmp(was, "update") == 0) &&
+	    cJSON_IsNumber(b) && cJSON_IsNumber(a))
+		saved = a->valuedouble - b->valuedouble;
+	region_record(r, rg, subs, k);
+	if (!*counted) {
+		saved += reg->before - reg->after;
+		*counted = 1;
+	}
+	oc = cJSON_GetObjectItemCaseSensitive(r, "outcome");
+	aoe_tprog_recount(prog, was, oc->valuestring, saved);
+}
+
 /* A child of the whole-model check: side 0 without the decisions. */
 static void
 whole_child(int side, int fd, void *arg)
@@ -931,7 +1305,7 @@ whole_child(int side, int fd, void *arg)
 	meas_arg *a = arg;
 
 	child(a->g, a->ro, side ? AOE_FUSE_BANK : AOE_FUSE_ALL, NULL, 0,
-	    a->seed, a->o, NULL, NULL, a->nrep, fd);
+	    a->seed, a->o, NULL, 0, NULL, a->nrep, fd);
 }
 
 /*
@@ -956,17 +1330,21 @@ model_times(aoe_graph *g, aoe_run_opts *ro, const sgat_opts *o,
 }
 
 /*
- * Write the held records to out; with slower (the whole model slower
- * with the decisions than without, beyond the spread), each add or
- * update is backed out: it becomes unsatisfied or reserved, with
- * backed_out and why, and is not committed.  *n counts them, and so
- * does the progress's summary, prog.
+ * Write the held records to out, those of the subgraphs of a winning
+ * layout region with the region's decisions and times (region_record);
+ * with slower (the whole model slower with the decisions than without,
+ * beyond the spread), each add or update is backed out: it becomes
+ * unsatisfied or reserved, with backed_out and why, and is not
+ * committed.  *n counts them, and so does the progress's summary, prog.
  */
 static int
-flush_records(char *buf, int slower, double base_us, double res_us,
-    FILE *out, int *n, aoe_tprog *prog)
+flush_records(char *buf, const regions *rg, const sub *subs, int nsub,
+    int slower, double base_us, double res_us, FILE *out, int *n,
+    aoe_tprog *prog)
 {
 	char *line, *save = NULL, why[160];
+	/* A region's time saved counts once, not once a subgraph. */
+	char *counted = aoe_xcalloc((size_t)rg->n + 1, 2);
 	int rc = 0;
 
 	*n = 0;
@@ -975,19 +1353,34 @@ flush_records(char *buf, int slower, double base_us, double res_us,
 	    base_us) / base_us * 100 : 0.0);
 	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line && rc == 0;
 	    line = strtok_r(NULL, "\n", &save)) {
-		cJSON *r = slower ? cJSON_Parse(line) : NULL;
-		const cJSON *oc = r ? cJSON_GetObjectItemCaseSensitive(r,
-		    "outcome") : NULL;
-		if (r && cJSON_IsString(oc) && (strcmp(oc->valuestring,
+		cJSON *r = slower || rg->n > 0 ? cJSON_Parse(line) : NULL;
+		const cJSON *oc, *k = cJSON_GetObjectItemCaseSensitive(r,
+		    "repo_key");
+		int i, reg = -1;
+
+		for (i = 0; rg->n > 0 && cJSON_IsString(k) && i < nsub; i++)
+			if (rg->of[i] >= 0 && strtoull(k->valuestring, NULL,
+			    10) == subs[i].key) {
+				reg = rg->of[i];
+				region_moved(r, rg, subs, i, prog,
+				    &counted[2 * reg]);
+				break;
+			}
+		oc = cJSON_GetObjectItemCaseSensitive(r, "outcome");
+		if (slower && r && cJSON_IsString(oc) &&
+		    (strcmp(oc->valuestring,
 		    "add") == 0 || strcmp(oc->valuestring, "update") == 0)) {
 			int upd = strcmp(oc->valuestring, "update") == 0;
 			const cJSON *b = cJSON_GetObjectItemCaseSensitive(r,
 			    "before_us"), *a = cJSON_GetObjectItemCaseSensitive(
 			    r, "after_us");
 			aoe_tprog_backout(prog, oc->valuestring, upd ?
-			    "reserved" : "unsatisfied", cJSON_IsNumber(b) ?
-			    b->valuedouble : 0, cJSON_IsNumber(a) ?
-			    a->valuedouble : 0);
+			    "reserved" : "unsatisfied", reg < 0 &&
+			    cJSON_IsNumber(b) ? b->valuedouble : 0, reg < 0 &&
+			    cJSON_IsNumber(a) ? a->valuedouble : 0);
+			if (reg >= 0 && !counted[2 * reg + 1]++)
+				aoe_tprog_recount(prog, NULL, NULL,
+				    rg->r[reg].after - rg->r[reg].before);
 			cJSON_ReplaceItemInObjectCaseSensitive(r, "outcome",
 			    cJSON_CreateString(upd ? "reserved" :
 			    "unsatisfied"));
@@ -995,7 +1388,9 @@ flush_records(char *buf, int slower, double base_us, double res_us,
 			cJSON_AddStringToObject(r, "backed_out_why", why);
 			rc = emit(r, out, NULL);
 			(*n)++;
-		} else {
+		} else if (reg >= 0)
+			rc = emit(r, out, NULL);
+		else {
 			fprintf(out, "%s\n", line);
 			if (fflush(out) != 0)
 				rc = aoe_err(AOE_EIO, "cannot write the "
@@ -1003,6 +1398,7 @@ flush_records(char *buf, int slower, double base_us, double res_us,
 		}
 		cJSON_Delete(r);
 	}
+	free(counted);
 	return rc;
 }
 
@@ -1014,6 +1410,8 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	cJSON *done = NULL, *rec;
 	FILE *jfp = NULL;
 	sub *subs = NULL;
+	parts pt;
+	regions rg;
 	int nsub = 0, i, rc, nfailed = 0;
 	double mus[2], msp[2];
 	double t0 = aoe_now_us();
@@ -1023,6 +1421,8 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	int slower, nbacked = 0, nlate = 0;
 	aoe_tprog prog;
 
+	memset(&pt, 0, sizeof(pt));
+	memset(&rg, 0, sizeof(rg));
 	if ((rc = opat_fault_check()) < 0)
 		return rc;
 	/*
@@ -1066,9 +1466,11 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 		rc = aoe_err(AOE_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub)) < 0 ||
+	if ((rc = find_subs(g, ro.nthreads, &subs, &nsub, &pt)) < 0 ||
 	    (rc = tune_subs(g, subs, nsub, &ro, o, done, jfp, mem,
 	    &nfailed, &nlate, &prog)) < 0 ||
+	    (o->regions && (rc = layout_regions(g, subs, nsub, &pt, &ro, o,
+	    &rg)) < 0) ||
 	    (rc = model_times(g, &ro, o, path, mus, msp)) < 0)
 		goto out;
 	fclose(mem);
@@ -1077,10 +1479,14 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	if (getenv("AOE_SGAT_SLOWER_MODEL"))
 		mus[1] = mus[0] * atof(getenv("AOE_SGAT_SLOWER_MODEL"));
 	slower = opat_whole_slower(mus, msp, o->noise_floor);
-	if ((rc = flush_records(mbuf, slower, mus[0], mus[1], out,
-	    &nbacked, &prog)) < 0)
+	if ((rc = flush_records(mbuf, &rg, subs, nsub, slower, mus[0],
+	    mus[1], out, &nbacked, &prog)) < 0)
 		goto out;
 	aoe_tprog_end(&prog, "subgraphs");
+	for (i = 0; o->progress && i < rg.n; i++)
+		aoe_warnx("%s: layout region %d (%d subgraphs): %.3f -> %.3f "
+		    "ms%s", path, i, rg.r[i].nm, rg.r[i].before / 1e3,
+		    rg.r[i].after / 1e3, slower ? ", backed out" : "");
 	if (nbacked)
 		aoe_warnx("%s: the whole model was %.2f%% slower with the "
 		    "decisions (%.3f -> %.3f ms, spread %.3f ms): %d backed "
@@ -1096,6 +1502,8 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	cJSON_AddNumberToObject(rec, "baseline_spread", round6(msp[0]));
 	cJSON_AddNumberToObject(rec, "result_spread", round6(msp[1]));
 	cJSON_AddNumberToObject(rec, "subgraphs", nsub);
+	cJSON_AddNumberToObject(rec, "regions_tried", rg.ntried);
+	cJSON_AddNumberToObject(rec, "regions", rg.n);
 	cJSON_AddNumberToObject(rec, "backed_out", nbacked);
 	cJSON_AddNumberToObject(rec, "tuning_time_s",
 	    round6((aoe_now_us() - t0) / 1e6));
@@ -1121,6 +1529,14 @@ out:
 		cJSON_Delete(subs[i].names);
 	}
 	free(subs);
+	free(pt.part);
+	free(pt.psub);
+	for (i = 0; i < rg.n; i++)
+		free(rg.r[i].members);
+	free(rg.r);
+	free(rg.of);
+	free(rg.hit);
+	free(rg.d);
 	cJSON_Delete(done);
 	if (jfp)
 		fclose(jfp);

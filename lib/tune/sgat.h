@@ -17,6 +17,7 @@ typedef struct sgat_opts {
 	int use_bank;		/* operator bank schedules (--no-bank: 0) */
 	int progress;
 	int reload;		/* --reload: the journal must exist */
+	int regions;		/* layout regions (--no-regions: 0) */
 	double timeout_s;
 	double total_seconds;	/* --total-seconds: the whole run; 0: none */
 	double noise_floor;

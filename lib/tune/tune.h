@@ -46,6 +46,12 @@ void aoe_tprog_case(aoe_tprog *p, const char *what, const char *outcome,
  */
 void aoe_tprog_backout(aoe_tprog *p, const char *was, const char *now,
     double before_us, double after_us);
+/*
+ * A case counted as was that now counts as now (either NULL for none),
+ * and saved_us more saved in all.
+ */
+void aoe_tprog_recount(aoe_tprog *p, const char *was, const char *now,
+    double saved_us);
 void aoe_tprog_end(aoe_tprog *p, const char *what);
 void aoe_tprog_note(aoe_tprog *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
