@@ -1020,6 +1020,7 @@ typedef struct regions {
 	aoe_sched *d;		/* d[sub]: its decisions, the region's */
 	int tries;		/* measurements of the current run */
 	int ntried;		/* regions measured in all */
+	cJSON *tried;		/* and how: for the model record */
 	double cost_s;		/* of the last, for --total-seconds */
 } regions;
 
@@ -1126,6 +1127,31 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 		noise = sb;
 	if (sa > noise)
 		noise = sa;
+	if (todo && rc == 0 && round > 0) {
+		cJSON *e = cJSON_CreateObject(), *keys;
+		const opat_timing *t = b2.status != OPAT_OK ? &b2 : &a2;
+		char kb[32];
+		keys = cJSON_AddArrayToObject(e, "subgraphs");
+		for (i = 0; i < nm; i++) {
+			snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
+			    subs[mem[i]].key);
+			cJSON_AddItemToArray(keys, cJSON_CreateString(kb));
+		}
+		cJSON_AddStringToObject(e, "status", opat_status_name(bad ?
+		    t->status : OPAT_OK));
+		if (bad)
+			cJSON_AddStringToObject(e, "reason", t->reason);
+		else {
+			cJSON_AddNumberToObject(e, "before_us",
+			    round6(r.before));
+			cJSON_AddNumberToObject(e, "after_us",
+			    round6(r.after));
+			cJSON_AddNumberToObject(e, "spread", round6(noise));
+		}
+		cJSON_AddBoolToObject(e, "kept", !bad && r.after < r.before *
+		    (1 - noise));
+		cJSON_AddItemToArray(rg->tried, e);
+	}
 	if (todo && !bad && rc == 0 && r.after < r.before * (1 - noise)) {
 		r.members = mem;
 		r.nm = nm;
@@ -1172,6 +1198,7 @@ layout_regions(aoe_graph *g, sub *subs, int nsub, const parts *pt,
 {
 	int *ord, *prod, *cap, np = pt->np, i, j, k, a, rc = 0;
 
+	rg->tried = cJSON_CreateArray();
 	rg->of = aoe_xcalloc((size_t)nsub + 1, sizeof(int));
 	rg->hit = aoe_xcalloc((size_t)nsub + 1, sizeof(int));
 	rg->d = aoe_xcalloc((size_t)nsub + 1, sizeof(aoe_sched));
@@ -1504,6 +1531,9 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	cJSON_AddNumberToObject(rec, "subgraphs", nsub);
 	cJSON_AddNumberToObject(rec, "regions_tried", rg.ntried);
 	cJSON_AddNumberToObject(rec, "regions", rg.n);
+	cJSON_AddItemToObject(rec, "layout_regions", rg.tried ? rg.tried :
+	    cJSON_CreateArray());
+	rg.tried = NULL;
 	cJSON_AddNumberToObject(rec, "backed_out", nbacked);
 	cJSON_AddNumberToObject(rec, "tuning_time_s",
 	    round6((aoe_now_us() - t0) / 1e6));
@@ -1534,6 +1564,7 @@ out:
 	for (i = 0; i < rg.n; i++)
 		free(rg.r[i].members);
 	free(rg.r);
+	cJSON_Delete(rg.tried);
 	free(rg.of);
 	free(rg.hit);
 	free(rg.d);
