@@ -7,11 +7,14 @@
  * inside a chunk; and a bank read by several threads (lookups, list, verify)
  * while a thread of this process and a child process commit to it.
  * Every commit adds a new key, so at the end the bank verifies and holds
- * every key committed: none is lost to a concurrent writer.
+ * every key committed: none is lost to a concurrent writer.  First, in a
+ * process of its own, the pool's first loop: the worker started for it
+ * joins it, on a CPU of its own.
  *
  *   unit-threads scratch-dir
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,44 @@ ok(int cond, const char *what)
 	printf("%sok %d - %s\n", cond ? "" : "not ", ++nt, what);
 	if (!cond)
 		nfail++;
+}
+
+/*
+ * The first loop of a child's pool: each chunk of a loop of two waits (a
+ * second at most) for the other to start, so the caller cannot run both
+ * unless the worker started for the loop misses it (as it did, whenever
+ * it started after the loop was published).  0 when the two ran on two
+ * threads and two CPUs, 1 when not, 2 with one CPU.
+ */
+static _Atomic int arrived;
+static int chunk_cpu[2], chunk_tid[2];
+
+static void
+rendezvous(void *ctx, int64_t i, int tid)
+{
+	double t0 = aoe_now_us();
+
+	chunk_cpu[i] = sched_getcpu();
+	chunk_tid[i] = tid;
+	atomic_fetch_add(&arrived, 1);
+	while (atomic_load(&arrived) < 2 && aoe_now_us() - t0 < 1e6)
+		;
+}
+
+static int
+first_loop_child(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
+	    CPU_COUNT(&set) < 2)
+		return 2;
+	aoe_parallel(2, 2, rendezvous, NULL);
+	printf("# first loop: chunks on threads %d and %d, CPUs %d and %d\n",
+	    chunk_tid[0], chunk_tid[1], chunk_cpu[0], chunk_cpu[1]);
+	fflush(stdout);
+	return atomic_load(&arrived) == 2 && chunk_tid[0] != chunk_tid[1] &&
+	    chunk_cpu[0] != chunk_cpu[1] ? 0 : 1;
 }
 
 /* The pool: each chunk writes its own slots, plainly. */
@@ -307,7 +348,19 @@ main(int argc, char **argv)
 	dir = argv[1];
 	setenv("TUNE_BANK_PATH", dir, 1);
 	setenv("AOE_BUILTIN_BANK", dir, 1);
-	printf("1..9\n");
+	printf("1..10\n");
+
+	/* The pool's first loop, in a process of its own. */
+	fflush(stdout);
+	if ((pid = fork()) == 0)
+		_exit(first_loop_child());
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+		printf("ok %d # skip one CPU\n", ++nt);
+	else
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "pool: the worker "
+		    "started for the first loop runs a part of it, on another "
+		    "CPU");
 
 	/* The pool from three host threads at once. */
 	for (i = 0; i < 3; i++)

@@ -181,9 +181,14 @@ aoe_pool_shared(void)
 	return in_shared;
 }
 
-/* A new worker: its number, and the CPUs it may use once started. */
+/*
+ * A new worker: its number, the CPUs it may use once started, and the
+ * jobs it has seen: those before the one it is started for, which it
+ * then joins however late it starts.
+ */
 struct start {
 	int tid, placed;
+	uint32_t seen;
 	cpu_set_t allowed;
 };
 
@@ -192,7 +197,7 @@ worker(void *arg)
 {
 	struct start *st = arg;
 	int tid = st->tid;
-	uint32_t seen = atomic_load(&pool.wake);
+	uint32_t seen = st->seen;
 	double spin = pool.spin_us;
 
 	/* Running where pool_grow put it, it may go where the caller may. */
@@ -294,6 +299,7 @@ pool_grow(int nthreads)
 		int k, rc;
 
 		st->tid = pool.started + 1;
+		st->seen = atomic_load(&pool.wake);
 		st->allowed = allowed;
 		pthread_attr_init(&a);
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
