@@ -254,6 +254,30 @@ pool_atfork_child(void)
 	atomic_store(&pool.sleepers, 0);
 }
 
+/* Start worker st, on CPU cpu alone at first (see pool_grow), or -1. */
+static int
+spawn(struct start *st, int cpu)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int rc;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, 1 << 20);
+	st->placed = 0;
+	if (cpu >= 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		st->placed = pthread_attr_setaffinity_np(&a, sizeof(one),
+		    &one) == 0;
+	}
+	rc = pthread_create(&t, &a, worker, st);
+	pthread_attr_destroy(&a);
+	return rc;
+}
+
 /*
  * Start workers up to nthreads - 1; returns how many run.  The child of
  * a fork() has none: pool_atfork_child, registered before the first
@@ -264,7 +288,6 @@ pool_atfork_child(void)
 static int
 pool_grow(int nthreads)
 {
-	pthread_attr_t a;
 	cpu_set_t allowed;
 	int self, c, placed;
 
@@ -295,38 +318,17 @@ pool_grow(int nthreads)
 	c = self;
 	while (pool.started < nthreads - 1) {
 		struct start *st = aoe_xcalloc(1, sizeof(*st));
-		pthread_t t;
-		int k, rc;
+		int k, cpu = -1, rc;
 
 		st->tid = pool.started + 1;
 		st->seen = atomic_load(&pool.wake);
 		st->allowed = allowed;
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&a, 1 << 20);
-		for (k = 0; placed && k < CPU_SETSIZE; k++) {
-			c = (c + 1) % CPU_SETSIZE;
-			if (CPU_ISSET(c, &allowed)) {
-				cpu_set_t one;
-				CPU_ZERO(&one);
-				CPU_SET(c, &one);
-				st->placed = pthread_attr_setaffinity_np(&a,
-				    sizeof(one), &one) == 0;
-				break;
-			}
-		}
-		rc = pthread_create(&t, &a, worker, st);
-		pthread_attr_destroy(&a);
+		for (k = 0; placed && k < CPU_SETSIZE && cpu < 0; k++)
+			if (CPU_ISSET(c = (c + 1) % CPU_SETSIZE, &allowed))
+				cpu = c;
 		/* A CPU the kernel will not give: start it unplaced. */
-		if (rc != 0 && st->placed) {
-			st->placed = 0;
-			pthread_attr_init(&a);
-			pthread_attr_setdetachstate(&a,
-			    PTHREAD_CREATE_DETACHED);
-			pthread_attr_setstacksize(&a, 1 << 20);
-			rc = pthread_create(&t, &a, worker, st);
-			pthread_attr_destroy(&a);
-		}
+		if ((rc = spawn(st, cpu)) != 0 && cpu >= 0)
+			rc = spawn(st, -1);
 		if (rc != 0) {
 			free(st);
 			break;

@@ -847,6 +847,18 @@ opat_measure(aoe_graph *g, int ni, const aoe_sched *s, const uint64_t *seeds,
 	return rc;
 }
 
+double
+opat_margin(double noise_floor, double spread_before, double spread_after)
+{
+	double m = noise_floor;
+
+	if (spread_before > m)
+		m = spread_before;
+	if (spread_after > m)
+		m = spread_after;
+	return m;
+}
+
 /* A round of the whole-model check: child i runs side i ^ first. */
 typedef struct abba_arg {
 	opat_child_fn fn;

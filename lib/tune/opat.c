@@ -1073,19 +1073,6 @@ round6(double x)
 	snprintf(b, sizeof(b), "%.6g", x);
 	return strtod(b, NULL);
 }
-/* The margin a winner must beat: the noise floor or the measured spread. */
-static double
-margin(const opat_opts *o, double spread_before, double spread_after)
-{
-	double m = o->noise_floor;
-
-	if (spread_before > m)
-		m = spread_before;
-	if (spread_after > m)
-		m = spread_after;
-	return m;
-}
-
 /*
  * Admission (DESIGN.md): the winner beats the baseline by more than the
  * margin, and saves at least min_gain_us, so that an op of a few
@@ -1436,7 +1423,7 @@ record_result(ctune *ct, cJSON *rec, double before, double after,
 {
 	opat_case *c = ct->c;
 	const char *outcome;
-	double noise = margin(&ct->r->o, sb, sa);
+	double noise = opat_margin(ct->r->o.noise_floor, sb, sa);
 
 	if (admits(&ct->r->o, before, after, noise))
 		outcome = c->hit ? "update" : "add";
@@ -2388,7 +2375,7 @@ opat_select_stream(opat_run *r, int argc, char **argv)
 		} else {
 			before = sc->base.us;
 			after = sc->best.us;
-			noise = margin(&r->o, sc->base.spread,
+			noise = opat_margin(r->o.noise_floor, sc->base.spread,
 			    sc->best.spread);
 			if (hit && !r->o.repeat_tune)
 				outcome = "reserved";

@@ -186,6 +186,12 @@ int opat_children_run(int n, int parallel, double timeout_s,
 int opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
     void *arg, double *us, double *spread);
 /*
+ * The margin a winner must beat: the noise floor, or the larger of the
+ * two measured spreads.
+ */
+double opat_margin(double noise_floor, double spread_before,
+    double spread_after);
+/*
  * Whether the model with the decisions (us[1]) is slower than without
  * (us[0]) beyond both spreads and the noise floor (a fraction).
  */

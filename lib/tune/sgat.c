@@ -669,50 +669,93 @@ per_op(tuning *tu)
 		}
 }
 
+/* Nodes measured in the model under two sets of decisions (in_model). */
+typedef struct inmodel {
+	double before, after;	/* each side's best */
+	double sb, sa;		/* and its spread */
+	double cost_s, last_s;	/* the rounds', the last round's */
+	int rounds;		/* rounds done */
+	int failed;		/* a measurement failed (fail), ending them */
+	opat_timing fail;
+} inmodel;
+
+/*
+ * The nodes named in names (every instance), timed inside whole runs of
+ * the model as aoe-run runs it with the decisions taken so far and bd,
+ * then with ad instead (nd each): CONFIRM rounds, each side's best kept,
+ * since a busy host only adds; a round starts only while --total-seconds
+ * leaves need_s (with track, the last round's time once there is one).
+ * 0, or a harness error (with m->failed set).
+ */
+static int
+in_model(aoe_graph *g, const aoe_run_opts *ro, const sgat_opts *o,
+    uint64_t seed, const sdec *bd, const sdec *ad, int nd,
+    const cJSON *names, double need_s, int track, inmodel *m)
+{
+	opat_timing b2, a2;
+	int round, rc = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->before = m->after = HUGE_VAL;
+	for (round = 0; round < CONFIRM && !m->failed; round++) {
+		if (time_left() < (track && m->rounds > 0 ? m->last_s :
+		    need_s))
+			break;
+		if ((rc = measure_in(g, ro, 0, NULL, 0, seed + round, o, bd, nd,
+		    names, &b2)) < 0 || (rc = measure_in(g, ro, 0, NULL, 1,
+		    seed + round, o, ad, nd, names, &a2)) < 0) {
+			m->failed = 1;
+			m->fail = rc < 0 && b2.status == OPAT_OK ? a2 : b2;
+			break;
+		}
+		m->last_s = b2.cost_s + a2.cost_s;
+		m->cost_s += m->last_s;
+		if (b2.status != OPAT_OK || a2.status != OPAT_OK) {
+			m->failed = 1;
+			m->fail = b2.status != OPAT_OK ? b2 : a2;
+			break;
+		}
+		m->rounds++;
+		if (b2.us < m->before) {
+			m->before = b2.us;
+			m->sb = b2.spread;
+		}
+		if (a2.us < m->after) {
+			m->after = a2.us;
+			m->sa = a2.spread;
+		}
+	}
+	return rc;
+}
+
 /*
  * The best of several noisy numbers is biased low, and a subgraph alone
- * has its data warm in the caches: confirm the winner in the model, as
- * aoe-run runs it with the decisions taken so far, timing the subgraph's
- * nodes (every instance) inside whole runs; CONFIRM rounds, the best of
- * each kept, since a busy host only adds.  Sets the times (and spreads)
- * before and after; a winner that fails once is no winner.
+ * has its data warm in the caches: confirm the winner in the model
+ * (in_model).  Sets the times (and spreads) before and after; a winner
+ * that fails once, or that --total-seconds leaves no round, is no
+ * winner.
  */
 static void
 confirm(tuning *tu, double *before, double *after, double *sb, double *sa)
 {
-	opat_timing b2, a2;
+	inmodel m;
 	sdec bd, ad;
-	int round, bad = 0;
 
 	bd.sig = ad.sig = tu->s->sig;
 	bd.d = tu->base_d;
 	ad.d = tu->best_d;
-	*before = *after = HUGE_VAL;
-	for (round = 0; round < CONFIRM && !bad; round++) {
-		/* --total-seconds: no round that would end past it. */
-		if (time_left() < 2 * tu->base.cost_s) {
-			bad = round == 0;
-			break;
-		}
-		measure_in(tu->g, tu->ro, 0, NULL, 0, tu->seed + 1 + round,
-		    tu->o, &bd, 1, tu->s->names, &b2);
-		measure_in(tu->g, tu->ro, 0, NULL, 1, tu->seed + 1 + round,
-		    tu->o, &ad, 1, tu->s->names, &a2);
-		tu->spent += b2.cost_s + a2.cost_s;
-		bad = b2.status != OPAT_OK || a2.status != OPAT_OK;
-		if (!bad && b2.us < *before) {
-			*before = b2.us;
-			*sb = b2.spread;
-		}
-		if (!bad && a2.us < *after) {
-			*after = a2.us;
-			*sa = a2.spread;
-		}
-	}
-	if (bad) {
+	(void)in_model(tu->g, tu->ro, tu->o, tu->seed + 1, &bd, &ad, 1,
+	    tu->s->names, 2 * tu->base.cost_s, 0, &m);
+	tu->spent += m.cost_s;
+	if (m.failed || m.rounds == 0) {
 		tu->best_d = tu->base_d;
 		*before = *after = tu->base.us;
 		*sa = *sb = tu->base.spread;
+	} else {
+		*before = m.before;
+		*after = m.after;
+		*sb = m.sb;
+		*sa = m.sa;
 	}
 }
 
@@ -804,11 +847,7 @@ tune_one(aoe_graph *g, sub *s, const aoe_run_opts *ro, const sgat_opts *o,
 		confirm(&tu, &before, &after, &sb, &sa);
 		cJSON_AddStringToObject(rec, "confirmed", "model");
 	}
-	noise = o->noise_floor;
-	if (sb > noise)
-		noise = sb;
-	if (sa > noise)
-		noise = sa;
+	noise = opat_margin(o->noise_floor, sb, sa);
 	if (!same_d(&tu.best_d, &tu.base_d) && after < before * (1 - noise)) {
 		outcome = tu.hit ? "update" : "add";
 		*chosen = tu.best_d;
@@ -1063,6 +1102,22 @@ region_after_env(void)
 	return *end == '\0' && f > 0 && f <= 10 ? f : 0;
 }
 
+/* The repo_keys of subs mem[0..nm), a JSON array. */
+static cJSON *
+keys_json(const sub *subs, const int *mem, int nm)
+{
+	cJSON *keys = cJSON_CreateArray();
+	char kb[32];
+	int i;
+
+	for (i = 0; i < nm; i++) {
+		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
+		    subs[mem[i]].key);
+		cJSON_AddItemToArray(keys, cJSON_CreateString(kb));
+	}
+	return keys;
+}
+
 /*
  * Measure the region of the parts ord[a..b) and keep it when it wins;
  * while it loses, its halves.  0, 1 when --total-seconds leaves no time,
@@ -1075,9 +1130,9 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 	sdec *bd, *ad;
 	cJSON *names;
 	region r;
-	opat_timing b2, a2;
-	double noise, sb = 0, sa = 0, f;
-	int i, j, m, nm = 0, todo = 0, round, bad = 0, rc = 0;
+	inmodel m;
+	double noise, f;
+	int i, j, nm = 0, todo = 0, bad = 0, rc = 0;
 	int *mem = aoe_xcalloc((size_t)(b - a) + 1, sizeof(int));
 
 	for (i = a; i < b; i++) {
@@ -1102,34 +1157,25 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 		cJSON_ArrayForEach(it, subs[mem[i]].names)
 			cJSON_AddItemToArray(names, cJSON_Duplicate(it, 0));
 	}
-	r.before = r.after = HUGE_VAL;
-	for (round = 0; todo && round < CONFIRM && !bad; round++) {
-		/* --total-seconds: no round that would end past it. */
-		if (time_left() < rg->cost_s || (round == 0 &&
-		    rg->tries >= REGION_TRIES)) {
-			bad = 1;
-			rc = time_left() < rg->cost_s;
-			break;
-		}
-		if (round == 0) {
+	memset(&m, 0, sizeof(m));
+	if (todo && rg->tries >= REGION_TRIES) {
+		bad = 1;
+		rc = time_left() < rg->cost_s;
+	} else if (todo) {
+		if ((rc = in_model(g, ro, o, o->seed + 7, bd, ad, nm, names,
+		    rg->cost_s, 1, &m)) < 0)
+			goto out;
+		if (m.rounds > 0 || m.failed) {
 			rg->tries++;
 			rg->ntried++;
+			rg->cost_s = m.last_s;
 		}
-		if ((rc = measure_in(g, ro, 0, NULL, 0, o->seed + 7 + round,
-		    o, bd, nm, names, &b2)) < 0 || (rc = measure_in(g, ro, 0,
-		    NULL, 1, o->seed + 7 + round, o, ad, nm, names, &a2)) < 0)
-			break;
-		rg->cost_s = b2.cost_s + a2.cost_s;
-		bad = b2.status != OPAT_OK || a2.status != OPAT_OK;
-		if (!bad && b2.us < r.before) {
-			r.before = b2.us;
-			sb = b2.spread;
-		}
-		if (!bad && a2.us < r.after) {
-			r.after = a2.us;
-			sa = a2.spread;
-		}
+		bad = m.failed || m.rounds < CONFIRM;
+		/* --total-seconds ended the rounds. */
+		rc = !m.failed && m.rounds < CONFIRM;
 	}
+	r.before = m.before;
+	r.after = m.after;
 	if (todo && !bad && rc == 0 && (f = region_after_env()) > 0)
 		r.after = r.before * f;
 	/*
@@ -1137,26 +1183,15 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 	 * nodes' times (mobilenet_v3_large at 1 thread kept one 2.04% faster
 	 * against a floor of 2% that made the whole model 2.3% slower).
 	 */
-	noise = o->noise_floor;
-	if (sb > noise)
-		noise = sb;
-	if (sa > noise)
-		noise = sa;
-	noise *= 2;
-	if (todo && rc == 0 && round > 0) {
-		cJSON *e = cJSON_CreateObject(), *keys;
-		const opat_timing *t = b2.status != OPAT_OK ? &b2 : &a2;
-		char kb[32];
-		keys = cJSON_AddArrayToObject(e, "subgraphs");
-		for (i = 0; i < nm; i++) {
-			snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
-			    subs[mem[i]].key);
-			cJSON_AddItemToArray(keys, cJSON_CreateString(kb));
-		}
+	noise = 2 * opat_margin(o->noise_floor, m.sb, m.sa);
+	if (todo && rc == 0 && (m.rounds > 0 || m.failed)) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddItemToObject(e, "subgraphs", keys_json(subs, mem,
+		    nm));
 		cJSON_AddStringToObject(e, "status", opat_status_name(bad ?
-		    t->status : OPAT_OK));
+		    m.fail.status : OPAT_OK));
 		if (bad)
-			cJSON_AddStringToObject(e, "reason", t->reason);
+			cJSON_AddStringToObject(e, "reason", m.fail.reason);
 		else {
 			cJSON_AddNumberToObject(e, "before_us",
 			    round6(r.before));
@@ -1182,10 +1217,12 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 		rg->r[rg->n++] = r;
 		mem = NULL;
 	} else if (todo && rc == 0 && b - a >= 4) {
-		m = (a + b) / 2;
-		if ((rc = try_region(g, subs, pt, ord, a, m, ro, o, rg)) == 0)
-			rc = try_region(g, subs, pt, ord, m, b, ro, o, rg);
+		int half = (a + b) / 2;
+		if ((rc = try_region(g, subs, pt, ord, a, half, ro, o, rg)) ==
+		    0)
+			rc = try_region(g, subs, pt, ord, half, b, ro, o, rg);
 	}
+out:
 	free(mem);
 	free(bd);
 	free(ad);
@@ -1285,9 +1322,7 @@ region_record(cJSON *r, const regions *rg, const sub *subs, int k)
 	int upd = rg->hit[k] || (cJSON_IsString(oc) &&
 	    (strcmp(oc->valuestring, "update") == 0 ||
 	    strcmp(oc->valuestring, "reserved") == 0));
-	cJSON *ro, *keys;
-	char kb[32];
-	int i;
+	cJSON *ro;
 
 	cJSON_DeleteItemFromObjectCaseSensitive(r, "schedule");
 	cJSON_DeleteItemFromObjectCaseSensitive(r, "before_us");
@@ -1302,12 +1337,8 @@ region_record(cJSON *r, const regions *rg, const sub *subs, int k)
 	cJSON_AddStringToObject(r, "confirmed", "model");
 	ro = cJSON_AddObjectToObject(r, "region");
 	cJSON_AddNumberToObject(ro, "index", rg->of[k]);
-	keys = cJSON_AddArrayToObject(ro, "subgraphs");
-	for (i = 0; i < reg->nm; i++) {
-		snprintf(kb, sizeof(kb), "%llu", (unsigned long long)
-		    subs[reg->members[i]].key);
-		cJSON_AddItemToArray(keys, cJSON_CreateString(kb));
-	}
+	cJSON_AddItemToObject(ro, "subgraphs", keys_json(subs, reg->members,
+	    reg->nm));
 	cJSON_AddStringToObject(r, "outcome", upd ? "update" : "add");
 }
 
