@@ -3,7 +3,7 @@
  * by the graph's passes as in a ResNet) under several schedules,
  * interleaved, for choosing the defaults of the GEMM-based algorithms.
  *
- *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] [-p] [-g groups]
+ *   bench/convb [-t threads] [-r rounds] [-w] [-c] [-a] [-p | -P] [-g groups]
  *       SHAPE [SCHED...]
  *
  * SHAPE is Cin>Cout@H[/k][/s] (H the input's height and width, k the
@@ -17,7 +17,9 @@
  * and the input from the cache as when the previous node wrote it.
  * -p has the input rewritten before each call by the pool's threads,
  * a block of its channels each, as a producing node leaves it (by
- * default the calling thread reads it back).  -a adds the residual
+ * default the calling thread reads it back); -P likewise but a block of
+ * each channel's positions each, as a pointwise Conv's GEMM split by
+ * columns leaves it.  -a adds the residual
  * Add; -g sets the Conv's groups (-g 0: Cin, a
  * depthwise Conv, e.g. -g 0 '96>96@112/3/2').  Prints each variant's minimum and median
  * (microseconds), GFLOP/s at the minimum and the median over the
@@ -38,11 +40,15 @@
 
 #define FLUSH_BYTES ((size_t)64 << 20)
 
-/* -p: the input rewritten by the pool's threads, a block of planes each. */
+/*
+ * -p: the input rewritten by the pool's threads, a block of planes each;
+ * -P: a block of every plane's positions each, as a pointwise Conv's
+ * GEMM split by columns leaves it.
+ */
 struct prod {
 	float *x;
 	int64_t planes, plsz;
-	int parts;
+	int parts, cols;
 };
 
 static void
@@ -53,6 +59,14 @@ prod_chunk(void *ctx, int64_t c, int tid)
 	int64_t hi = (c + 1) * n / p->parts;
 
 	(void)tid;
+	if (p->cols) {
+		int64_t q, j0 = c * p->plsz / p->parts;
+		int64_t j1 = (c + 1) * p->plsz / p->parts;
+		for (q = 0; q < n; q++)
+			for (i = q * p->plsz + j0; i < q * p->plsz + j1; i++)
+				p->x[i] = p->x[i] * 0.5f + 0.25f;
+		return;
+	}
 	for (i = lo * p->plsz; i < hi * p->plsz; i++)
 		p->x[i] = p->x[i] * 0.5f + 0.25f;
 }
@@ -94,7 +108,7 @@ main(int argc, char **argv)
 	setenv("AOE_SPIN_US", "100000", 0);
 	int64_t xn, yn;
 
-	while ((ch = getopt(argc, argv, "t:r:wcapg:")) != -1)
+	while ((ch = getopt(argc, argv, "t:r:wcapPg:")) != -1)
 		switch (ch) {
 		case 't': nthreads = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
@@ -102,11 +116,12 @@ main(int argc, char **argv)
 		case 'c': bench_clk = CLOCK_PROCESS_CPUTIME_ID; break;
 		case 'a': resid = 1; break;
 		case 'p': prodw = 1; break;
+		case 'P': prodw = 2; break;
 		case 'g': grp = atoi(optarg); break;
 		default:
 		usage:
 			fprintf(stderr, "usage: convb [-t threads] [-r rounds] "
-			    "[-w] [-c] [-a] [-p] [-g groups] Cin>Cout@H[/k][/s] "
+			    "[-w] [-c] [-a] [-p | -P] [-g groups] Cin>Cout@H[/k][/s] "
 			    "[sched...]\n");
 			return 2;
 		}
@@ -173,6 +188,7 @@ main(int argc, char **argv)
 	pd.planes = c;
 	pd.plsz = (int64_t)h * h;
 	pd.parts = nthreads > 1 ? nthreads : 1;
+	pd.cols = prodw == 2;
 	flush = malloc(FLUSH_BYTES);
 	memset(flush, 1, FLUSH_BYTES);
 	for (r = 0; r < rounds; r++)

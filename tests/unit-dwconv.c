@@ -44,7 +44,8 @@ geom_of(const spec *s, aoe_conv_geom *g)
 /*
  * The kernel run_case runs: reg = 0 the row kernel (dw_rows=1), 1 the
  * register-blocked one (dw_rows=2) at pass shape reg_oh, reg_ow, 2 the
- * flat one (dw_rows=3), 3 the channels-in-lanes one (dw_rows=4).
+ * flat one (dw_rows=3), 3 the channels-in-lanes one (dw_rows=4), 4 the
+ * phase one (dw_rows=5).
  */
 static int reg, reg_oh, reg_ow;
 
@@ -85,6 +86,10 @@ run_case(const spec *s, int vw, int nthreads, double *maxerr)
 	if (reg == 2) {
 		if (aoe_dw_flat(&g, x, w, bias, &a, add, y, vw, nthreads) < 0)
 			ok_ = 0;
+	} else if (reg == 4) {
+		if (aoe_dw_phase(&g, x, w, bias, &a, add, y, vw, case_nt,
+		    nthreads) < 0)
+			ok_ = 0;
 	} else if (reg == 3) {
 		if (aoe_dw_lanes(&g, x, w, bias, &a, add, y, vw, case_nt,
 		    nthreads) < 0)
@@ -121,7 +126,7 @@ print_mismatch(const spec *s, int vw, int th, double e)
 	    s->add, s->bias, vw, th);
 	if (reg == 1)
 		printf(" oh=%d ow=%d", reg_oh, reg_ow);
-	if (reg == 1 || reg == 3)
+	if (reg == 1 || reg == 3 || reg == 4)
 		printf(" nt=%d", case_nt);
 	printf(" error %.3g\n", e);
 }
@@ -601,6 +606,53 @@ main(void)
 		    "error %.2g", t.nc, t.worst);
 		reg = 0;
 	}
+	/*
+	 * The phase kernel (dw_rows=5): the model shapes (outputs 56 and
+	 * 112 wide: one and two blocks of four vectors), then random shapes
+	 * it takes (3x3 and 5x5 at stride 2, a left pad of 0 or half the
+	 * kernel, any other pads, channels 1..67, multipliers, batches).
+	 */
+	{
+		static const int64_t L[][5] = { { 96, 112, 3, 2, 1 },
+		    { 144, 56, 5, 2, 2 }, { 32, 224, 3, 2, 1 },
+		    { 72, 56, 5, 2, 2 }, { 19, 113, 3, 2, 1 },
+		    { 40, 30, 5, 2, 2 }, { 67, 14, 3, 2, 1 },
+		    { 20, 9, 3, 2, 1 }, { 24, 150, 5, 2, 2 } };
+		tally t = { 0, 0, 0 };
+		reg = 4;
+		tally_models(&t, L, sizeof(L) / sizeof(L[0]));
+		ok(t.bad == 0, "dw_rows=5: %d model shapes (widths 8 and 16) "
+		    "match the reference, worst error %.2g", t.nc, t.worst);
+		t.nc = t.bad = 0;
+		t.worst = 0;
+		for (i = 0; i < 300; i++) {
+			spec s;
+			random_plane(&s);
+			if (frand() > 0.5f)
+				s.w = 1 + (int64_t)((frand() + 1) / 2 * 300) %
+				    300;
+			s.kh = s.kw = frand() > 0 ? 3 : 5;
+			s.sh = s.sw = 2;
+			s.dh = s.dw = 1;
+			random_pads_upto(&s);
+			s.pl = frand() > 0.3f ? s.kw / 2 : 0;
+			random_epilogue(&s);
+			geom_of(&s, &g);
+			if (g.out[1] < 1 || g.out[2] < 1 ||
+			    !aoe_dw_phase_ok(&g)) {
+				i--;
+				continue;
+			}
+			tally_widths_threads(&t, &s);
+		}
+		ok(t.bad == 0, "dw_rows=5: %d random cases (channels 1..67, "
+		    "multipliers, 3x3 and 5x5 at stride 2, planes up to 300 "
+		    "wide, left pads 0 and half the kernel, other pads up to "
+		    "the kernel, every epilogue, widths 8 and 16, 1 and 2 "
+		    "threads) match the reference, worst error %.2g", t.nc,
+		    t.worst);
+		reg = 0;
+	}
 	/* Through Conv's space: each dw schedule gives the same output. */
 	{
 		static const int64_t L[][4] = { { 17, 23, 3, 1 },
@@ -611,7 +663,8 @@ main(void)
 		    { 4, 2, 8, 2, 1 }, { 4, 2, 16, 4, 2 },
 		    { 4, 2, 16, 1, 2 }, { 4, 3, 0, 0, 0 }, { 4, 3, 8, 0, 0 },
 		    { 4, 3, 16, 0, 0 }, { 4, 4, 0, 0, 0 }, { 4, 4, 8, 0, 0 },
-		    { 4, 4, 16, 0, 0 } };
+		    { 4, 4, 16, 0, 0 }, { 4, 5, 0, 0, 0 }, { 4, 5, 8, 0, 0 },
+		    { 4, 5, 16, 0, 0 } };
 		enum { NCFG = sizeof(cfg) / sizeof(cfg[0]) };
 		unsigned k, c;
 		int same = 1, refused = 1;
@@ -633,6 +686,9 @@ main(void)
 					/* No 16-float choice without AVX-512. */
 					if (cfg[c][2] == 16 && !aoe_cpu_avx512())
 						continue;
+					/* dw_rows=5 at stride 2 only. */
+					if (cfg[c][1] == 5 && L[k][3] != 2)
+						continue;
 					memset(&s, 0, sizeof(s));
 					aoe_sched_set(&s, "algo", cfg[c][0]);
 					aoe_sched_set(&s, "dw_rows", cfg[c][1]);
@@ -641,7 +697,7 @@ main(void)
 					aoe_sched_set(&s, "dw_ow", cfg[c][4]);
 					if (cfg[c][0] == 4 && (cfg[c][1] == -1 ||
 					    cfg[c][1] == 0 || cfg[c][1] == 2 ||
-					    cfg[c][1] == 4))
+					    cfg[c][1] == 4 || cfg[c][1] == 5))
 						aoe_sched_set(&s, "dw_nt",
 						    (c + th) % 2 ? 1 : -1);
 					opts.nthreads = th;
@@ -690,14 +746,21 @@ main(void)
 					if (aoe_space_apply(t.g, t.n, &s) == 0)
 						refused = 0;
 				}
+				/* dw_rows=5 at stride 1. */
+				memset(&s, 0, sizeof(s));
+				aoe_sched_set(&s, "algo", 4);
+				aoe_sched_set(&s, "dw_rows", 5);
+				if (L[k][3] == 1 &&
+				    aoe_space_apply(t.g, t.n, &s) == 0)
+					refused = 0;
 			}
 			free(ref);
 			aoe_graph_free(t.g);
 		}
 		ok(same, "a depthwise Conv node gives the same output under "
 		    "dw_rows 0, 1 (dw_vec 8, 16), 2 (dw_vec, dw_oh, dw_ow), "
-		    "3 (dw_vec) and -1, at 1 and 2 threads, dw_nt -1 and 1 "
-		    "where it applies");
+		    "3, 4 and 5 (dw_vec; 5 at stride 2) and -1, at 1 and 2 "
+		    "threads, dw_nt -1 and 1 where it applies");
 		ok(refused, "dw_rows with another algo, dw_vec without "
 		    "dw_rows=1 or 2, dw_oh without dw_rows=2, dw_oh=3, dw_nt "
 		    "with dw_rows=1 or another algo, and dw_nt=0 are refused");
@@ -751,12 +814,14 @@ main(void)
 		    "default is dw_rows=4");
 		s.h = s.w = 112;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == 0, "3x3 stride 2 from 112x112 runs "
-		    "dw_rows=0 by default");
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 0),
+		    "3x3 stride 2 from 112x112 runs dw_rows=%d by default",
+		    aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 56;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == 0, "3x3 stride 2 from 56x56 runs "
-		    "dw_rows=0 by default");
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 0),
+		    "3x3 stride 2 from 56x56 runs dw_rows=%d by default",
+		    aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 28;
 		geom_of(&s, &g);
 		ok(aoe_dw_auto(&g) == 4, "3x3 stride 2 from 28x28 runs "

@@ -2291,8 +2291,9 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
  * Which kernel algo 4 runs: 2 the register-blocked one (k_dwconv.c,
  * dw_rows=2), 1 by rows through a ring (dw_rows=1), 0 the NCHW plane
  * and 8-channel kernels above (dw_rows=0), 3 the flat one (k_dwconv.c,
- * dw_rows=3), each where it applies.  By default (dw_rows=-1,
- * aoe_dw_auto) 2 or 3 at stride 1 where they apply, else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
+ * dw_rows=3), 4 channels in the lanes, 5 the phases of a stride-2 row,
+ * each where it applies.  By default (dw_rows=-1, aoe_dw_auto) 2 or 3
+ * at stride 1 where they apply, 4 or 5 (AVX-512) at stride 2, else 0.  (dw_rows=1 lost to the 8-channel kernel 1.5x to 10x on
  * mobilenet_v2's layers, most on small planes, where a row's fixed
  * costs outweigh its few FMAs.)
  */
@@ -2310,6 +2311,8 @@ dw_mode_of(const conv_geom *g, const aoe_sched *s, int clamp)
 		return aoe_dw_flat_ok(g) ? 3 : 0;
 	if (v == 4)
 		return aoe_dw_rows_ok(g) ? 4 : 0;
+	if (v == 5)
+		return aoe_dw_phase_ok(g) ? 5 : 0;
 	if (v == 0)
 		return 0;
 	m = aoe_dw_auto(g);
@@ -2374,6 +2377,10 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 		break;
 	case 4:
 		rc = aoe_dw_lanes(cg, x, w, bias, &act, add, y, vec, nt,
+		    k->nthreads);
+		break;
+	case 5:
+		rc = aoe_dw_phase(cg, x, w, bias, &act, add, y, vec, nt,
 		    k->nthreads);
 		break;
 	default:
@@ -3411,9 +3418,9 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	    aoe_sched_get(s, "dw_rows", -1) != 2 &&
 	    aoe_sched_get(s, "dw_rows", -1) != 3 &&
 	    aoe_sched_get(s, "dw_rows", -1) != 4 &&
+	    aoe_sched_get(s, "dw_rows", -1) != 5 &&
 	    aoe_sched_get(s, "dw_vec", 0) != 0) {
-		snprintf(why, len, "dw_vec applies to dw_rows=1, 2, 3 and 4 "
-		    "only");
+		snprintf(why, len, "dw_vec applies to dw_rows=1 to 5 only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) != 2 &&
@@ -3425,8 +3432,8 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_nt", -1) != -1 &&
 	    (aoe_sched_get(s, "dw_rows", -1) == 1 ||
 	    aoe_sched_get(s, "dw_rows", -1) == 3)) {
-		snprintf(why, len, "dw_nt applies to dw_rows=-1, 0, 2 and 4 "
-		    "only");
+		snprintf(why, len, "dw_nt applies to dw_rows=-1, 0, 2, 4 and "
+		    "5 only");
 		return -1;
 	}
 	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 2 &&
@@ -3440,6 +3447,13 @@ conv_check(const aoe_space *sp, const aoe_sched *s, char *why, size_t len)
 	    !(sp->fact[5] & 2)) {
 		snprintf(why, len, "dw_rows=3 needs a depthwise kernel up to "
 		    "7x7, strides 1,1 or 2,2, unit dilations");
+		return -1;
+	}
+	if (sp->fact[1] == 0 && aoe_sched_get(s, "dw_rows", -1) == 5 &&
+	    !(sp->fact[5] & 4)) {
+		snprintf(why, len, "dw_rows=5 needs a 3x3 or 5x5 depthwise "
+		    "kernel, strides 2,2, unit dilations, a left pad of 0 or "
+		    "half the kernel");
 		return -1;
 	}
 	if (algo == ALGO_DEPTHWISE) {
@@ -3591,12 +3605,17 @@ aoe_space_conv(aoe_space *sp)
 		if ((rc = aoe_space_wino(sp, (int)sp->fact[2],
 		    (int)sp->fact[3], cg.mg, cg.out[1], cg.out[2])) < 0)
 			return rc;
-		/* Bit 0: dw_rows=2 applies, bit 1: dw_rows=3 does. */
+		/*
+		 * Bit 0: dw_rows=2 applies, bit 1: dw_rows=3 does, bit 2:
+		 * dw_rows=5 does.
+		 */
 		sp->fact[5] = (cg.cg == 1 && aoe_dw_reg_ok(&cg)) |
-		    (cg.cg == 1 && aoe_dw_flat_ok(&cg)) << 1;
+		    (cg.cg == 1 && aoe_dw_flat_ok(&cg)) << 1 |
+		    (cg.cg == 1 && aoe_dw_phase_ok(&cg)) << 2;
 		if ((rc = aoe_space_dw(sp, cg.cg == 1 &&
 		    aoe_dw_rows_ok(&cg), (int)(sp->fact[5] & 1),
-		    (int)(sp->fact[5] >> 1 & 1))) < 0)
+		    (int)(sp->fact[5] >> 1 & 1),
+		    (int)(sp->fact[5] >> 2 & 1))) < 0)
 			return rc;
 		if (blocked_ok(&cg)) {
 			aoe_c8 p;
@@ -3618,12 +3637,14 @@ aoe_space_conv(aoe_space *sp)
 	    "shape of this CPU (see mr); mc % mr == 0; nc % nr == 0; "
 	    "algo=4 holds every other knob at its default but dw_rows, "
 	    "dw_vec, dw_oh, dw_ow and dw_nt, which apply to algo=4 only; "
-	    "dw_vec 0 unless dw_rows=1, 2, 3 or 4; dw_oh and dw_ow 0 unless "
-	    "dw_rows=2; dw_nt -1 unless dw_rows=-1, 0, 2 or 4; "
+	    "dw_vec 0 unless dw_rows=1 to 5; dw_oh and dw_ow 0 unless "
+	    "dw_rows=2; dw_nt -1 unless dw_rows=-1, 0, 2, 4 or 5; "
 	    "dw_rows=2 only for 3x3 and 5x5 depthwise kernels with strides "
 	    "1,1 or 2,2, unit dilations and pads below the kernel; "
 	    "dw_rows=3 only for depthwise kernels up to 7x7 with strides "
 	    "1,1 or 2,2 and unit dilations; "
+	    "dw_rows=5 only for 3x3 and 5x5 depthwise kernels with strides "
+	    "2,2, unit dilations and a left pad of 0 or half the kernel; "
 	    "tile != 0 only with algo=3 or 6; batch_par == -1 with algo=3 "
 	    "or 6; "
 	    "packb == -1 with algo=2; planes == -1 unless algo=2; "

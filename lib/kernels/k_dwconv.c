@@ -26,8 +26,9 @@
  * planes 8 wide or less only; on AVX-512 planes 8 wide or less run the
  * fourth kernel, dw_rows=4, channels in the lanes, last in this file,
  * but 3x3 with a plain Relu or Clip fused: see k_conv.c's dw_mode_of),
- * dw_rows=4 at stride 2 on outputs up to 16 wide, and k_conv.c's
- * 8-channel kernel at stride 2 on larger ones.
+ * dw_rows=4 at stride 2 on outputs up to 16 wide, and on larger ones
+ * the fifth kernel (dw_rows=5, phases, last in this file) under AVX-512
+ * and k_conv.c's 8-channel kernel under AVX2.
  * The third kernel (dw_rows=3, flat) is a choice for the tuner only.
  */
 #include <immintrin.h>
@@ -103,26 +104,126 @@ dw_fill(const aoe_conv_geom *g, const float *x, int64_t ih, float *d,
 		memset(d, 0, sizeof(float) * lo);
 		if (sw == 1)
 			memcpy(d + lo, sq + lo, sizeof(float) * (hi - lo));
-		else if (sw == 2) {
-			/* Eight even floats of sixteen a step. */
-			for (c = lo; c + 8 <= hi && 2 * c + 16 + o <= I2;
-			    c += 8) {
-				__m256 a = _mm256_loadu_ps(sq + 2 * c);
-				__m256 b = _mm256_loadu_ps(sq + 2 * c + 8);
-				__m256 e = _mm256_shuffle_ps(a, b, 0x88);
-				_mm256_storeu_ps(d + c, _mm256_castpd_ps(
-				    _mm256_permute4x64_pd(_mm256_castps_pd(e),
-				    0xd8)));
-			}
-			for (; c < hi; c++)
-				d[c] = sq[2 * c];
-		}
 		else
 			for (c = lo; c < hi; c++)
 				d[c] = sq[c * sw];
 		memset(d + hi, 0, sizeof(float) * (pp - hi));
 	}
 }
+
+/*
+ * At stride 2 both phases of a row come from one pass over it: a pair
+ * of vectors from input column 2c - pw holds phase 0's columns c.. in
+ * its even lanes and phase 1's in its odd ones, so a row is two loads,
+ * two permutes and two stores a vector of each phase, the pads read as
+ * zeros under the loads' masks.  Only the ncols columns the taps read
+ * are written (rounded up to a vector): the ring is zeroed when a chunk
+ * starts, so the slack after them, which only dropped lanes read, holds
+ * zeros.  (dw_fill's memsets and one-float copies took 6 times the FMAs'
+ * time on mobilenet_v2's 96 @112/2.)
+ */
+static int64_t
+dw_ncols(const aoe_conv_geom *g)
+{
+	const int64_t sw = g->s[2];
+	const int64_t rw = (g->out[2] - 1) * sw + (g->k[2] - 1) * g->d[2] + 1;
+
+	return (rw + sw - 1) / sw;
+}
+
+/* The lanes [lo, hi) of a vector of vw at input column p inside [0, w). */
+static inline void
+dw_lanes(int64_t p, int64_t w, int vw, int *lo, int *hi)
+{
+	*lo = (int)min64(p < 0 ? -p : 0, vw);
+	*hi = (int)max64(min64(w - p, vw), *lo);
+}
+
+static inline __m256
+dw_mload8(const float *p, int64_t col, int64_t w)
+{
+	int lo, hi;
+
+	dw_lanes(col, w, 8, &lo, &hi);
+	return _mm256_maskload_ps(p, _mm256_andnot_si256(aoe_lane_mask(lo),
+	    aoe_lane_mask(hi)));
+}
+
+static void
+dw_fill2_8(const aoe_conv_geom *g, const float *x, int64_t ih, float *d,
+    int64_t pp, int64_t ncols)
+{
+	const int64_t I2 = g->in[2], pw = g->pb[2];
+	const float *src = x + ih * I2;
+	int64_t c;
+
+	for (c = 0; c < ncols; c += 8) {
+		int64_t p = 2 * c - pw;
+		__m256 u, v, e, o;
+
+		if (p >= 0 && p + 16 <= I2) {
+			u = _mm256_loadu_ps(src + p);
+			v = _mm256_loadu_ps(src + p + 8);
+		} else {
+			u = dw_mload8(src + p, p, I2);
+			v = dw_mload8(src + p + 8, p + 8, I2);
+		}
+		e = _mm256_shuffle_ps(u, v, 0x88);
+		o = _mm256_shuffle_ps(u, v, 0xdd);
+		_mm256_storeu_ps(d + c, _mm256_castpd_ps(_mm256_permute4x64_pd(
+		    _mm256_castps_pd(e), 0xd8)));
+		_mm256_storeu_ps(d + pp + c, _mm256_castpd_ps(
+		    _mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8)));
+	}
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __m512
+dw_mload16(const float *p, int64_t col, int64_t w)
+{
+	int lo, hi;
+
+	dw_lanes(col, w, 16, &lo, &hi);
+	return _mm512_maskz_loadu_ps((__mmask16)(((1u << hi) - 1) &
+	    ~((1u << lo) - 1)), p);
+}
+
+static void
+dw_fill2_16(const aoe_conv_geom *g, const float *x, int64_t ih, float *d,
+    int64_t pp, int64_t ncols)
+{
+	const int64_t I2 = g->in[2], pw = g->pb[2];
+	const float *src = x + ih * I2;
+	const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+	    18, 20, 22, 24, 26, 28, 30);
+	const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17,
+	    19, 21, 23, 25, 27, 29, 31);
+	int64_t c;
+
+	for (c = 0; c < ncols; c += 16) {
+		int64_t p = 2 * c - pw;
+		__m512 u, v;
+
+		if (p >= 0 && p + 32 <= I2) {
+			u = _mm512_loadu_ps(src + p);
+			v = _mm512_loadu_ps(src + p + 16);
+		} else {
+			u = dw_mload16(src + p, p, I2);
+			v = dw_mload16(src + p + 16, p + 16, I2);
+		}
+		_mm512_storeu_ps(d + c, _mm512_permutex2var_ps(u, ie, v));
+		_mm512_storeu_ps(d + pp + c, _mm512_permutex2var_ps(u, io,
+		    v));
+	}
+}
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
 
 /*
  * Output row y[0..o2) = bias + sum over nt taps of w[t] * tp[t][ow], in
@@ -253,6 +354,7 @@ dw_plane_rows(const struct dwr_ctx *d, int64_t b, int64_t m, float *buf)
 	const int64_t K1 = g->k[1], K2 = g->k[2], sh = g->s[1];
 	const int64_t sw = g->s[2], dh = g->d[1], dw = g->d[2];
 	const int64_t pp = dw_pp(g, d->vw), ns = dw_ns(g), rs = sw * pp;
+	const int64_t ncols = dw_ncols(g);
 	const float *x = d->x + (b * g->c + m / g->mg) * g->insz;
 	const float *w = d->w + m * g->ksz;
 	const float bv = d->bias ? d->bias[m] : 0;
@@ -284,7 +386,12 @@ dw_plane_rows(const struct dwr_ctx *d, int64_t b, int64_t m, float *buf)
 				continue;
 			row = buf + s * rs;
 			if (tag[s] != ih) {
-				dw_fill(g, x, ih, row, pp);
+				if (sw != 2)
+					dw_fill(g, x, ih, row, pp);
+				else if (d->vw == 16)
+					dw_fill2_16(g, x, ih, row, pp, ncols);
+				else
+					dw_fill2_8(g, x, ih, row, pp, ncols);
 				tag[s] = ih;
 			}
 			for (kw = 0; kw < K2; kw++) {
@@ -321,6 +428,9 @@ dwr_chunk(void *arg, int64_t c, int tid)
 		__atomic_store_n(d->fail, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/* The slack of the rows dw_fill2_* makes (see there). */
+	if (g->s[2] == 2)
+		memset(buf, 0, sizeof(float) * aoe_dw_bufsize(g));
 	for (pl = aoe_chunk_lo(d->items, d->nch, c); pl < p1; pl++)
 		dw_plane_rows(d, pl / g->m, pl % g->m, buf);
 }
@@ -705,6 +815,16 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	    g->out[2] <= 16) || (avx512 && g->s[1] == 1 &&
 	    g->out[2] <= 8)))
 		return 4;
+	/*
+	 * At stride 2 on wider outputs, under AVX-512, the phase kernel
+	 * (dw_rows=5; figures there; on AVX2, AOE_MAX_ISA=avx2 on the same
+	 * Zen 5, it took 1.5x to 2x the 8-channel kernel's time).  At 2
+	 * threads, cold weights: 96 @112/2 163 to 137 us, 144 @56/2 59 to
+	 * 46, 72 @56/2 5x5 56 to 40; on outputs 14 wide it lost (192 @28/2
+	 * 24.5 to 27.9, 240 @28/2 5x5 41 to 51), the lanes kept there.
+	 */
+	if (avx512 && g->s[1] == 2 && aoe_dw_phase_ok(g))
+		return 5;
 	if (!aoe_dw_reg_ok(g) || g->s[1] != 1)
 		return 0;
 	if (!avx512)
@@ -843,6 +963,43 @@ struct dr_setup {
 	void *heap;
 };
 
+/*
+ * The epilogue's forms for the kernels that read the input in place
+ * (dw_rows=2 and 5): e and *epi as aoe_act_epi makes them (a pass over
+ * the rows; a residual alone is a clamp that keeps every value), unless
+ * no residual or affine follows, when the activation is applied in
+ * registers: a plain Relu or Clip (*clamp) as each vector is stored,
+ * SiLU (*kind 1) and HardSwish (2) to each pass's accumulators, the kind
+ * fixed per call.  As a pass over the rows, Relu took 7.5 of 45 us on
+ * 576 @14 (Zen 5, 1 thread).  SiLU and HardSwish, unit-dwconv's
+ * DWCONV_BENCH, CPU time, minima of 3, pass against registers,
+ * HardSwish: 576 @14 45.2 to 38.0 us, 672 @14 5x5 94.5 to 84.8, 144 @56
+ * 157.2 to 142.9, 32 @112 104.5 to 94.1; SiLU: 576 @14 50.4 to 49.7, 672
+ * @14 5x5 100.7 to 96.0, 144 @56 190.4 to 155.8, 240 @28 5x5 131.3 to
+ * 125.0.  (Any kind switched at each store instead made 576 @14 with
+ * Relu 35 to 62 us: six activations inlined at every store site of the
+ * unrolled passes.)
+ */
+static void
+dr_epi_forms(const struct aoe_act *act, const float *add, aoe_epi *e,
+    int *epi, int *clamp, int *kind)
+{
+	*epi = (act != NULL && aoe_act_epi(act, e)) || add != NULL;
+	*clamp = *kind = 0;
+	if (*epi && add == NULL && e->ps == NULL && e->pt == NULL) {
+		*clamp = e->kind == AOE_EPI_CLAMP;
+		*kind = e->kind == AOE_EPI_SILU ? 1 :
+		    e->kind == AOE_EPI_HARDSWISH ? 2 : 0;
+		if (*clamp || *kind)
+			*epi = 0;
+	}
+	if (*epi && act == NULL) {
+		e->kind = AOE_EPI_CLAMP;
+		e->lo = -3.4028235e38f;
+		e->hi = 3.4028235e38f;
+	}
+}
+
 /* Set s up for g, act and add; -1 when out of memory. */
 static int
 dr_prepare(struct dr_setup *s, const aoe_conv_geom *g,
@@ -862,33 +1019,7 @@ dr_prepare(struct dr_setup *s, const aoe_conv_geom *g,
 	d->g = g;
 	d->add = add;
 	d->R = oh;
-	d->epi = (act != NULL && aoe_act_epi(act, &d->e)) || add != NULL;
-	/*
-	 * Where no residual or affine follows, the activation is applied
-	 * in registers: a plain Relu or Clip (the epilogue's clamp) as each
-	 * vector is stored, SiLU and HardSwish to each pass's accumulators
-	 * with the kind fixed per call.  As a pass over the rows, Relu took
-	 * 7.5 of 45 us on 576 @14 (Zen 5, 1 thread).  SiLU and HardSwish,
-	 * unit-dwconv's DWCONV_BENCH, CPU time, minima of 3, pass against
-	 * registers, HardSwish: 576 @14 45.2 to 38.0 us, 672 @14 5x5 94.5
-	 * to 84.8, 144 @56 157.2 to 142.9, 32 @112 104.5 to 94.1; SiLU: 576
-	 * @14 50.4 to 49.7, 672 @14 5x5 100.7 to 96.0, 144 @56 190.4 to
-	 * 155.8, 240 @28 5x5 131.3 to 125.0.  (Any kind switched at each
-	 * store instead made 576 @14 with Relu 35 to 62 us: six activations
-	 * inlined at every store site of the unrolled passes.)
-	 */
-	if (d->epi && add == NULL && d->e.ps == NULL && d->e.pt == NULL) {
-		d->clamp = d->e.kind == AOE_EPI_CLAMP;
-		d->act = d->e.kind == AOE_EPI_SILU ? 1 :
-		    d->e.kind == AOE_EPI_HARDSWISH ? 2 : 0;
-		if (d->clamp || d->act)
-			d->epi = 0;
-	}
-	if (d->epi && act == NULL) {
-		d->e.kind = AOE_EPI_CLAMP;
-		d->e.lo = -3.4028235e38f;
-		d->e.hi = 3.4028235e38f;
-	}
+	dr_epi_forms(act, add, &d->e, &d->epi, &d->clamp, &d->act);
 	nb = (g->out[2] + (int64_t)ow * vw - 1) / ((int64_t)ow * vw);
 	per = (size_t)(ow * K * 2);
 	if (nb > 64 || (vw == 8 && nb > 16)) {
@@ -1536,7 +1667,7 @@ aoe_dw_flat(const aoe_conv_geom *g, const float *x, const float *w,
 }
 
 int
-aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
+aoe_space_dw(aoe_space *sp, int live, int reg, int flat, int phase)
 {
 	static const int64_t vec[] = { 0, 8, 16 };
 	static const int64_t oh[] = { 0, 1, 2, 4, 8 }, ow[] = { 0, 1, 2 };
@@ -1546,7 +1677,7 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	 * might be kept, to stop the streaming in the model.
 	 */
 	static const int64_t nt[] = { -1, 1 };
-	int64_t rows[6] = { -1, 0, 1 };
+	int64_t rows[7] = { -1, 0, 1 };
 	int nv = aoe_cpu_avx512() ? 3 : 2, nr = 3;
 
 	if (reg)
@@ -1554,9 +1685,11 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	if (flat)
 		rows[nr++] = 3;
 	rows[nr++] = 4;
+	if (phase)
+		rows[nr++] = 5;
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
 	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: 4 on outputs up "
-	    "to 16 wide, else 0; at stride 1: "
+	    "to 16 wide, else AVX-512 5 and AVX2 0; at stride 1: "
 	    "AVX-512 4 on planes 8 wide or less (2 for 3x3 with a plain "
 	    "Relu or Clip fused), else 2; AVX2 2 for 5x5 "
 	    "and planes 8 wide or less, else 0), 0 the NCHW plane "
@@ -1567,11 +1700,14 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 	    "over its flattened output grid (up to 7x7, strides 1 and 2), 4 "
 	    "channels in the lanes: dw_vec planes interleaved a band of rows "
 	    "at a time, whole vectors over the flattened output grid (any "
-	    "kernel, stride, pads); 1 to 4 fuse the epilogue (k_dwconv.c)") < 0)
+	    "kernel, stride, pads), 5 phases: stride-2 rows read in place, "
+	    "a pair of loads split into even and odd columns making two "
+	    "taps (3x3 and 5x5, left pad 0 or half the kernel); 1 to 5 fuse "
+	    "the epilogue (k_dwconv.c)") < 0)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, -1);
 	if (aoe_space_add(sp, "dw_vec", live ? nv : 1, vec, "algo=4 with "
-	    "dw_rows=1 to 4: vector width, 0 auto (dw_rows=1, 3 and 4: 16 "
+	    "dw_rows=1 to 5: vector width, 0 auto (dw_rows=1, 3, 4 and 5: 16 "
 	    "where AVX-512 is allowed, else 8; dw_rows=2: 16 there when the "
 	    "output is wider than 8 columns, else 8), 8, 16") < 0)
 		return -AOE_EINTERNAL;
@@ -1585,7 +1721,7 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat)
 		return -AOE_EINTERNAL;
 	AOE_SPACE_DEF(sp, 0);
 	if (aoe_space_add(sp, "dw_nt", live ? 2 : 1, nt, "algo=4 with "
-	    "dw_rows -1, 0, 2 or 4 (0 with eight planes an item, 4 with "
+	    "dw_rows -1, 0, 2, 4 or 5 (0 with eight planes an item, 4 and 5 with "
 	    "whole planes): the output made in a per-thread buffer and "
 	    "streamed to memory "
 	    "(non-temporal stores), -1 auto (at 2 threads and more, on "
@@ -2130,5 +2266,418 @@ aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
 	d.nch = aoe_nchunks(d.items, nthreads);
 	d.fail = &fail;
 	aoe_parallel(nthreads, d.nch, dl_chunk, &d);
+	return fail ? -1 : 0;
+}
+
+/*
+ * The phase kernel (dw_rows=5): 3x3 and 5x5 kernels at stride 2,2, unit
+ * dilations, a left pad of 0 or half the kernel (the same-size padding
+ * of MobileNet and EfficientNet), any other pads.  The input is read in
+ * place, as by the register-blocked kernel, but a stride-2 row is split
+ * into its two phases once for every tap that reads it: an output
+ * vector's taps at input columns 2 ow + d, d = kw - pad, are the even
+ * (d even) or odd (d odd) lanes of the pair of vectors that starts at
+ * column 2 ow + 2 floor(d / 2), so one pair of loads and two permutes
+ * (AVX-512; on AVX2 two shuffles, whose lanes come out in the order 0 1
+ * 4 5 2 3 6 7, the same for every tap, put right once as the result is
+ * stored) make two taps, where the register-blocked kernel loads a pair
+ * for each.  A pass makes DP_R rows of V vectors; a block of columns
+ * whose loads all fall inside the image loads plainly, one at an edge
+ * under masks made once a call, zero outside, so the pads cost nothing
+ * and nothing outside the row is read.  Rows above and below the image
+ * are skipped.  Zen 5 (AVX-512, 1 thread, warm, bench/convb, with a
+ * Relu): mobilenet_v2's 96 @112/2 from 140 us (the 8-channel kernel)
+ * to 86, 144 @56/2 from 74 to 57.  The epilogue is the register-blocked
+ * kernel's: a plain Relu or Clip at each store, SiLU and HardSwish on
+ * the accumulators, any other on the pass's rows while in L1.  Threads
+ * split the planes.
+ */
+/* Rows a pass (4 rows of 2 vectors lost: 72 @56/2 5x5 38 to 45 us). */
+#define DP_R(V) 2
+#define DP_MAXR 4
+#define DP_MAXV 4
+#define DP_MAXB 24	/* masks a column block: pairs (3) x V x halves */
+
+int
+aoe_dw_phase_ok(const aoe_conv_geom *g)
+{
+	return g->nsp == 2 && g->cg == 1 && g->k[1] == g->k[2] &&
+	    (g->k[1] == 3 || g->k[1] == 5) && g->s[1] == 2 && g->s[2] == 2 &&
+	    g->d[1] == 1 && g->d[2] == 1 &&
+	    (g->pb[2] == 0 || g->pb[2] == g->k[2] / 2);
+}
+
+/*
+ * One pass of DP_R rows from oh0 and V vectors of VW floats from ow0,
+ * both widths: EVEN and ODD take a pair's phases, FIX puts a result's
+ * lanes in order, MLOAD(p, m) loads under a mask.  PL is the left pad,
+ * ER says a row may be outside the image (or past the output), EC that
+ * a load may be.
+ */
+#define DP_BLK(NAME, VT, VW, MT, SET1, LOADU, MLOAD, EVEN, ODD, FIX,	\
+    FMADD, STOREU, PSTORE, MAXF, MINF, SILU, HSWISH)			\
+static inline __attribute__((always_inline)) void			\
+NAME(const int K, const int PL, const int V, const int ER, const int EC, \
+    const struct dr_args *a, int64_t oh0, int64_t ow0, const MT *mk)	\
+{									\
+	const int J0 = PL ? -1 : 0, NJ = K == 3 ? 2 : 3;		\
+	const int R = DP_R(V);						\
+	VT acc[DP_MAXR][DP_MAXV], t[5], wv[9];				\
+	int64_t j, ih;							\
+	int r, v, c, kw;						\
+									\
+	for (r = 0; r < R; r++)					\
+		for (v = 0; v < V; v++)					\
+			acc[r][v] = SET1(a->bv);			\
+	for (r = 0; K == 3 && r < 9; r++)				\
+		wv[r] = SET1(a->w[r]);					\
+	_Pragma("GCC unroll 16")					\
+	for (j = 0; j < 2 * (R - 1) + K; j++) {			\
+		const float *xr;					\
+		ih = 2 * oh0 - a->pt + j;				\
+		if (ER && (ih < 0 || ih >= a->H))			\
+			continue;					\
+		xr = a->x + ih * a->W + 2 * ow0;			\
+		_Pragma("GCC unroll 4")					\
+		for (v = 0; v < V; v++) {				\
+			_Pragma("GCC unroll 3")				\
+			for (c = 0; c < NJ; c++) {			\
+				const float *p = xr + 2 * v * VW +	\
+				    2 * (J0 + c);			\
+				const MT *m = mk + (v * NJ + c) * 2;	\
+				VT u = EC ? MLOAD(p, m[0]) : LOADU(p);	\
+				VT z = EC ? MLOAD(p + VW, m[1]) :	\
+				    LOADU(p + VW);			\
+				kw = 2 * (J0 + c) + PL;			\
+				if (kw >= 0 && kw < K)			\
+					t[kw] = EVEN(u, z);		\
+				if (kw + 1 >= 0 && kw + 1 < K)		\
+					t[kw + 1] = ODD(u, z);		\
+			}						\
+			_Pragma("GCC unroll 2")				\
+			for (r = 0; r < R; r++) {			\
+				const int kh = (int)j - 2 * r;		\
+				if (kh < 0 || kh >= K)			\
+					continue;			\
+				_Pragma("GCC unroll 5")			\
+				for (kw = 0; kw < K; kw++)		\
+					acc[r][v] = FMADD(K == 3 ?	\
+					    wv[kh * K + kw] :		\
+					    SET1(a->w[kh * K + kw]),	\
+					    t[kw], acc[r][v]);		\
+			}						\
+		}							\
+	}								\
+	for (r = 0; r < R; r++) {					\
+		float *yr = a->y + (oh0 + r) * a->OW + ow0;		\
+		if (ER && oh0 + r >= a->OH)				\
+			break;						\
+		for (v = 0; v < V; v++) {				\
+			int64_t left = a->OW - ow0 - v * VW;		\
+			VT o = FIX(acc[r][v]);				\
+			if (left <= 0)					\
+				break;					\
+			if (a->act == 1)				\
+				o = SILU(o);				\
+			else if (a->act == 2)				\
+				o = HSWISH(o);				\
+			else if (a->clamp)				\
+				o = MINF(SET1(a->hi), MAXF(SET1(a->lo), o)); \
+			if (left >= VW)					\
+				STOREU(yr + v * VW, o);			\
+			else						\
+				PSTORE(yr + v * VW, o, left);		\
+		}							\
+	}								\
+}
+
+/* A pass over every column block, for DP_R rows from oh0. */
+#define DP_ROWS(NAME, BLK, MT, VW)					\
+static inline __attribute__((always_inline)) void			\
+NAME(const int K, const int PL, const int V, const struct dr_args *a,	\
+    int64_t oh0)							\
+{									\
+	const MT *mk = a->mk;						\
+	const int er = 2 * oh0 - a->pt < 0 || 2 * (oh0 + DP_R(V) - 1) - \
+	    a->pt + K > a->H || oh0 + DP_R(V) > a->OH;			\
+	int64_t b;							\
+									\
+	for (b = 0; b < a->nb; b++) {					\
+		const MT *m = mk + b * DP_MAXB;				\
+		int64_t ow0 = b * V * (int64_t)VW;			\
+		if (er && a->edge[b])					\
+			BLK(K, PL, V, 1, 1, a, oh0, ow0, m);		\
+		else if (er)						\
+			BLK(K, PL, V, 1, 0, a, oh0, ow0, m);		\
+		else if (a->edge[b])					\
+			BLK(K, PL, V, 0, 1, a, oh0, ow0, m);		\
+		else							\
+			BLK(K, PL, V, 0, 0, a, oh0, ow0, m);		\
+	}								\
+}
+
+/* The instances: K 3 and 5, left pad 0 and K / 2, V 2 and 4. */
+#define DP_FN(P, K, PL, V)						\
+static void								\
+P##_##K##_##PL##_##V(const struct dr_args *a, int64_t oh0)		\
+{									\
+	P##_rows(K, PL, V, a, oh0);					\
+}
+#define DP_FN_ALL(P) DP_FN(P, 3, 0, 2) DP_FN(P, 3, 0, 4)		\
+	DP_FN(P, 3, 1, 2) DP_FN(P, 3, 1, 4) DP_FN(P, 5, 0, 2)		\
+	DP_FN(P, 5, 0, 4) DP_FN(P, 5, 2, 2) DP_FN(P, 5, 2, 4)
+#define DP_TAB(P) {							\
+	{ { P##_3_0_2, P##_3_0_4 }, { P##_3_1_2, P##_3_1_4 } },		\
+	{ { P##_5_0_2, P##_5_0_4 }, { P##_5_2_2, P##_5_2_4 } } }
+
+/* AVX2: eight floats a vector, masks as eight lanes of -1 or 0. */
+static inline __attribute__((always_inline)) __m256
+dp_mload8(const float *p, dr_m8 m)
+{
+	return _mm256_maskload_ps(p, _mm256_loadu_si256((const __m256i *)
+	    (const void *)m.l));
+}
+
+static inline __attribute__((always_inline)) __m256
+dp_even8(__m256 u, __m256 z)
+{
+	return _mm256_shuffle_ps(u, z, 0x88);
+}
+
+static inline __attribute__((always_inline)) __m256
+dp_odd8(__m256 u, __m256 z)
+{
+	return _mm256_shuffle_ps(u, z, 0xdd);
+}
+
+static inline __attribute__((always_inline)) __m256
+dp_fix8(__m256 v)
+{
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v),
+	    0xd8));
+}
+
+DP_BLK(dp8_blk, __m256, 8, dr_m8, _mm256_set1_ps, _mm256_loadu_ps,
+    dp_mload8, dp_even8, dp_odd8, dp_fix8, _mm256_fmadd_ps,
+    _mm256_storeu_ps, dr_pstore8, _mm256_max_ps, _mm256_min_ps,
+    aoe_v8_silu, dr_hswish8)
+DP_ROWS(dp8_rows, dp8_blk, dr_m8, 8)
+DP_FN_ALL(dp8)
+static dr_fn *const dp8_tab[2][2][2] = DP_TAB(dp8);
+
+/* AVX-512: sixteen floats a vector, two-source permutes. */
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+dp_mload16(const float *p, uint16_t m)
+{
+	return _mm512_maskz_loadu_ps((__mmask16)m, p);
+}
+
+/*
+ * With two-source permutes and valignd, a row's pairs are loaded once
+ * each, from column 2 ow0 on (aligned where the row is): the taps of
+ * vector v with d = 2 jj + odd are its phase shifted by jj lanes, the
+ * lanes shifted in taken from the pair before (jj < 0) or after.  So a
+ * row is V + 1 or V + 2 pairs whatever the kernel (AVX2 has no
+ * cross-lane shift: it loads a pair for each jj).
+ */
+static inline __attribute__((always_inline)) __m512
+dp_shift16(__m512 prev, __m512 cur, __m512 next, const int jj)
+{
+	if (jj == 0)
+		return cur;
+	if (jj < 0)
+		return _mm512_castsi512_ps(_mm512_alignr_epi32(
+		    _mm512_castps_si512(cur), _mm512_castps_si512(prev),
+		    16 + jj));
+	return _mm512_castsi512_ps(_mm512_alignr_epi32(
+	    _mm512_castps_si512(next), _mm512_castps_si512(cur), jj));
+}
+
+static inline __attribute__((always_inline)) void
+dp16_blk(const int K, const int PL, const int V, const int ER,
+    const int EC, const struct dr_args *a, int64_t oh0, int64_t ow0,
+    const uint16_t *mk)
+{
+	const int PREV = PL > 0, NEXT = K - 1 - PL >= 2;
+	const int nf = EC ? mk[DP_MAXB - 1] : 0;
+	const int R = DP_R(V);
+	__m512 acc[DP_MAXR][DP_MAXV], t[5], wv[9], E[DP_MAXV + 2];
+	__m512 O[DP_MAXV + 2];
+	int64_t j, ih;
+	int r, v, i, kw;
+
+	for (r = 0; r < R; r++)
+		for (v = 0; v < V; v++)
+			acc[r][v] = _mm512_set1_ps(a->bv);
+	for (r = 0; K == 3 && r < 9; r++)
+		wv[r] = _mm512_set1_ps(a->w[r]);
+	_Pragma("GCC unroll 16")
+	for (j = 0; j < 2 * (R - 1) + K; j++) {
+		const float *xr;
+		ih = 2 * oh0 - a->pt + j;
+		if (ER && (ih < 0 || ih >= a->H))
+			continue;
+		xr = a->x + ih * a->W + 2 * ow0;
+		/*
+		 * Pair i - 1 at column 2 ow0 + 32 (i - 1), mask 2 i, loaded
+		 * as the vectors come (three pairs live, not V + 2); at an
+		 * edge, pairs 1 to nf are whole (the masks' loads were an
+		 * eighth of the time on 96 @112/2).
+		 */
+#define DP16_PAIR(i) do {						\
+	const float *p = xr + 32 * ((i) - 1);				\
+	const int full_ = !EC || ((i) >= 1 && (i) <= nf);		\
+	__m512 u = full_ ? _mm512_loadu_ps(p) : dp_mload16(p, mk[2 * (i)]); \
+	__m512 z = full_ ? _mm512_loadu_ps(p + 16) :			\
+	    dp_mload16(p + 16, mk[2 * (i) + 1]);			\
+	E[i] = df_even16(u, z);						\
+	O[i] = df_odd16(u, z);						\
+} while (0)
+		_Pragma("GCC unroll 2")
+		for (i = 1 - PREV; i <= NEXT; i++)
+			DP16_PAIR(i);
+		_Pragma("GCC unroll 4")
+		for (v = 0; v < V; v++) {
+			DP16_PAIR(v + 1 + NEXT);
+			_Pragma("GCC unroll 5")
+			for (kw = 0; kw < K; kw++) {
+				const int d = kw - PL;
+				const int jj = d >= 0 ? d / 2 : -1;
+				t[kw] = (d - 2 * jj) ? dp_shift16(O[v], O[v + 1],
+				    O[v + 2], jj) : dp_shift16(E[v], E[v + 1],
+				    E[v + 2], jj);
+			}
+			_Pragma("GCC unroll 2")
+			for (r = 0; r < R; r++) {
+				const int kh = (int)j - 2 * r;
+				if (kh < 0 || kh >= K)
+					continue;
+				_Pragma("GCC unroll 5")
+				for (kw = 0; kw < K; kw++)
+					acc[r][v] = _mm512_fmadd_ps(K == 3 ?
+					    wv[kh * K + kw] :
+					    _mm512_set1_ps(a->w[kh * K + kw]),
+					    t[kw], acc[r][v]);
+			}
+		}
+#undef DP16_PAIR
+	}
+	for (r = 0; r < R; r++) {
+		float *yr = a->y + (oh0 + r) * a->OW + ow0;
+		if (ER && oh0 + r >= a->OH)
+			break;
+		for (v = 0; v < V; v++) {
+			int64_t left = a->OW - ow0 - v * 16;
+			__m512 o = acc[r][v];
+			if (left <= 0)
+				break;
+			if (a->act == 1)
+				o = aoe_z16_silu(o);
+			else if (a->act == 2)
+				o = dr_hswish16(o);
+			else if (a->clamp)
+				o = _mm512_min_ps(_mm512_set1_ps(a->hi),
+				    _mm512_max_ps(_mm512_set1_ps(a->lo), o));
+			if (left >= 16)
+				_mm512_storeu_ps(yr + v * 16, o);
+			else
+				dr_pstore16(yr + v * 16, o, left);
+		}
+	}
+}
+DP_ROWS(dp16_rows, dp16_blk, uint16_t, 16)
+DP_FN_ALL(dp16)
+static dr_fn *const dp16_tab[2][2][2] = DP_TAB(dp16);
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+int
+aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nt, int nthreads)
+{
+	const int64_t K = g->k[1], W = g->in[2];
+	const int nj = K == 3 ? 2 : 3;
+	struct dr_ctx d;
+	int64_t planes = g->n * g->m, nb, b, i, l;
+	int fail = 0, V;
+	unsigned char *edge;
+	void *heap;
+
+	if (!aoe_dw_phase_ok(g))
+		return aoe_err(AOE_EINTERNAL, "dw_rows=5 does not apply");
+	vw = (vw == 0 || vw == 16) && aoe_cpu_avx512() ? 16 : 8;
+	V = g->out[2] <= 2 * vw ? 2 : 4;
+	memset(&d, 0, sizeof(d));
+	d.g = g;
+	d.x = x;
+	d.w = w;
+	d.bias = bias;
+	d.add = add;
+	d.y = y;
+	dr_epi_forms(act, add, &d.e, &d.epi, &d.clamp, &d.act);
+	nb = (g->out[2] + (int64_t)V * vw - 1) / ((int64_t)V * vw);
+	heap = malloc((size_t)nb * (1 + DP_MAXB * (vw == 8 ? sizeof(dr_m8) :
+	    sizeof(uint16_t))) + 64);
+	if (heap == NULL)
+		return -1;
+	d.mk = (char *)heap + ((nb + 63) & ~(int64_t)31);
+	edge = heap;
+	/*
+	 * Masks: lane l of half h of a pair.  AVX2: mask 2 (v nj + c) + h
+	 * for pair c of vector v, its first column 2 ow0 + 2 v vw + 2 (c +
+	 * J0) + h vw; AVX-512: mask 2 i + h for the pair at 2 ow0 + 32 (i -
+	 * 1) + 16 h (see dp16_blk).
+	 */
+	for (b = 0; b < nb; b++) {
+		edge[b] = 0;
+		for (i = 0; i < (vw == 8 ? V * nj : V + 2) * 2; i++) {
+			int64_t v = i / (nj * 2), cc = i / 2 % nj, h = i % 2;
+			int64_t col = vw == 16 ? 2 * b * V * vw + 32 * (i / 2 -
+			    1) + 16 * h : 2 * (b * V * vw + v * vw) +
+			    2 * (cc - (g->pb[2] ? 1 : 0)) + h * vw;
+			uint32_t bits = 0;
+			for (l = 0; l < vw; l++) {
+				int in = col + l >= 0 && col + l < W;
+				bits |= (uint32_t)in << l;
+				if (vw == 8)
+					((dr_m8 *)d.mk)[b * DP_MAXB + i].l[l] =
+					    in ? -1 : 0;
+			}
+			if (vw == 16)
+				((uint16_t *)d.mk)[b * DP_MAXB + i] =
+				    (uint16_t)bits;
+			if (bits != (vw == 16 ? 0xffffu : 0xffu))
+				edge[b] = 1;
+		}
+		/* AVX-512: the whole pairs from the second on, in the last. */
+		for (i = 1; vw == 16 && i < V + 2; i++)
+			if (((uint16_t *)d.mk)[b * DP_MAXB + 2 * i] != 0xffff ||
+			    ((uint16_t *)d.mk)[b * DP_MAXB + 2 * i + 1] !=
+			    0xffff)
+				break;
+		if (vw == 16)
+			((uint16_t *)d.mk)[b * DP_MAXB + DP_MAXB - 1] =
+			    (uint16_t)(i - 1);
+	}
+	d.nb = nb;
+	d.R = DP_R(V);
+	d.edge = edge;
+	d.fn = (vw == 16 ? dp16_tab : dp8_tab)[K == 5][g->pb[2] != 0][V == 4];
+	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
+		nthreads = 1;
+	d.items = planes;
+	d.nt = aoe_dw_stream(g, nt, nthreads);
+	d.fail = &fail;
+	d.nch = aoe_nchunks(planes, nthreads);
+	aoe_parallel(nthreads, d.nch, dr_chunk, &d);
+	free(heap);
 	return fail ? -1 : 0;
 }

@@ -431,7 +431,18 @@ int aoe_dw_flat(const aoe_conv_geom *g, const float *x, const float *w,
 int aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
     float *y, int vw, int nt, int nthreads);
-int aoe_space_dw(aoe_space *sp, int live, int reg, int flat);
+/*
+ * The phase depthwise kernel (k_dwconv.c, dw_rows=5): aoe_dw_phase_ok
+ * says whether it applies (2-D, one input channel per group, 3x3 or
+ * 5x5, strides 2,2, unit dilations, a left pad of 0 or half the
+ * kernel); vw 8 or 16 (0 the default width); nt as aoe_dw_stream takes
+ * it; y as aoe_dw_rows computes it; -1 when out of memory.
+ */
+int aoe_dw_phase_ok(const aoe_conv_geom *g);
+int aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
+    const float *bias, const struct aoe_act *act, const float *add,
+    float *y, int vw, int nt, int nthreads);
+int aoe_space_dw(aoe_space *sp, int live, int reg, int flat, int phase);
 /*
  * Depthwise rows for a consumer that reads them while they are in cache
  * (k_dwpw.c): the register-blocked kernel (dw_rows=2, its default pass
