@@ -2,7 +2,7 @@
 # aoe-sgat: records, the model record, commit and reuse of the subgraph
 # bank, journal resume, wrong candidates, layout regions, and bad input.
 . "$(dirname "$0")/tap.sh"
-plan 30
+plan 31
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkdir -p "$T/bank"
@@ -140,6 +140,18 @@ ok = ok and all(r['after_us'] < r['before_us'] and r['schedule']['layout'] == 8 
 sys.exit(0 if ok else 1)
 PY
 ok $? "layout regions are measured in the model; one kept is faster and blocked"
+# A region whose rounds are cut short (AOE_SGAT_REGION_ROUNDS, as by
+# --total-seconds) is counted and listed, status timeout, not kept.
+TUNE_BANK_PATH=$T/rbank AOE_SGAT_REGION_ROUNDS=2 run aoe-sgat $S -o "$T/rr5" "$T/res.json"
+python3 - "$T/rr5" <<'PY'
+import json, sys
+m = [json.loads(l) for l in open(sys.argv[1])][-1]
+lr = m['layout_regions']
+ok = m['regions_tried'] >= 1 and len(lr) == m['regions_tried'] and m['regions'] == 0
+ok = ok and all(e['status'] == 'timeout' and not e['kept'] and 'after 2 of 5' in e['reason'] for e in lr)
+sys.exit(0 if ok else 1)
+PY
+ok $? "a region cut short is listed as a timeout and not kept"
 TUNE_BANK_PATH=$T/rbank run aoe-sgat $S --no-regions -o "$T/rr2" "$T/res.json"
 ok $(test $status -eq 0 && tail -1 "$T/rr2" | grep -q '"regions_tried":0,"regions":0' && ! grep -q '"region"' "$T/rr2"; echo $?) "--no-regions tries none"
 # A region that wins (AOE_SGAT_REGION_AFTER takes a tenth of its time): each of

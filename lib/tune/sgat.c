@@ -687,6 +687,23 @@ typedef struct inmodel {
  * leaves need_s (with track, the last round's time once there is one).
  * 0, or a harness error (with m->failed set).
  */
+/*
+ * AOE_SGAT_REGION_ROUNDS=n (tests): a layout region's rounds end after
+ * n (0 to 4), as when --total-seconds leaves no time for the next.
+ */
+static int
+region_rounds_env(void)
+{
+	const char *v = getenv("AOE_SGAT_REGION_ROUNDS");
+	char *end;
+	long n;
+
+	if (v == NULL || *v == '\0')
+		return CONFIRM;
+	n = strtol(v, &end, 10);
+	return *end == '\0' && n >= 0 && n < CONFIRM ? (int)n : CONFIRM;
+}
+
 static int
 in_model(aoe_graph *g, const aoe_run_opts *ro, const sgat_opts *o,
     uint64_t seed, const sdec *bd, const sdec *ad, int nd,
@@ -699,7 +716,7 @@ in_model(aoe_graph *g, const aoe_run_opts *ro, const sgat_opts *o,
 	m->before = m->after = HUGE_VAL;
 	for (round = 0; round < CONFIRM && !m->failed; round++) {
 		if (time_left() < (track && m->rounds > 0 ? m->last_s :
-		    need_s))
+		    need_s) || (track && round >= region_rounds_env()))
 			break;
 		if ((rc = measure_in(g, ro, 0, NULL, 0, seed + round, o, bd, nd,
 		    names, &b2)) < 0 || (rc = measure_in(g, ro, 0, NULL, 1,
@@ -1184,15 +1201,21 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 	 * against a floor of 2% that made the whole model 2.3% slower).
 	 */
 	noise = 2 * opat_margin(o->noise_floor, m.sb, m.sa);
-	if (todo && rc == 0 && (m.rounds > 0 || m.failed)) {
+	/* Every region measured is listed, one cut short too. */
+	if (todo && (m.rounds > 0 || m.failed)) {
 		cJSON *e = cJSON_CreateObject();
+		char why[96];
 		cJSON_AddItemToObject(e, "subgraphs", keys_json(subs, mem,
 		    nm));
 		cJSON_AddStringToObject(e, "status", opat_status_name(bad ?
-		    m.fail.status : OPAT_OK));
-		if (bad)
+		    (m.failed ? m.fail.status : OPAT_TIMEOUT) : OPAT_OK));
+		if (bad && m.failed)
 			cJSON_AddStringToObject(e, "reason", m.fail.reason);
-		else {
+		else if (bad) {
+			snprintf(why, sizeof(why), "--total-seconds ended its "
+			    "rounds after %d of %d", m.rounds, CONFIRM);
+			cJSON_AddStringToObject(e, "reason", why);
+		} else {
 			cJSON_AddNumberToObject(e, "before_us",
 			    round6(r.before));
 			cJSON_AddNumberToObject(e, "after_us",
