@@ -2488,14 +2488,21 @@ dp_mload16(const float *p, uint16_t m)
 static inline __attribute__((always_inline)) __m512
 dp_shift16(__m512 prev, __m512 cur, __m512 next, const int jj)
 {
-	if (jj == 0)
+	const __m512i p = _mm512_castps_si512(prev);
+	const __m512i c = _mm512_castps_si512(cur);
+	const __m512i n = _mm512_castps_si512(next);
+
+	/* Literal shifts: unoptimised builds take no computed immediate. */
+	switch (jj) {
+	case -1:
+		return _mm512_castsi512_ps(_mm512_alignr_epi32(c, p, 15));
+	case 1:
+		return _mm512_castsi512_ps(_mm512_alignr_epi32(n, c, 1));
+	case 2:
+		return _mm512_castsi512_ps(_mm512_alignr_epi32(n, c, 2));
+	default:
 		return cur;
-	if (jj < 0)
-		return _mm512_castsi512_ps(_mm512_alignr_epi32(
-		    _mm512_castps_si512(cur), _mm512_castps_si512(prev),
-		    16 + jj));
-	return _mm512_castsi512_ps(_mm512_alignr_epi32(
-	    _mm512_castps_si512(next), _mm512_castps_si512(cur), jj));
+	}
 }
 
 static inline __attribute__((always_inline)) void
