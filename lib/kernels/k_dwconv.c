@@ -761,7 +761,7 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
 }
 
 /*
- * The kernel dw_rows=-1 picks (2 or 0).  Measured on a Zen 5 (AVX-512),
+ * The kernel dw_rows=-1 picks (0, 2, 3, 4 or 5).  Measured on a Zen 5 (AVX-512),
  * 1 thread, efficientnet_b1's, mobilenet_v2's and mobilenet_v3_large's
  * layers as Conv nodes (tests/unit-dwconv with DWCONV_BENCH, CPU time,
  * medians; a loaded machine): at stride 1 dw_rows=2 is 1.1x to 1.65x
@@ -770,7 +770,8 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * on 7x7 planes, where it takes 8-float vectors, 1.1x to 1.3x (960 @7
  * 3x3: 28 against 35 us bare, 36 against 41 with Clip, 42 against 56
  * with SiLU); at stride 2 the 8-channel kernel wins 1.05x to 1.4x (a
- * tap there is two loads and a permute), so it stays.  Under
+ * tap there is two loads and a permute), so it stayed (until the phase
+ * kernel, dw_rows=5, below).  Under
  * AOE_MAX_ISA=avx2 (8-wide vectors, the path a Zen 2 runs; Clip fused):
  * 5x5 at stride 1 1.0x to 1.2x faster by rows (672>672 @14 1.15x, 960
  * @7 1.2x), 3x3 at stride 1 on 7x7 planes 1.17x to 1.2x (960 @7 42
