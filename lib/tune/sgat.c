@@ -1105,7 +1105,10 @@ current_d(aoe_graph *g, const sub *s, const aoe_dtable *t, aoe_sched *d,
 	(void)aoe_dtable_find(t, s->sig, d);
 }
 
-/* AOE_SGAT_REGION_AFTER=f (tests): a region measures f times its time. */
+/*
+ * AOE_SGAT_REGION_AFTER=f (tests): a region measures f times its time,
+ * with no spread.
+ */
 static double
 region_after_env(void)
 {
@@ -1193,8 +1196,11 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 	}
 	r.before = m.before;
 	r.after = m.after;
-	if (todo && !bad && rc == 0 && (f = region_after_env()) > 0)
+	if (todo && !bad && rc == 0 && (f = region_after_env()) > 0) {
+		/* With no spread: a busy host must not decide a test. */
 		r.after = r.before * f;
+		m.sb = m.sa = 0;
+	}
 	/*
 	 * Twice the noise: a region's layout reaches further than its
 	 * nodes' times (mobilenet_v3_large at 1 thread kept one 2.04% faster
