@@ -82,6 +82,67 @@ aoe_dw_bufsize(const aoe_conv_geom *g)
 }
 
 /*
+ * A stride-2 row's two phases from a pair of vectors u, v (its columns
+ * 0 .. 2 vw - 1): the even columns and the odd ones.  On AVX2 the two
+ * shuffles leave the lanes in the order 0 1 4 5 2 3 6 7 (dw_even8_raw,
+ * dw_odd8_raw), which dw_order8 puts right; the phase kernel keeps them
+ * so until its store, the flat and ring kernels order each vector.
+ */
+static inline __attribute__((always_inline)) __m256
+dw_even8_raw(__m256 u, __m256 v)
+{
+	return _mm256_shuffle_ps(u, v, 0x88);
+}
+
+static inline __attribute__((always_inline)) __m256
+dw_odd8_raw(__m256 u, __m256 v)
+{
+	return _mm256_shuffle_ps(u, v, 0xdd);
+}
+
+static inline __attribute__((always_inline)) __m256
+dw_order8(__m256 v)
+{
+	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v),
+	    0xd8));
+}
+
+static inline __attribute__((always_inline)) __m256
+df_even8(__m256 u, __m256 v)
+{
+	return dw_order8(dw_even8_raw(u, v));
+}
+
+static inline __attribute__((always_inline)) __m256
+df_odd8(__m256 u, __m256 v)
+{
+	return dw_order8(dw_odd8_raw(u, v));
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#ifdef __clang__	/* clang ignores GCC target pragmas */
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#endif
+static inline __attribute__((always_inline)) __m512
+df_even16(__m512 u, __m512 v)
+{
+	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(0, 2, 4, 6, 8,
+	    10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), v);
+}
+
+static inline __attribute__((always_inline)) __m512
+df_odd16(__m512 u, __m512 v)
+{
+	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(1, 3, 5, 7, 9,
+	    11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), v);
+}
+#ifdef __clang__
+#pragma clang attribute pop
+#endif
+#pragma GCC pop_options
+
+/*
  * Input row ih of plane x into d: phase q at d + q * pp, its column c
  * the input column c * sw + q - pw, zero outside the input.
  */
@@ -149,33 +210,34 @@ dw_mload8(const float *p, int64_t col, int64_t w)
 	    aoe_lane_mask(hi)));
 }
 
-static void
-dw_fill2_8(const aoe_conv_geom *g, const float *x, int64_t ih, float *d,
-    int64_t pp, int64_t ncols)
-{
-	const int64_t I2 = g->in[2], pw = g->pb[2];
-	const float *src = x + ih * I2;
-	int64_t c;
-
-	for (c = 0; c < ncols; c += 8) {
-		int64_t p = 2 * c - pw;
-		__m256 u, v, e, o;
-
-		if (p >= 0 && p + 16 <= I2) {
-			u = _mm256_loadu_ps(src + p);
-			v = _mm256_loadu_ps(src + p + 8);
-		} else {
-			u = dw_mload8(src + p, p, I2);
-			v = dw_mload8(src + p + 8, p + 8, I2);
-		}
-		e = _mm256_shuffle_ps(u, v, 0x88);
-		o = _mm256_shuffle_ps(u, v, 0xdd);
-		_mm256_storeu_ps(d + c, _mm256_castpd_ps(_mm256_permute4x64_pd(
-		    _mm256_castps_pd(e), 0xd8)));
-		_mm256_storeu_ps(d + pp + c, _mm256_castpd_ps(
-		    _mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8)));
-	}
+/* Both widths: MLOAD(p, col, w) loads the lanes of columns in [0, w). */
+#define DW_FILL2(NAME, VT, VW, LOADU, MLOAD, STOREU, EVEN, ODD)		\
+static void								\
+NAME(const aoe_conv_geom *g, const float *x, int64_t ih, float *d,	\
+    int64_t pp, int64_t ncols)						\
+{									\
+	const int64_t I2 = g->in[2], pw = g->pb[2];			\
+	const float *src = x + ih * I2;					\
+	int64_t c;							\
+									\
+	for (c = 0; c < ncols; c += VW) {				\
+		int64_t p = 2 * c - pw;					\
+		VT u, v;						\
+									\
+		if (p >= 0 && p + 2 * VW <= I2) {			\
+			u = LOADU(src + p);				\
+			v = LOADU(src + p + VW);			\
+		} else {						\
+			u = MLOAD(src + p, p, I2);			\
+			v = MLOAD(src + p + VW, p + VW, I2);		\
+		}							\
+		STOREU(d + c, EVEN(u, v));				\
+		STOREU(d + pp + c, ODD(u, v));				\
+	}								\
 }
+
+DW_FILL2(dw_fill2_8, __m256, 8, _mm256_loadu_ps, dw_mload8,
+    _mm256_storeu_ps, df_even8, df_odd8)
 
 #pragma GCC push_options
 #pragma GCC target("avx512f")
@@ -192,34 +254,8 @@ dw_mload16(const float *p, int64_t col, int64_t w)
 	    ~((1u << lo) - 1)), p);
 }
 
-static void
-dw_fill2_16(const aoe_conv_geom *g, const float *x, int64_t ih, float *d,
-    int64_t pp, int64_t ncols)
-{
-	const int64_t I2 = g->in[2], pw = g->pb[2];
-	const float *src = x + ih * I2;
-	const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
-	    18, 20, 22, 24, 26, 28, 30);
-	const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17,
-	    19, 21, 23, 25, 27, 29, 31);
-	int64_t c;
-
-	for (c = 0; c < ncols; c += 16) {
-		int64_t p = 2 * c - pw;
-		__m512 u, v;
-
-		if (p >= 0 && p + 32 <= I2) {
-			u = _mm512_loadu_ps(src + p);
-			v = _mm512_loadu_ps(src + p + 16);
-		} else {
-			u = dw_mload16(src + p, p, I2);
-			v = dw_mload16(src + p + 16, p + 16, I2);
-		}
-		_mm512_storeu_ps(d + c, _mm512_permutex2var_ps(u, ie, v));
-		_mm512_storeu_ps(d + pp + c, _mm512_permutex2var_ps(u, io,
-		    v));
-	}
-}
+DW_FILL2(dw_fill2_16, __m512, 16, _mm512_loadu_ps, dw_mload16,
+    _mm512_storeu_ps, df_even16, df_odd16)
 #ifdef __clang__
 #pragma clang attribute pop
 #endif
@@ -1302,20 +1338,6 @@ df_mload8(const float *p, int64_t n)
 	return _mm256_maskload_ps(p, aoe_lane_mask((int)n));
 }
 
-static inline __attribute__((always_inline)) __m256
-df_even8(__m256 u, __m256 v)
-{
-	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(
-	    _mm256_shuffle_ps(u, v, 0x88)), 0xd8));
-}
-
-static inline __attribute__((always_inline)) __m256
-df_odd8(__m256 u, __m256 v)
-{
-	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(
-	    _mm256_shuffle_ps(u, v, 0xdd)), 0xd8));
-}
-
 DF_FILL(df_fill8, __m256, 8, int, _mm256_setzero_ps(), _mm256_loadu_ps,
     df_mload8, _mm256_storeu_ps, df_even8, df_odd8)
 
@@ -1328,20 +1350,6 @@ static inline __attribute__((always_inline)) __m512
 df_mload16(const float *p, int64_t n)
 {
 	return _mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
-}
-
-static inline __attribute__((always_inline)) __m512
-df_even16(__m512 u, __m512 v)
-{
-	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(0, 2, 4, 6, 8,
-	    10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), v);
-}
-
-static inline __attribute__((always_inline)) __m512
-df_odd16(__m512 u, __m512 v)
-{
-	return _mm512_permutex2var_ps(u, _mm512_setr_epi32(1, 3, 5, 7, 9,
-	    11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), v);
 }
 
 DF_FILL(df_fill16, __m512, 16, int, _mm512_setzero_ps(), _mm512_loadu_ps,
@@ -2294,8 +2302,7 @@ aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
  * split the planes.
  */
 /* Rows a pass (4 rows of 2 vectors lost: 72 @56/2 5x5 38 to 45 us). */
-#define DP_R(V) 2
-#define DP_MAXR 4
+#define DP_R 2
 #define DP_MAXV 4
 #define DP_MAXB 24	/* masks a column block: pairs (3) x V x halves */
 
@@ -2308,88 +2315,95 @@ aoe_dw_phase_ok(const aoe_conv_geom *g)
 	    (g->pb[2] == 0 || g->pb[2] == g->k[2] / 2);
 }
 
+/* AVX2: eight floats a vector, masks as eight lanes of -1 or 0. */
+static inline __attribute__((always_inline)) __m256
+dp_mload8(const float *p, dr_m8 m)
+{
+	return _mm256_maskload_ps(p, _mm256_loadu_si256((const __m256i *)
+	    (const void *)m.l));
+}
+
 /*
- * One pass of DP_R rows from oh0 and V vectors of VW floats from ow0,
- * both widths: EVEN and ODD take a pair's phases, FIX puts a result's
- * lanes in order, MLOAD(p, m) loads under a mask.  PL is the left pad,
- * ER says a row may be outside the image (or past the output), EC that
- * a load may be.
+ * One pass of DP_R rows from oh0 and V vectors of 8 floats from ow0 on
+ * AVX2: a pair of vectors for each shift jj (NJ of them), its phases'
+ * lanes in shuffle order until the store.  PL is the left pad, ER says
+ * a row may be outside the image (or past the output), EC that a load
+ * may be.
  */
-#define DP_BLK(NAME, VT, VW, MT, SET1, LOADU, MLOAD, EVEN, ODD, FIX,	\
-    FMADD, STOREU, PSTORE, MAXF, MINF, SILU, HSWISH)			\
-static inline __attribute__((always_inline)) void			\
-NAME(const int K, const int PL, const int V, const int ER, const int EC, \
-    const struct dr_args *a, int64_t oh0, int64_t ow0, const MT *mk)	\
-{									\
-	const int J0 = PL ? -1 : 0, NJ = K == 3 ? 2 : 3;		\
-	const int R = DP_R(V);						\
-	VT acc[DP_MAXR][DP_MAXV], t[5], wv[9];				\
-	int64_t j, ih;							\
-	int r, v, c, kw;						\
-									\
-	for (r = 0; r < R; r++)					\
-		for (v = 0; v < V; v++)					\
-			acc[r][v] = SET1(a->bv);			\
-	for (r = 0; K == 3 && r < 9; r++)				\
-		wv[r] = SET1(a->w[r]);					\
-	_Pragma("GCC unroll 16")					\
-	for (j = 0; j < 2 * (R - 1) + K; j++) {			\
-		const float *xr;					\
-		ih = 2 * oh0 - a->pt + j;				\
-		if (ER && (ih < 0 || ih >= a->H))			\
-			continue;					\
-		xr = a->x + ih * a->W + 2 * ow0;			\
-		_Pragma("GCC unroll 4")					\
-		for (v = 0; v < V; v++) {				\
-			_Pragma("GCC unroll 3")				\
-			for (c = 0; c < NJ; c++) {			\
-				const float *p = xr + 2 * v * VW +	\
-				    2 * (J0 + c);			\
-				const MT *m = mk + (v * NJ + c) * 2;	\
-				VT u = EC ? MLOAD(p, m[0]) : LOADU(p);	\
-				VT z = EC ? MLOAD(p + VW, m[1]) :	\
-				    LOADU(p + VW);			\
-				kw = 2 * (J0 + c) + PL;			\
-				if (kw >= 0 && kw < K)			\
-					t[kw] = EVEN(u, z);		\
-				if (kw + 1 >= 0 && kw + 1 < K)		\
-					t[kw + 1] = ODD(u, z);		\
-			}						\
-			_Pragma("GCC unroll 2")				\
-			for (r = 0; r < R; r++) {			\
-				const int kh = (int)j - 2 * r;		\
-				if (kh < 0 || kh >= K)			\
-					continue;			\
-				_Pragma("GCC unroll 5")			\
-				for (kw = 0; kw < K; kw++)		\
-					acc[r][v] = FMADD(K == 3 ?	\
-					    wv[kh * K + kw] :		\
-					    SET1(a->w[kh * K + kw]),	\
-					    t[kw], acc[r][v]);		\
-			}						\
-		}							\
-	}								\
-	for (r = 0; r < R; r++) {					\
-		float *yr = a->y + (oh0 + r) * a->OW + ow0;		\
-		if (ER && oh0 + r >= a->OH)				\
-			break;						\
-		for (v = 0; v < V; v++) {				\
-			int64_t left = a->OW - ow0 - v * VW;		\
-			VT o = FIX(acc[r][v]);				\
-			if (left <= 0)					\
-				break;					\
-			if (a->act == 1)				\
-				o = SILU(o);				\
-			else if (a->act == 2)				\
-				o = HSWISH(o);				\
-			else if (a->clamp)				\
-				o = MINF(SET1(a->hi), MAXF(SET1(a->lo), o)); \
-			if (left >= VW)					\
-				STOREU(yr + v * VW, o);			\
-			else						\
-				PSTORE(yr + v * VW, o, left);		\
-		}							\
-	}								\
+static inline __attribute__((always_inline)) void
+dp8_blk(const int K, const int PL, const int V, const int ER, const int EC,
+    const struct dr_args *a, int64_t oh0, int64_t ow0, const dr_m8 *mk)
+{
+	const int J0 = PL ? -1 : 0, NJ = K == 3 ? 2 : 3;
+	__m256 acc[DP_R][DP_MAXV], t[5], wv[9];
+	int64_t j, ih;
+	int r, v, c, kw;
+
+	for (r = 0; r < DP_R; r++)
+		for (v = 0; v < V; v++)
+			acc[r][v] = _mm256_set1_ps(a->bv);
+	for (r = 0; K == 3 && r < 9; r++)
+		wv[r] = _mm256_set1_ps(a->w[r]);
+	_Pragma("GCC unroll 16")
+	for (j = 0; j < 2 * (DP_R - 1) + K; j++) {
+		const float *xr;
+		ih = 2 * oh0 - a->pt + j;
+		if (ER && (ih < 0 || ih >= a->H))
+			continue;
+		xr = a->x + ih * a->W + 2 * ow0;
+		_Pragma("GCC unroll 4")
+		for (v = 0; v < V; v++) {
+			_Pragma("GCC unroll 3")
+			for (c = 0; c < NJ; c++) {
+				const float *p = xr + 2 * v * 8 +
+				    2 * (J0 + c);
+				const dr_m8 *m = mk + (v * NJ + c) * 2;
+				__m256 u = EC ? dp_mload8(p, m[0]) :
+				    _mm256_loadu_ps(p);
+				__m256 z = EC ? dp_mload8(p + 8, m[1]) :
+				    _mm256_loadu_ps(p + 8);
+				kw = 2 * (J0 + c) + PL;
+				if (kw >= 0 && kw < K)
+					t[kw] = dw_even8_raw(u, z);
+				if (kw + 1 >= 0 && kw + 1 < K)
+					t[kw + 1] = dw_odd8_raw(u, z);
+			}
+			_Pragma("GCC unroll 2")
+			for (r = 0; r < DP_R; r++) {
+				const int kh = (int)j - 2 * r;
+				if (kh < 0 || kh >= K)
+					continue;
+				_Pragma("GCC unroll 5")
+				for (kw = 0; kw < K; kw++)
+					acc[r][v] = _mm256_fmadd_ps(K == 3 ?
+					    wv[kh * K + kw] :
+					    _mm256_set1_ps(a->w[kh * K + kw]),
+					    t[kw], acc[r][v]);
+			}
+		}
+	}
+	for (r = 0; r < DP_R; r++) {
+		float *yr = a->y + (oh0 + r) * a->OW + ow0;
+		if (ER && oh0 + r >= a->OH)
+			break;
+		for (v = 0; v < V; v++) {
+			int64_t left = a->OW - ow0 - v * 8;
+			__m256 o = dw_order8(acc[r][v]);
+			if (left <= 0)
+				break;
+			if (a->act == 1)
+				o = aoe_v8_silu(o);
+			else if (a->act == 2)
+				o = dr_hswish8(o);
+			else if (a->clamp)
+				o = _mm256_min_ps(_mm256_set1_ps(a->hi),
+				    _mm256_max_ps(_mm256_set1_ps(a->lo), o));
+			if (left >= 8)
+				_mm256_storeu_ps(yr + v * 8, o);
+			else
+				dr_pstore8(yr + v * 8, o, left);
+		}
+	}
 }
 
 /* A pass over every column block, for DP_R rows from oh0. */
@@ -2399,8 +2413,8 @@ NAME(const int K, const int PL, const int V, const struct dr_args *a,	\
     int64_t oh0)							\
 {									\
 	const MT *mk = a->mk;						\
-	const int er = 2 * oh0 - a->pt < 0 || 2 * (oh0 + DP_R(V) - 1) - \
-	    a->pt + K > a->H || oh0 + DP_R(V) > a->OH;			\
+	const int er = 2 * oh0 - a->pt < 0 || 2 * (oh0 + DP_R - 1) - \
+	    a->pt + K > a->H || oh0 + DP_R > a->OH;			\
 	int64_t b;							\
 									\
 	for (b = 0; b < a->nb; b++) {					\
@@ -2431,37 +2445,6 @@ P##_##K##_##PL##_##V(const struct dr_args *a, int64_t oh0)		\
 	{ { P##_3_0_2, P##_3_0_4 }, { P##_3_1_2, P##_3_1_4 } },		\
 	{ { P##_5_0_2, P##_5_0_4 }, { P##_5_2_2, P##_5_2_4 } } }
 
-/* AVX2: eight floats a vector, masks as eight lanes of -1 or 0. */
-static inline __attribute__((always_inline)) __m256
-dp_mload8(const float *p, dr_m8 m)
-{
-	return _mm256_maskload_ps(p, _mm256_loadu_si256((const __m256i *)
-	    (const void *)m.l));
-}
-
-static inline __attribute__((always_inline)) __m256
-dp_even8(__m256 u, __m256 z)
-{
-	return _mm256_shuffle_ps(u, z, 0x88);
-}
-
-static inline __attribute__((always_inline)) __m256
-dp_odd8(__m256 u, __m256 z)
-{
-	return _mm256_shuffle_ps(u, z, 0xdd);
-}
-
-static inline __attribute__((always_inline)) __m256
-dp_fix8(__m256 v)
-{
-	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v),
-	    0xd8));
-}
-
-DP_BLK(dp8_blk, __m256, 8, dr_m8, _mm256_set1_ps, _mm256_loadu_ps,
-    dp_mload8, dp_even8, dp_odd8, dp_fix8, _mm256_fmadd_ps,
-    _mm256_storeu_ps, dr_pstore8, _mm256_max_ps, _mm256_min_ps,
-    aoe_v8_silu, dr_hswish8)
 DP_ROWS(dp8_rows, dp8_blk, dr_m8, 8)
 DP_FN_ALL(dp8)
 static dr_fn *const dp8_tab[2][2][2] = DP_TAB(dp8);
@@ -2513,19 +2496,18 @@ dp16_blk(const int K, const int PL, const int V, const int ER,
 {
 	const int PREV = PL > 0, NEXT = K - 1 - PL >= 2;
 	const int nf = EC ? mk[DP_MAXB - 1] : 0;
-	const int R = DP_R(V);
-	__m512 acc[DP_MAXR][DP_MAXV], t[5], wv[9], E[DP_MAXV + 2];
+	__m512 acc[DP_R][DP_MAXV], t[5], wv[9], E[DP_MAXV + 2];
 	__m512 O[DP_MAXV + 2];
 	int64_t j, ih;
 	int r, v, i, kw;
 
-	for (r = 0; r < R; r++)
+	for (r = 0; r < DP_R; r++)
 		for (v = 0; v < V; v++)
 			acc[r][v] = _mm512_set1_ps(a->bv);
 	for (r = 0; K == 3 && r < 9; r++)
 		wv[r] = _mm512_set1_ps(a->w[r]);
 	_Pragma("GCC unroll 16")
-	for (j = 0; j < 2 * (R - 1) + K; j++) {
+	for (j = 0; j < 2 * (DP_R - 1) + K; j++) {
 		const float *xr;
 		ih = 2 * oh0 - a->pt + j;
 		if (ER && (ih < 0 || ih >= a->H))
@@ -2561,7 +2543,7 @@ dp16_blk(const int K, const int PL, const int V, const int ER,
 				    E[v + 2], jj);
 			}
 			_Pragma("GCC unroll 2")
-			for (r = 0; r < R; r++) {
+			for (r = 0; r < DP_R; r++) {
 				const int kh = (int)j - 2 * r;
 				if (kh < 0 || kh >= K)
 					continue;
@@ -2575,7 +2557,7 @@ dp16_blk(const int K, const int PL, const int V, const int ER,
 		}
 #undef DP16_PAIR
 	}
-	for (r = 0; r < R; r++) {
+	for (r = 0; r < DP_R; r++) {
 		float *yr = a->y + (oh0 + r) * a->OW + ow0;
 		if (ER && oh0 + r >= a->OH)
 			break;
@@ -2676,7 +2658,7 @@ aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
 			    (uint16_t)(i - 1);
 	}
 	d.nb = nb;
-	d.R = DP_R(V);
+	d.R = DP_R;
 	d.edge = edge;
 	d.fn = (vw == 16 ? dp16_tab : dp8_tab)[K == 5][g->pb[2] != 0][V == 4];
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
