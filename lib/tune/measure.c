@@ -909,6 +909,22 @@ opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
 	return 0;
 }
 
+void
+opat_slower_hook(const char *name, double *us, double *spread)
+{
+	const char *v = getenv(name);
+	char *end;
+	double f;
+
+	if (v == NULL || *v == '\0')
+		return;
+	f = strtod(v, &end);
+	if (*end != '\0' || !(f > 0 && f <= 100))
+		return;
+	us[1] = us[0] * f;
+	spread[0] = spread[1] = 0;
+}
+
 int
 opat_whole_slower(const double *us, const double *spread, double noise_floor)
 {

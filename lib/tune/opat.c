@@ -1808,9 +1808,7 @@ whole_times(opat_run *r, int gi, const aoe_sched **with, double *us,
 	aoe_graph_free(a.g);
 	if (rc < 0)
 		return rc;
-	/* AOE_OPAT_SLOWER_MODEL=f (tests): with them, f times the time without */
-	if (getenv("AOE_OPAT_SLOWER_MODEL"))
-		us[1] = us[0] * atof(getenv("AOE_OPAT_SLOWER_MODEL"));
+	opat_slower_hook("AOE_OPAT_SLOWER_MODEL", us, spread);
 	return 0;
 }
 

@@ -198,6 +198,13 @@ double opat_margin(double noise_floor, double spread_before,
 int opat_whole_slower(const double *us, const double *spread,
     double noise_floor);
 /*
+ * The tools' test hook name=f (AOE_OPAT_SLOWER_MODEL,
+ * AOE_SGAT_SLOWER_MODEL): the whole model's time with the decisions
+ * (us[1]) f times its time without, both spreads none, so that a busy
+ * host cannot decide a test; f over 0, at most 100, or nothing changes.
+ */
+void opat_slower_hook(const char *name, double *us, double *spread);
+/*
  * Turn what a child said (out, its lines, which this cuts at their
  * newlines) and how it ended (wait status wst, or killed at its time
  * limit) into t, cost_s left 0.  The last line other than "waiting",

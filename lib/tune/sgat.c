@@ -1578,9 +1578,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 		goto out;
 	fclose(mem);
 	mem = NULL;
-	/* AOE_SGAT_SLOWER_MODEL=f (tests): with them, f times the time without */
-	if (getenv("AOE_SGAT_SLOWER_MODEL"))
-		mus[1] = mus[0] * atof(getenv("AOE_SGAT_SLOWER_MODEL"));
+	opat_slower_hook("AOE_SGAT_SLOWER_MODEL", mus, msp);
 	slower = opat_whole_slower(mus, msp, o->noise_floor);
 	if ((rc = flush_records(mbuf, &rg, subs, nsub, slower, mus[0],
 	    mus[1], out, &nbacked, &prog)) < 0)
