@@ -550,7 +550,7 @@ struct dr_args {
 	int act;		/* 1 SiLU, 2 HardSwish in registers, else 0 */
 	int64_t H, W, OH, OW, pt, pl, nb;
 	const unsigned char *edge;	/* per column block: 1 at an edge */
-	const void *mk;		/* masks: per block, V * K * 2 of them */
+	const void *mk;		/* masks: per block, V * (K * 2 + 1) */
 };
 
 /* The masks' element: a 16-lane bitmask or 8 lanes of -1 / 0. */
@@ -559,10 +559,15 @@ typedef struct { int32_t l[8]; } dr_m8;
 /*
  * One pass of R rows from oh0 and V vectors of VW floats from ow0,
  * written once for both widths: TAP(S, EDGE, p, mk) loads a tap,
- * PSTORE(p, v, n) stores the first n lanes.
+ * PSTORE(p, v, n) stores the first n lanes.  Where MS, an edge block
+ * stores every vector under its mask (MSTORE(p, v, m), the block's
+ * masks' last V): on the Zen 5 a masked store costs what a plain one
+ * does, and the branches on each vector's part of the row took about a
+ * tenth of a pass (a harness of the pass, 3x3, 4 rows by 2 vectors, 56
+ * wide: 66 to 60 cycles a block).
  */
 #define DR_BLK(NAME, VT, VW, MT, SET1, LOADU, FMADD, STOREU, TAP, PSTORE, \
-    MAXF, MINF, SILU, HSWISH)						\
+    MS, MSTORE, MAXF, MINF, SILU, HSWISH)				\
 static inline __attribute__((always_inline)) void			\
 NAME(const int K, const int S, const int R, const int V, const int EDGE, \
     const struct dr_args *a, int64_t oh0, int64_t ow0, const MT *mk)	\
@@ -620,12 +625,15 @@ NAME(const int K, const int S, const int R, const int V, const int EDGE, \
 		float *yr = a->y + (oh0 + r) * a->OW + ow0;		\
 		for (v = 0; v < V; v++) {				\
 			int64_t left = a->OW - ow0 - v * VW;		\
-			if (left <= 0)					\
+			if (!(MS && EDGE) && left <= 0)			\
 				break;					\
 			if (a->clamp)					\
 				acc[r][v] = MINF(hiv, MAXF(lov,	\
 				    acc[r][v]));			\
-			if (!EDGE || left >= VW || (a->nb == 1 &&	\
+			if (MS && EDGE)					\
+				MSTORE(yr + v * VW, acc[r][v],		\
+				    mk[V * K * 2 + v]);			\
+			else if (!EDGE || left >= VW || (a->nb == 1 &&	\
 			    (oh0 + r) * a->OW + ow0 + (v + 1) * VW <=	\
 			    a->OH * a->OW))				\
 				STOREU(yr + v * VW, acc[r][v]);		\
@@ -648,7 +656,7 @@ NAME(const int K, const int S, const int R, const int V,		\
 		if (a->edge[b])						\
 			BLK(K, S, R, V, 1, a, oh0, b * V * (int64_t)	\
 			    (sizeof(MT) == 2 ? 16 : 8),			\
-			    mk + b * V * K * 2);			\
+			    mk + b * V * (K * 2 + 1));			\
 		else							\
 			BLK(K, S, R, V, 0, a, oh0, b * V * (int64_t)	\
 			    (sizeof(MT) == 2 ? 16 : 8), mk);		\
@@ -707,9 +715,14 @@ dr_pstore8(float *y, __m256 v, int64_t n)
 	memcpy(y, t, sizeof(float) * (size_t)n);
 }
 
+/*
+ * AVX2 keeps the part-vector copy at a block's edge (MS 0): an AVX2
+ * masked store (vmaskmovps) is microcoded on the Zen 2.
+ */
+#define dr_nomstore(p, v, m) ((void)0)
 DR_BLK(dr8_blk, __m256, 8, dr_m8, _mm256_set1_ps, _mm256_loadu_ps,
-    _mm256_fmadd_ps, _mm256_storeu_ps, dr_tap8, dr_pstore8, _mm256_max_ps,
-    _mm256_min_ps, aoe_v8_silu, dr_hswish8)
+    _mm256_fmadd_ps, _mm256_storeu_ps, dr_tap8, dr_pstore8, 0, dr_nomstore,
+    _mm256_max_ps, _mm256_min_ps, aoe_v8_silu, dr_hswish8)
 DR_ROWS(dr8_rows, dr8_blk, dr_m8)
 DR_FN_ALL(dr8)
 static dr_fn *const dr8_tab[2][2][4][2] = DR_TAB(dr8);
@@ -741,6 +754,12 @@ dr_pstore16(float *y, __m512 v, int64_t n)
 	_mm512_mask_storeu_ps(y, (__mmask16)((1u << n) - 1), v);
 }
 
+static inline __attribute__((always_inline)) void
+dr_mstore16(float *y, __m512 v, uint16_t m)
+{
+	_mm512_mask_storeu_ps(y, (__mmask16)m, v);
+}
+
 static inline __attribute__((always_inline)) __m512
 dr_hswish16(__m512 v)
 {
@@ -748,8 +767,8 @@ dr_hswish16(__m512 v)
 }
 
 DR_BLK(dr16_blk, __m512, 16, uint16_t, _mm512_set1_ps, _mm512_loadu_ps,
-    _mm512_fmadd_ps, _mm512_storeu_ps, dr_tap16, dr_pstore16, _mm512_max_ps,
-    _mm512_min_ps, aoe_z16_silu, dr_hswish16)
+    _mm512_fmadd_ps, _mm512_storeu_ps, dr_tap16, dr_pstore16, 1,
+    dr_mstore16, _mm512_max_ps, _mm512_min_ps, aoe_z16_silu, dr_hswish16)
 DR_ROWS(dr16_rows, dr16_blk, uint16_t)
 DR_FN_ALL(dr16)
 static dr_fn *const dr16_tab[2][2][4][2] = DR_TAB(dr16);
@@ -995,8 +1014,8 @@ dr_chunk(void *arg, int64_t c, int tid)
 struct dr_setup {
 	struct dr_ctx d;
 	unsigned char ebuf[64];
-	uint16_t mb16[64 * DR_MAXV * DR_MAXK * 2];
-	dr_m8 mb8[16 * DR_MAXV * DR_MAXK * 2];
+	uint16_t mb16[64 * DR_MAXV * (DR_MAXK * 2 + 1)];
+	dr_m8 mb8[16 * DR_MAXV * (DR_MAXK * 2 + 1)];
 	void *heap;
 };
 
@@ -1058,7 +1077,7 @@ dr_prepare(struct dr_setup *s, const aoe_conv_geom *g,
 	d->R = oh;
 	dr_epi_forms(act, add, &d->e, &d->epi, &d->clamp, &d->act);
 	nb = (g->out[2] + (int64_t)ow * vw - 1) / ((int64_t)ow * vw);
-	per = (size_t)(ow * K * 2);
+	per = (size_t)(ow * (K * 2 + 1));
 	if (nb > 64 || (vw == 8 && nb > 16)) {
 		s->heap = malloc((size_t)nb * (1 + per * (vw == 8 ?
 		    sizeof(dr_m8) : sizeof(uint16_t))) + 32);
@@ -1098,6 +1117,19 @@ dr_prepare(struct dr_setup *s, const aoe_conv_geom *g,
 					if (vw == 16)
 						m16[i] = (uint16_t)bits;
 				}
+		/* After them, the stores': the row's lanes (MS). */
+		for (v = 0; v < ow; v++) {
+			size_t i = (size_t)b * per + (size_t)(ow * K * 2 + v);
+			uint32_t bits = 0;
+			for (l = 0; l < vw; l++) {
+				int in = ow0 + v * vw + l < g->out[2];
+				bits |= (uint32_t)in << l;
+				if (vw == 8)
+					m8[i].l[l] = in ? -1 : 0;
+			}
+			if (vw == 16)
+				m16[i] = (uint16_t)bits;
+		}
 	}
 	d->nb = nb;
 	d->edge = edge;
