@@ -662,12 +662,18 @@ NAME(const int K, const int S, const int R, const int V,		\
 			    (sizeof(MT) == 2 ? 16 : 8), mk);		\
 }
 
-/* The instances: K 3 and 5, S 1 and 2, R 1, 2 and 4, V 1 and 2. */
+/*
+ * The instances: K 3 and 5, S 1 and 2, R 1, 2, 4 and 8, V 1 and 2, each
+ * making rows oh0..oh1 in passes of R.  a is restrict: no store through
+ * a->y reaches *a, so its fields stay in registers across the passes.
+ */
 #define DR_FN(P, K, S, R, V)						\
 static void								\
-P##_##K##_##S##_##R##_##V(const struct dr_args *a, int64_t oh0)	\
+P##_##K##_##S##_##R##_##V(const struct dr_args *restrict a,		\
+    int64_t oh0, int64_t oh1)						\
 {									\
-	P##_rows(K, S, R, V, a, oh0);					\
+	for (; oh0 < oh1; oh0 += R)					\
+		P##_rows(K, S, R, V, a, oh0);				\
 }
 #define DR_FN_V(P, K, S, R) DR_FN(P, K, S, R, 1) DR_FN(P, K, S, R, 2)
 #define DR_FN_R(P, K, S) DR_FN_V(P, K, S, 1) DR_FN_V(P, K, S, 2)	\
@@ -680,7 +686,7 @@ P##_##K##_##S##_##R##_##V(const struct dr_args *a, int64_t oh0)	\
 #define DR_TAB(P) { { DR_T_R(P, 3, 1), DR_T_R(P, 3, 2) },		\
 	{ DR_T_R(P, 5, 1), DR_T_R(P, 5, 2) } }
 
-typedef void dr_fn(const struct dr_args *, int64_t);
+typedef void dr_fn(const struct dr_args *, int64_t, int64_t);
 
 /* AVX2: 8 floats a vector. */
 static inline __attribute__((always_inline)) __m256
@@ -992,10 +998,14 @@ dr_chunk(void *arg, int64_t c, int tid)
 		 * plane's end: a 7- or 14-float row alone would spend
 		 * most of its time in the part vector's copies.
 		 */
+		if (!d->epi) {
+			d->fn(&a, 0, a.OH);
+			continue;
+		}
 		for (oh = 0, r = 0; oh < a.OH; oh += d->R) {
 			int64_t e = min64(oh + d->R, a.OH);
-			d->fn(&a, oh);
-			if (!d->epi || ((e - r) * a.OW < 512 && e < a.OH))
+			d->fn(&a, oh, e);
+			if ((e - r) * a.OW < 512 && e < a.OH)
 				continue;
 			aoe_epi_row(&d->e, m, a.y + r * a.OW, add ? add +
 			    r * a.OW : NULL, (e - r) * a.OW);
@@ -1204,7 +1214,6 @@ aoe_dw_band_rows(const aoe_dw_band *b, int64_t pl, const float *x,
 	const struct dr_ctx *d = &s->d;
 	const aoe_conv_geom *g = b->g;
 	struct dr_args a;
-	int64_t oh;
 
 	dr_args_of(d, &a);
 	a.x = x;
@@ -1212,8 +1221,7 @@ aoe_dw_band_rows(const aoe_dw_band *b, int64_t pl, const float *x,
 	a.bv = bv;
 	a.y = (float *)((uintptr_t)dst - (uintptr_t)(oh0 * a.OW *
 	    (int64_t)sizeof(float)));
-	for (oh = oh0; oh < oh1; oh += d->R)
-		d->fn(&a, oh);
+	d->fn(&a, oh0, oh1);
 	if (d->epi)
 		aoe_epi_row(&d->e, pl % g->m, dst, NULL, (oh1 - oh0) * a.OW);
 }
@@ -2466,9 +2474,11 @@ NAME(const int K, const int PL, const int V, const struct dr_args *a,	\
 /* The instances: K 3 and 5, left pad 0 and K / 2, V 2 and 4. */
 #define DP_FN(P, K, PL, V)						\
 static void								\
-P##_##K##_##PL##_##V(const struct dr_args *a, int64_t oh0)		\
+P##_##K##_##PL##_##V(const struct dr_args *restrict a, int64_t oh0,	\
+    int64_t oh1)							\
 {									\
-	P##_rows(K, PL, V, a, oh0);					\
+	for (; oh0 < oh1; oh0 += DP_R)					\
+		P##_rows(K, PL, V, a, oh0);				\
 }
 #define DP_FN_ALL(P) DP_FN(P, 3, 0, 2) DP_FN(P, 3, 0, 4)		\
 	DP_FN(P, 3, 1, 2) DP_FN(P, 3, 1, 4) DP_FN(P, 5, 0, 2)		\
