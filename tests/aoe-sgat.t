@@ -2,7 +2,7 @@
 # aoe-sgat: records, the model record, commit and reuse of the subgraph
 # bank, journal resume, wrong candidates, layout regions, and bad input.
 . "$(dirname "$0")/tap.sh"
-plan 31
+plan 32
 ex=$top/share/aoe/models/example.onnx
 cd "$top" || exit 1
 mkdir -p "$T/bank"
@@ -188,6 +188,26 @@ sg = rs[:-1]
 sys.exit(0 if all(r['backed_out'] and r['outcome'] == 'unsatisfied' and 'region' in r for r in sg) else 1)
 PY
 ok $(test $? -eq 0 && ! test -s "$T/rbank2/graphs.jsonl"; echo $?) "a region is backed out with the rest when the whole model is slower"
+# Two runs sharing a block signature (tests/mkres.py 2), both regions
+# winning: the second measures the block already blocked by the first,
+# and lists only the subgraphs it blocked; the block's record keeps the
+# first region.
+python3 tests/mkres.py 2 > "$T/res2.json"
+mkdir -p "$T/rbank3"
+TUNE_BANK_PATH=$T/rbank3 RUN_LOOP=10 AOE_SGAT_SLOWER_MODEL=1 AOE_SGAT_REGION_AFTER=0.1 run aoe-sgat $S -o "$T/rr6" "$T/res2.json"
+python3 - "$T/rr6" <<'PY'
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+m, sg = rs[-1], rs[:-1]
+blk = [r for r in sg if r['instances'] == 4]
+ok = m['regions'] == 2 and len(blk) == 1 and len(m['layout_regions']) == 2
+ok = ok and blk[0]['region']['index'] == 0 and blk[0]['repo_key'] in m['layout_regions'][1]['subgraphs']
+reg = [r for r in sg if 'region' in r]
+ok = ok and all(r['repo_key'] in r['region']['subgraphs'] for r in reg)
+ok = ok and sorted(k for r in reg for k in [r['repo_key']]) == sorted(k for i in (0, 1) for k in next(r for r in reg if r['region']['index'] == i)['region']['subgraphs'])
+sys.exit(0 if ok else 1)
+PY
+ok $? "a later region lists only the subgraphs it blocked; the first keeps a shared one"
 
 # aoe-report makes an SGAT result file with the model figures.
 mkdir -p "$T/rep"

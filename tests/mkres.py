@@ -8,7 +8,14 @@ readers, so aoe-sgat's partition makes the stem one subgraph and each
 block another, the three blocks of one signature, every one with a Conv
 that can run blocked: a run that layout regions (aoe-sgat(1)) are made
 of.  The standard library only, so that CI needs nothing more.
+
+With the argument "2" a second run follows, after a part with no Conv
+(x * Sigmoid(x), whose input has two readers): a block whose first Conv
+is 1x1 (a new signature), one more block of the first run's signature,
+and a last one before the head.  The first run's block signature is then
+in both runs: the second run's region measures it already blocked.
 """
+import sys
 import base64
 import json
 import random
@@ -44,24 +51,33 @@ def node(name, op, ins, out, attrs=None):
     return out
 
 
-def conv(name, x):
-    return node(name, "Conv", [x, const(name + ".w", [C, C, 3, 3]),
+def conv(name, x, k=3):
+    return node(name, "Conv", [x, const(name + ".w", [C, C, k, k]),
                                const(name + ".b", [C])],
                 value(name + ".y"),
-                {"kernel_shape": {"ints": [3, 3]},
-                 "pads": {"ints": [1, 1, 1, 1]}})
+                {"kernel_shape": {"ints": [k, k]},
+                 "pads": {"ints": [k // 2] * 4}})
 
 
 def relu(name, x):
     return node(name, "Relu", [x], value(name + ".y"))
 
 
+def block(p, x, k=3):
+    y = conv(p + "conv2", relu(p + "relu1", conv(p + "conv1", x, k)))
+    y = node(p + "add", "Add", [y, x], value(p + "add.y"))
+    return relu(p + "relu2", y)
+
+
 prev = relu("stem.relu", conv("stem.conv", "x"))
 for b in range(3):
-    p = "b%d." % b
-    y = conv(p + "conv2", relu(p + "relu1", conv(p + "conv1", prev)))
-    y = node(p + "add", "Add", [y, prev], value(p + "add.y"))
-    prev = relu(p + "relu2", y)
+    prev = block("b%d." % b, prev)
+if sys.argv[1:] == ["2"]:
+    s = node("sep.sig", "Sigmoid", [prev], value("sep.sig.y"))
+    prev = node("sep.mul", "Mul", [prev, s], value("sep.mul.y"))
+    prev = block("b3.", prev, 1)
+    prev = block("b4.", prev)
+    prev = block("b5.", prev)
 tensors.append({"name": "y", "dtype": "float32", "shape": [1, C, 1, 1]})
 node("head", "GlobalAveragePool", [prev], "y")
 print(json.dumps({"format": "aoe-graph", "tensors": tensors,

@@ -1233,10 +1233,18 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 		cJSON_AddItemToArray(rg->tried, e);
 	}
 	if (todo && !bad && rc == 0 && r.after < r.before * (1 - noise)) {
-		r.members = mem;
-		r.nm = nm;
+		/*
+		 * The region's members are the subgraphs it blocked: one
+		 * already blocked (by an earlier region, or the bank) keeps
+		 * its record and region, as this one measured it unchanged.
+		 */
+		r.members = aoe_xcalloc((size_t)nm, sizeof(int));
+		r.nm = 0;
 		r.spread = noise;
 		for (i = 0; i < nm; i++) {
+			if (aoe_sched_get(&bd[i].d, "layout", 0) != 0)
+				continue;
+			r.members[r.nm++] = mem[i];
 			rg->of[mem[i]] = rg->n;
 			rg->d[mem[i]] = ad[i].d;
 			aoe_dtable_set(ro->decisions, ad[i].sig, &ad[i].d);
@@ -1244,7 +1252,6 @@ try_region(aoe_graph *g, sub *subs, const parts *pt, const int *ord,
 		rg->r = aoe_xrealloc(rg->r, (size_t)(rg->n + 1) *
 		    sizeof(region));
 		rg->r[rg->n++] = r;
-		mem = NULL;
 	} else if (todo && rc == 0 && b - a >= 4) {
 		int half = (a + b) / 2;
 		if ((rc = try_region(g, subs, pt, ord, a, half, ro, o, rg)) ==
