@@ -25,6 +25,9 @@
 #include "onenode.h"
 #include "convref.h"
 
+/* Floats after a case's output that it must leave as they were. */
+#define GUARD 64
+
 typedef struct spec {
 	int64_t n, group, cg, mg, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
 	int act, affine, add, bias;
@@ -76,7 +79,7 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	aoe_conv_geom g;
 	aoe_act a;
 	float *x, *w, *bias, *add, *y, *r, *ps = NULL, *pt = NULL, *wp = NULL;
-	float *scratch;
+	float *scratch, guard[GUARD];
 	int64_t ny;
 	int ok_ = 1, vw = 0, nv = 0;
 
@@ -86,7 +89,9 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	w = rnd(g.m * g.cg * g.ksz);
 	bias = sp->bias ? rnd(g.m) : NULL;
 	add = sp->add ? rnd(ny) : NULL;
-	y = rnd(ny);
+	/* GUARD floats after the output, which the kernel may not write. */
+	y = rnd(ny + GUARD);
+	memcpy(guard, y + ny, sizeof(guard));
 	r = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
 	scratch = nan_scratch(&g);
 	spec_act(sp, &a);
@@ -106,6 +111,10 @@ run_case(const spec *sp, const aoe_sched *s, int prepack, int nthreads,
 	    nthreads) < 0)
 		ok_ = 0;
 	ok_ = ok_ && same(y, r, ny, maxerr);
+	if (memcmp(guard, y + ny, sizeof(guard)) != 0) {
+		printf("# a store past the output's end\n");
+		ok_ = 0;
+	}
 	free(x);
 	free(w);
 	free(wp);
