@@ -834,7 +834,12 @@ main(void)
 		    aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 28;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == 4, "3x3 stride 2 from 28x28 runs "
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 4),
+		    "3x3 stride 2 from 28x28 runs dw_rows=%d by default",
+		    aoe_cpu_avx512() ? 5 : 4);
+		s.h = s.w = 14;
+		geom_of(&s, &g);
+		ok(aoe_dw_auto(&g) == 4, "3x3 stride 2 from 14x14 runs "
 		    "dw_rows=4 by default");
 		s.h = s.w = 7;
 		s.sh = s.sw = 1;

@@ -871,10 +871,13 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	 * 2 threads (wall clock), Clip and SiLU: 144 @56/2 47.1 to 41.2,
 	 * 76.9 to 63.2; 72 @56/2 5x5 41.3 to 35.3, 46.8 to 43.7.  From 28
 	 * (14 wide) the lanes stay ahead (576 @14/2 23.3 against 31.2).
+	 * Under AVX-512, on outputs 9 to 16 wide, the phase kernel's passes
+	 * of one vector took them since (below).
 	 */
 	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
 	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
-	    g->out[2] <= 16) || (avx512 && g->s[1] == 1 &&
+	    (g->out[2] <= 8 || (g->out[2] <= 16 && !(avx512 &&
+	    aoe_dw_phase_ok(g))))) || (avx512 && g->s[1] == 1 &&
 	    g->out[2] <= 8)))
 		return 4;
 	/*
@@ -883,7 +886,15 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	 * Zen 5, it took 1.5x to 2x the 8-channel kernel's time).  At 2
 	 * threads, cold weights: 96 @112/2 163 to 137 us, 144 @56/2 59 to
 	 * 46, 72 @56/2 5x5 56 to 40; on outputs 14 wide it lost (192 @28/2
-	 * 24.5 to 27.9, 240 @28/2 5x5 41 to 51), the lanes kept there.
+	 * 24.5 to 27.9, 240 @28/2 5x5 41 to 51) with passes of two vectors,
+	 * the lanes kept there, until it got passes of one: lanes against
+	 * phase, bench/convb warm, us, 1 thread: 192 @28/2 21.2 to 19.7,
+	 * 240 @28/2 5x5 48.4 to 41.9, 240 @30/2 31.0 to 28.4, 144 @32/2
+	 * 19.5 to 10.8, 480 @30/2 5x5 113 to 98 (the 8-channel kernel 107);
+	 * 2 threads: 11.9 to 11.3, 26.8 to 22.9, 16.7 to 15.2, 12.1 to 7.0,
+	 * 59.9 to 56.4 (the 8-channel kernel 54.7).  On outputs 7 wide the
+	 * vector is half empty and the lanes stay (576 @14/2 26.3 against
+	 * 35.7 cold, 672 @14/2 5x5 44.0 against 67.7).
 	 */
 	if (avx512 && g->s[1] == 2 && aoe_dw_phase_ok(g))
 		return 5;
@@ -2471,7 +2482,7 @@ NAME(const int K, const int PL, const int V, const struct dr_args *a,	\
 	}								\
 }
 
-/* The instances: K 3 and 5, left pad 0 and K / 2, V 2 and 4. */
+/* The instances: K 3 and 5, left pad 0 and K / 2, V 1, 2 and 4. */
 #define DP_FN(P, K, PL, V)						\
 static void								\
 P##_##K##_##PL##_##V(const struct dr_args *restrict a, int64_t oh0,	\
@@ -2480,16 +2491,19 @@ P##_##K##_##PL##_##V(const struct dr_args *restrict a, int64_t oh0,	\
 	for (; oh0 < oh1; oh0 += DP_R)					\
 		P##_rows(K, PL, V, a, oh0);				\
 }
-#define DP_FN_ALL(P) DP_FN(P, 3, 0, 2) DP_FN(P, 3, 0, 4)		\
-	DP_FN(P, 3, 1, 2) DP_FN(P, 3, 1, 4) DP_FN(P, 5, 0, 2)		\
-	DP_FN(P, 5, 0, 4) DP_FN(P, 5, 2, 2) DP_FN(P, 5, 2, 4)
+#define DP_FN_K(P, K, PL) DP_FN(P, K, PL, 1) DP_FN(P, K, PL, 2)	\
+	DP_FN(P, K, PL, 4)
+#define DP_FN_ALL(P) DP_FN_K(P, 3, 0) DP_FN_K(P, 3, 1) DP_FN_K(P, 5, 0) \
+	DP_FN_K(P, 5, 2)
+#define DP_T_V(P, K, PL) { P##_##K##_##PL##_1, P##_##K##_##PL##_2,	\
+	P##_##K##_##PL##_4 }
 #define DP_TAB(P) {							\
-	{ { P##_3_0_2, P##_3_0_4 }, { P##_3_1_2, P##_3_1_4 } },		\
-	{ { P##_5_0_2, P##_5_0_4 }, { P##_5_2_2, P##_5_2_4 } } }
+	{ DP_T_V(P, 3, 0), DP_T_V(P, 3, 1) },				\
+	{ DP_T_V(P, 5, 0), DP_T_V(P, 5, 2) } }
 
 DP_ROWS(dp8_rows, dp8_blk, dr_m8, 8)
 DP_FN_ALL(dp8)
-static dr_fn *const dp8_tab[2][2][2] = DP_TAB(dp8);
+static dr_fn *const dp8_tab[2][2][3] = DP_TAB(dp8);
 
 /* AVX-512: sixteen floats a vector, two-source permutes. */
 #pragma GCC push_options
@@ -2625,7 +2639,7 @@ dp16_blk(const int K, const int PL, const int V, const int ER,
 }
 DP_ROWS(dp16_rows, dp16_blk, uint16_t, 16)
 DP_FN_ALL(dp16)
-static dr_fn *const dp16_tab[2][2][2] = DP_TAB(dp16);
+static dr_fn *const dp16_tab[2][2][3] = DP_TAB(dp16);
 #ifdef __clang__
 #pragma clang attribute pop
 #endif
@@ -2647,7 +2661,7 @@ aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
 	if (!aoe_dw_phase_ok(g))
 		return aoe_err(AOE_EINTERNAL, "dw_rows=5 does not apply");
 	vw = (vw == 0 || vw == 16) && aoe_cpu_avx512() ? 16 : 8;
-	V = g->out[2] <= 2 * vw ? 2 : 4;
+	V = g->out[2] <= vw ? 1 : g->out[2] <= 2 * vw ? 2 : 4;
 	memset(&d, 0, sizeof(d));
 	d.g = g;
 	d.x = x;
@@ -2703,7 +2717,7 @@ aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
 	d.nb = nb;
 	d.R = DP_R;
 	d.edge = edge;
-	d.fn = (vw == 16 ? dp16_tab : dp8_tab)[K == 5][g->pb[2] != 0][V == 4];
+	d.fn = (vw == 16 ? dp16_tab : dp8_tab)[K == 5][g->pb[2] != 0][V / 2];
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
 		nthreads = 1;
 	d.items = planes;
