@@ -819,9 +819,10 @@ main(void)
 		s.sh = s.sw = 2;
 		s.pt = s.pl = s.pb = s.pr = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) == 4,
-		    "dw_rows=2 takes 3x3 stride 2 (5x5 output), but the "
-		    "default is dw_rows=4");
+		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) ==
+		    (aoe_cpu_avx512() ? 5 : 4), "dw_rows=2 takes 3x3 stride 2 "
+		    "(5x5 output), but the default is dw_rows=%d",
+		    aoe_cpu_avx512() ? 5 : 4);
 		s.h = s.w = 112;
 		geom_of(&s, &g);
 		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 0),
@@ -839,8 +840,17 @@ main(void)
 		    aoe_cpu_avx512() ? 5 : 4);
 		s.h = s.w = 14;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == 4, "3x3 stride 2 from 14x14 runs "
-		    "dw_rows=4 by default");
+		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 4),
+		    "3x3 stride 2 from 14x14 runs dw_rows=%d by default",
+		    aoe_cpu_avx512() ? 5 : 4);
+		s.h = s.w = 19;
+		s.pt = s.pl = 0;
+		s.kh = s.kw = 5;
+		geom_of(&s, &g);
+		ok(g.out[2] == 8 && aoe_dw_auto(&g) == 4, "5x5 stride 2 from "
+		    "19 wide to 8 runs dw_rows=4 by default");
+		s.kh = s.kw = 3;
+		s.pt = s.pl = 1;
 		s.h = s.w = 7;
 		s.sh = s.sw = 1;
 		geom_of(&s, &g);

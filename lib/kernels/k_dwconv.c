@@ -871,14 +871,14 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	 * 2 threads (wall clock), Clip and SiLU: 144 @56/2 47.1 to 41.2,
 	 * 76.9 to 63.2; 72 @56/2 5x5 41.3 to 35.3, 46.8 to 43.7.  From 28
 	 * (14 wide) the lanes stay ahead (576 @14/2 23.3 against 31.2).
-	 * Under AVX-512, on outputs 9 to 16 wide, the phase kernel's passes
-	 * of one vector took them since (below).
+	 * Under AVX-512 the phase kernel took them since (below), but for
+	 * outputs 8 wide or less from rows wider than 16.
 	 */
 	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
 	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
-	    (g->out[2] <= 8 || (g->out[2] <= 16 && !(avx512 &&
-	    aoe_dw_phase_ok(g))))) || (avx512 && g->s[1] == 1 &&
-	    g->out[2] <= 8)))
+	    g->out[2] <= 16 && !(avx512 && aoe_dw_phase_ok(g) &&
+	    (g->out[2] > 8 || g->in[2] <= 16))) || (avx512 &&
+	    g->s[1] == 1 && g->out[2] <= 8)))
 		return 4;
 	/*
 	 * At stride 2 on wider outputs, under AVX-512, the phase kernel
@@ -892,9 +892,13 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	 * 240 @28/2 5x5 48.4 to 41.9, 240 @30/2 31.0 to 28.4, 144 @32/2
 	 * 19.5 to 10.8, 480 @30/2 5x5 113 to 98 (the 8-channel kernel 107);
 	 * 2 threads: 11.9 to 11.3, 26.8 to 22.9, 16.7 to 15.2, 12.1 to 7.0,
-	 * 59.9 to 56.4 (the 8-channel kernel 54.7).  On outputs 7 wide the
-	 * vector is half empty and the lanes stay (576 @14/2 26.3 against
-	 * 35.7 cold, 672 @14/2 5x5 44.0 against 67.7).
+	 * 59.9 to 56.4 (the 8-channel kernel 54.7).  On outputs 7 wide a
+	 * vector was half empty and the lanes stayed (576 @14/2 26.3 against
+	 * 35.7 cold, 672 @14/2 5x5 44.0 against 67.7) until a vector held
+	 * two rows there (dq16_blk, rows of 16 floats or less): 1 thread
+	 * warm 576 @14/2 20.3 to 15.0, 960 @14/2 36.6 to 26.0, 672 @14/2
+	 * 5x5 38.6 to 32.0, 672 @15/2 5x5 41.0 to 32.8; 2 threads 13.1 to
+	 * 9.6, 19.6 to 15.2, 21.2 to 18.4, 21.8 to 18.6.
 	 */
 	if (avx512 && g->s[1] == 2 && aoe_dw_phase_ok(g))
 		return 5;
@@ -2640,6 +2644,83 @@ dp16_blk(const int K, const int PL, const int V, const int ER,
 DP_ROWS(dp16_rows, dp16_blk, uint16_t, 16)
 DP_FN_ALL(dp16)
 static dr_fn *const dp16_tab[2][2][3] = DP_TAB(dp16);
+
+/*
+ * Outputs 8 wide or less from rows of 16 floats or less (mobilenet_v2's
+ * 576 @14/2, efficientnet_b1's 672 @15/2 5x5): a vector holds two
+ * output rows, lanes 0 to 7 row oh and 8 to 15 row oh + 1, so that
+ * passes of one vector are not half empty.  Tap (kh, kw) of both rows
+ * is one permute of input rows 2 oh - pt + kh (the low lanes' source)
+ * and two rows below (the high lanes'): lane l takes column 2 (l % 8) +
+ * kw - PL, zero where that is outside the 16 loaded (columns past the
+ * row's end load as zero).  The two rows go out as one compressed, masked store:
+ * they are one span of the plane.
+ */
+static inline __attribute__((always_inline)) void
+dq16_blk(const int K, const int PL, const int ER, const struct dr_args *a,
+    int64_t oh0)
+{
+	const __mmask16 lm = (__mmask16)((1u << a->W) - 1);
+	const int64_t ow = a->OW, rows = a->OH - oh0 < 2 ? a->OH - oh0 : 2;
+	__m512 acc = _mm512_set1_ps(a->bv), row[7], o;
+	__m512i idx[5];
+	__mmask16 zm[5];
+	int64_t ih;
+	int j, kh, kw, l;
+
+	for (kw = 0; kw < K; kw++) {
+		int32_t ix[16];
+		uint32_t z = 0;
+		for (l = 0; l < 16; l++) {
+			int c = 2 * (l % 8) + kw - PL;
+			ix[l] = (c < 0 || c > 15 ? 0 : c) + (l < 8 ? 0 : 16);
+			z |= (uint32_t)(c >= 0 && c <= 15) << l;
+		}
+		idx[kw] = _mm512_loadu_si512(ix);
+		zm[kw] = (__mmask16)z;
+	}
+	_Pragma("GCC unroll 7")
+	for (j = 0; j < K + 2; j++) {
+		ih = 2 * oh0 - a->pt + j;
+		row[j] = ER && (ih < 0 || ih >= a->H) ? _mm512_setzero_ps() :
+		    _mm512_maskz_loadu_ps(lm, a->x + ih * a->W);
+	}
+	_Pragma("GCC unroll 5")
+	for (kh = 0; kh < K; kh++)
+		_Pragma("GCC unroll 5")
+		for (kw = 0; kw < K; kw++)
+			acc = _mm512_fmadd_ps(_mm512_set1_ps(a->w[kh * K +
+			    kw]), _mm512_maskz_permutex2var_ps(zm[kw],
+			    row[kh], idx[kw], row[kh + 2]), acc);
+	o = acc;
+	if (a->act == 1)
+		o = aoe_z16_silu(o);
+	else if (a->act == 2)
+		o = dr_hswish16(o);
+	else if (a->clamp)
+		o = _mm512_min_ps(_mm512_set1_ps(a->hi),
+		    _mm512_max_ps(_mm512_set1_ps(a->lo), o));
+	o = _mm512_maskz_compress_ps((__mmask16)(((1u << ow) - 1) |
+	    ((1u << ow) - 1) << 8), o);
+	_mm512_mask_storeu_ps(a->y + oh0 * ow, (__mmask16)((1u << (rows *
+	    ow)) - 1), o);
+}
+
+#define DQ_FN(K, PL)							\
+static void								\
+dq16_##K##_##PL(const struct dr_args *restrict a, int64_t oh0,		\
+    int64_t oh1)							\
+{									\
+	for (; oh0 < oh1; oh0 += 2)					\
+		if (2 * oh0 - a->pt < 0 || 2 * oh0 - a->pt + K + 2 >	\
+		    a->H || oh0 + 2 > a->OH)				\
+			dq16_blk(K, PL, 1, a, oh0);			\
+		else							\
+			dq16_blk(K, PL, 0, a, oh0);			\
+}
+DQ_FN(3, 0) DQ_FN(3, 1) DQ_FN(5, 0) DQ_FN(5, 2)
+static dr_fn *const dq16_tab[2][2] = { { dq16_3_0, dq16_3_1 },
+	{ dq16_5_0, dq16_5_2 } };
 #ifdef __clang__
 #pragma clang attribute pop
 #endif
@@ -2718,6 +2799,8 @@ aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
 	d.R = DP_R;
 	d.edge = edge;
 	d.fn = (vw == 16 ? dp16_tab : dp8_tab)[K == 5][g->pb[2] != 0][V / 2];
+	if (vw == 16 && g->out[2] <= 8 && W <= 16)
+		d.fn = dq16_tab[K == 5][g->pb[2] != 0];
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
 		nthreads = 1;
 	d.items = planes;
