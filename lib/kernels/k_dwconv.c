@@ -2345,7 +2345,10 @@ aoe_dw_lanes(const aoe_conv_geom *g, const float *x, const float *w,
  * (AVX-512; on AVX2 two shuffles, whose lanes come out in the order 0 1
  * 4 5 2 3 6 7, the same for every tap, put right once as the result is
  * stored) make two taps, where the register-blocked kernel loads a pair
- * for each.  A pass makes DP_R rows of V vectors; a block of columns
+ * for each.  A pass makes DP_R rows of V vectors (1, 2 or 4: the
+ * fewest that hold a row, up to 4; on AVX-512 outputs 8 wide or less
+ * from rows of 16 floats or less take one vector for two rows,
+ * dq16_blk); a block of columns
  * whose loads all fall inside the image loads plainly, one at an edge
  * under masks made once a call, zero outside, so the pads cost nothing
  * and nothing outside the row is read.  Rows above and below the image
