@@ -692,7 +692,7 @@ typedef void dr_fn(const struct dr_args *, int64_t, int64_t);
 static inline __attribute__((always_inline)) __m256
 dr_tap8(const int S, const int EDGE, const float *p, const dr_m8 *mk)
 {
-	__m256 a, b, e;
+	__m256 a, b;
 
 	if (S == 1)
 		return EDGE ? _mm256_maskload_ps(p, _mm256_loadu_si256(
@@ -701,9 +701,7 @@ dr_tap8(const int S, const int EDGE, const float *p, const dr_m8 *mk)
 	    (const __m256i *)mk[0].l)) : _mm256_loadu_ps(p);
 	b = EDGE ? _mm256_maskload_ps(p + 8, _mm256_loadu_si256(
 	    (const __m256i *)mk[1].l)) : _mm256_loadu_ps(p + 8);
-	e = _mm256_shuffle_ps(a, b, 0x88);
-	return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e),
-	    0xd8));
+	return df_even8(a, b);
 }
 
 static inline __attribute__((always_inline)) __m256
@@ -750,8 +748,7 @@ dr_tap16(const int S, const int EDGE, const float *p, const uint16_t *mk)
 	a = EDGE ? _mm512_maskz_loadu_ps(mk[0], p) : _mm512_loadu_ps(p);
 	b = EDGE ? _mm512_maskz_loadu_ps(mk[1], p + 16) :
 	    _mm512_loadu_ps(p + 16);
-	return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8,
-	    10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+	return df_even16(a, b);
 }
 
 static inline __attribute__((always_inline)) void
@@ -853,6 +850,16 @@ aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow)
  * stride 2 on outputs up to 28 wide (16 since) and, on AVX-512, planes 8
  * wide or less (figures at aoe_dw_lanes; bench/results/mv-20261205.txt).
  */
+/*
+ * Outputs that the phase kernel makes two rows a vector of under AVX-512
+ * (dq16_blk): 8 wide or less, from rows of 16 floats or less.
+ */
+static int
+dq_fits(const aoe_conv_geom *g)
+{
+	return g->out[2] <= 8 && g->in[2] <= 16;
+}
+
 int
 aoe_dw_auto(const aoe_conv_geom *g)
 {
@@ -877,7 +884,7 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
 	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
 	    g->out[2] <= 16 && !(avx512 && aoe_dw_phase_ok(g) &&
-	    (g->out[2] > 8 || g->in[2] <= 16))) || (avx512 &&
+	    (g->out[2] > 8 || dq_fits(g)))) || (avx512 &&
 	    g->s[1] == 1 && g->out[2] <= 8)))
 		return 4;
 	/*
@@ -1142,18 +1149,17 @@ dr_prepare(struct dr_setup *s, const aoe_conv_geom *g,
 					if (vw == 16)
 						m16[i] = (uint16_t)bits;
 				}
-		/* After them, the stores': the row's lanes (MS). */
-		for (v = 0; v < ow; v++) {
-			size_t i = (size_t)b * per + (size_t)(ow * K * 2 + v);
+		/*
+		 * After them, the stores': the row's lanes, read by AVX-512
+		 * alone (MS); AVX2 leaves its slots unused.
+		 */
+		for (v = 0; vw == 16 && v < ow; v++) {
 			uint32_t bits = 0;
-			for (l = 0; l < vw; l++) {
-				int in = ow0 + v * vw + l < g->out[2];
-				bits |= (uint32_t)in << l;
-				if (vw == 8)
-					m8[i].l[l] = in ? -1 : 0;
-			}
-			if (vw == 16)
-				m16[i] = (uint16_t)bits;
+			for (l = 0; l < vw; l++)
+				bits |= (uint32_t)(ow0 + v * vw + l <
+				    g->out[2]) << l;
+			m16[(size_t)b * per + (size_t)(ow * K * 2 + v)] =
+			    (uint16_t)bits;
 		}
 	}
 	d->nb = nb;
@@ -2381,6 +2387,20 @@ dp_mload8(const float *p, dr_m8 m)
 	    (const void *)m.l));
 }
 
+/* The phase kernel's activation of an output vector, as it is stored. */
+static inline __attribute__((always_inline)) __m256
+dp_act8(const struct dr_args *a, __m256 o)
+{
+	if (a->act == 1)
+		return aoe_v8_silu(o);
+	if (a->act == 2)
+		return dr_hswish8(o);
+	if (a->clamp)
+		return _mm256_min_ps(_mm256_set1_ps(a->hi),
+		    _mm256_max_ps(_mm256_set1_ps(a->lo), o));
+	return o;
+}
+
 /*
  * One pass of DP_R rows from oh0 and V vectors of 8 floats from ow0 on
  * AVX2: a pair of vectors for each shift jj (NJ of them), its phases'
@@ -2446,22 +2466,27 @@ dp8_blk(const int K, const int PL, const int V, const int ER, const int EC,
 			break;
 		for (v = 0; v < V; v++) {
 			int64_t left = a->OW - ow0 - v * 8;
-			__m256 o = dw_order8(acc[r][v]);
+			__m256 o;
 			if (left <= 0)
 				break;
-			if (a->act == 1)
-				o = aoe_v8_silu(o);
-			else if (a->act == 2)
-				o = dr_hswish8(o);
-			else if (a->clamp)
-				o = _mm256_min_ps(_mm256_set1_ps(a->hi),
-				    _mm256_max_ps(_mm256_set1_ps(a->lo), o));
+			o = dp_act8(a, dw_order8(acc[r][v]));
 			if (left >= 8)
 				_mm256_storeu_ps(yr + v * 8, o);
 			else
 				dr_pstore8(yr + v * 8, o, left);
 		}
 	}
+}
+
+/*
+ * Whether a pass of R rows from oh0 reads a row outside the image or
+ * makes one past the output.
+ */
+static inline int
+dp_edge_rows(const struct dr_args *a, int K, int R, int64_t oh0)
+{
+	return 2 * oh0 - a->pt < 0 || 2 * (oh0 + R - 1) - a->pt + K > a->H ||
+	    oh0 + R > a->OH;
 }
 
 /* A pass over every column block, for DP_R rows from oh0. */
@@ -2471,8 +2496,7 @@ NAME(const int K, const int PL, const int V, const struct dr_args *a,	\
     int64_t oh0)							\
 {									\
 	const MT *mk = a->mk;						\
-	const int er = 2 * oh0 - a->pt < 0 || 2 * (oh0 + DP_R - 1) - \
-	    a->pt + K > a->H || oh0 + DP_R > a->OH;			\
+	const int er = dp_edge_rows(a, K, DP_R, oh0);			\
 	int64_t b;							\
 									\
 	for (b = 0; b < a->nb; b++) {					\
@@ -2532,6 +2556,20 @@ dp_mload16(const float *p, uint16_t m)
  * row is V + 1 or V + 2 pairs whatever the kernel (AVX2 has no
  * cross-lane shift: it loads a pair for each jj).
  */
+/* dp_act8 on 16 floats. */
+static inline __attribute__((always_inline)) __m512
+dp_act16(const struct dr_args *a, __m512 o)
+{
+	if (a->act == 1)
+		return aoe_z16_silu(o);
+	if (a->act == 2)
+		return dr_hswish16(o);
+	if (a->clamp)
+		return _mm512_min_ps(_mm512_set1_ps(a->hi),
+		    _mm512_max_ps(_mm512_set1_ps(a->lo), o));
+	return o;
+}
+
 static inline __attribute__((always_inline)) __m512
 dp_shift16(__m512 prev, __m512 cur, __m512 next, const int jj)
 {
@@ -2627,16 +2665,10 @@ dp16_blk(const int K, const int PL, const int V, const int ER,
 			break;
 		for (v = 0; v < V; v++) {
 			int64_t left = a->OW - ow0 - v * 16;
-			__m512 o = acc[r][v];
+			__m512 o;
 			if (left <= 0)
 				break;
-			if (a->act == 1)
-				o = aoe_z16_silu(o);
-			else if (a->act == 2)
-				o = dr_hswish16(o);
-			else if (a->clamp)
-				o = _mm512_min_ps(_mm512_set1_ps(a->hi),
-				    _mm512_max_ps(_mm512_set1_ps(a->lo), o));
+			o = dp_act16(a, acc[r][v]);
 			if (left >= 16)
 				_mm512_storeu_ps(yr + v * 16, o);
 			else
@@ -2665,7 +2697,7 @@ dq16_blk(const int K, const int PL, const int ER, const struct dr_args *a,
 {
 	const __mmask16 lm = (__mmask16)((1u << a->W) - 1);
 	const int64_t ow = a->OW, rows = a->OH - oh0 < 2 ? a->OH - oh0 : 2;
-	__m512 acc = _mm512_set1_ps(a->bv), row[7], o;
+	__m512 acc = _mm512_set1_ps(a->bv), row[7];
 	__m512i idx[5];
 	__mmask16 zm[5];
 	int64_t ih;
@@ -2695,18 +2727,9 @@ dq16_blk(const int K, const int PL, const int ER, const struct dr_args *a,
 			acc = _mm512_fmadd_ps(_mm512_set1_ps(a->w[kh * K +
 			    kw]), _mm512_maskz_permutex2var_ps(zm[kw],
 			    row[kh], idx[kw], row[kh + 2]), acc);
-	o = acc;
-	if (a->act == 1)
-		o = aoe_z16_silu(o);
-	else if (a->act == 2)
-		o = dr_hswish16(o);
-	else if (a->clamp)
-		o = _mm512_min_ps(_mm512_set1_ps(a->hi),
-		    _mm512_max_ps(_mm512_set1_ps(a->lo), o));
-	o = _mm512_maskz_compress_ps((__mmask16)(((1u << ow) - 1) |
-	    ((1u << ow) - 1) << 8), o);
 	_mm512_mask_storeu_ps(a->y + oh0 * ow, (__mmask16)((1u << (rows *
-	    ow)) - 1), o);
+	    ow)) - 1), _mm512_maskz_compress_ps((__mmask16)(((1u << ow) -
+	    1) | ((1u << ow) - 1) << 8), dp_act16(a, acc)));
 }
 
 #define DQ_FN(K, PL)							\
@@ -2715,8 +2738,7 @@ dq16_##K##_##PL(const struct dr_args *restrict a, int64_t oh0,		\
     int64_t oh1)							\
 {									\
 	for (; oh0 < oh1; oh0 += 2)					\
-		if (2 * oh0 - a->pt < 0 || 2 * oh0 - a->pt + K + 2 >	\
-		    a->H || oh0 + 2 > a->OH)				\
+		if (dp_edge_rows(a, K, 2, oh0))				\
 			dq16_blk(K, PL, 1, a, oh0);			\
 		else							\
 			dq16_blk(K, PL, 0, a, oh0);			\
@@ -2802,7 +2824,7 @@ aoe_dw_phase(const aoe_conv_geom *g, const float *x, const float *w,
 	d.R = DP_R;
 	d.edge = edge;
 	d.fn = (vw == 16 ? dp16_tab : dp8_tab)[K == 5][g->pb[2] != 0][V / 2];
-	if (vw == 16 && g->out[2] <= 8 && W <= 16)
+	if (vw == 16 && dq_fits(g))
 		d.fn = dq16_tab[K == 5][g->pb[2] != 0];
 	if (nthreads < 2 || planes < 2 || planes * g->outsz * g->ksz <= 32768)
 		nthreads = 1;
