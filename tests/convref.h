@@ -10,6 +10,7 @@
 #define TESTS_CONVREF_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -137,6 +138,29 @@ rnd(int64_t n)
 	for (i = 0; i < n; i++)
 		p[i] = frand();
 	return p;
+}
+
+/* Floats after a case's output that its kernel must leave as they were. */
+#define GUARD 64
+
+/* n random floats, and GUARD more after them, copied to guard. */
+static float * __attribute__((unused))
+rnd_guarded(int64_t n, float guard[GUARD])
+{
+	float *p = rnd(n + GUARD);
+
+	memcpy(guard, p + n, sizeof(float) * GUARD);
+	return p;
+}
+
+/* 1 if the GUARD floats after y's first n are guard's; else 0, said. */
+static int __attribute__((unused))
+guard_intact(const float *y, int64_t n, const float guard[GUARD])
+{
+	if (memcmp(guard, y + n, sizeof(float) * GUARD) == 0)
+		return 1;
+	printf("# a store past the output's end\n");
+	return 0;
 }
 
 /* Compare y with r; 1 if they match, the worst error in *maxerr. */
