@@ -6,7 +6,7 @@
 # prints the median over the repeats of each side's median and of its
 # minimum, and the median of the repeats' B/A ratios.
 #
-#   bench/ab.sh [-t THREADS] [-r RUNS] [-n REPEATS] [-o] [-b BANK]
+#   bench/ab.sh [-A] [-t THREADS] [-r RUNS] [-n REPEATS] [-o] [-b BANK]
 #       [-B BANK] [-a ENV] [-e ENV] A B MODEL
 #
 # A and B are aoe-run binaries ("-" for this tree's tools/aoe-run).  -a
@@ -21,13 +21,15 @@
 # times ONNX Runtime (bench/ort-run.js) in each repeat and prints each
 # side's median over ORT's.  At 1 thread every run is pinned to the last
 # CPU this process may use (taskset, where present), as e2e.sh does.
+# -A runs every side as on an AVX2 machine, as e2e.sh -A does (aoe under
+# AOE_MAX_ISA=avx2, ONNX Runtime under noavx512.so).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
-t=1 runs=30 reps=7 ort= bank= bankb= enva= envb=
+t=1 runs=30 reps=7 ort= bank= bankb= enva= envb= avx2=
 usage() {
-	echo "usage: $0 [-t threads] [-r runs] [-n repeats] [-o] [-b bank]" \
+	echo "usage: $0 [-A] [-t threads] [-r runs] [-n repeats] [-o] [-b bank]" \
 	    "[-B bank] [-a env] [-e env] A B model" >&2
 	exit 2
 }
@@ -36,8 +38,9 @@ posint() {
 	''|*[!0-9]*|0*) echo "$0: -$1 $2: not a positive number" >&2; exit 2 ;;
 	esac
 }
-while getopts t:r:n:ob:B:a:e: c; do
+while getopts At:r:n:ob:B:a:e: c; do
 	case $c in
+	A) avx2=1 ;;
 	t) posint t "$OPTARG"; t=$OPTARG ;;
 	r) posint r "$OPTARG"; runs=$OPTARG ;;
 	n) posint n "$OPTARG"; reps=$OPTARG ;;
@@ -70,6 +73,14 @@ if [ "$t" = 1 ] && command -v taskset >/dev/null 2>&1; then
 	pin="taskset -c $(taskset -cp $$ | sed 's/.*: *//; s/.*[,-]//')"
 fi
 export NODE_PATH=${NODE_PATH:-$CACHE/ort/node_modules}
+node=node
+if [ -n "$avx2" ]; then
+	make -s -C "$here" noavx512.so
+	AOE_MAX_ISA=avx2
+	export AOE_MAX_ISA
+	node="env LD_PRELOAD=$here/noavx512.so NODE_OPTIONS=--disable-wasm-trap-handler node"
+	$node -e 0 || { echo "$0: -A: ONNX Runtime cannot be held to AVX2 here" >&2; exit 1; }
+fi
 # One run of side $1 (binary $2, environment $3, bank $4 or none):
 # "side median min".
 aoe() {
@@ -84,13 +95,14 @@ aoe() {
 	    --input-shape "$shape" "$path" |
 	    sed -n "s/.* median=\([0-9.]*\).* min=\([0-9.]*\).*/$1 \1 \2/p"
 }
-echo "# ab.sh $name, $t thread(s), $reps x $runs runs; A=$a${enva:+ ($enva)}${bank:+ bank $bank}; B=$b${envb:+ ($envb)}${bankb:+ bank $bankb}"
+echo "# ab.sh $name, $t thread(s)${avx2:+, AVX2}, $reps x $runs runs; A=$a${enva:+ ($enva)}${bank:+ bank $bank}; B=$b${envb:+ ($envb)}${bankb:+ bank $bankb}"
 i=0
 while [ $i -lt "$reps" ]; do
 	aoe A "$a" "$enva" "$bank"
 	aoe B "$b" "$envb" "$bankb"
 	if [ -n "$ort" ]; then
-		$pin node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" "$path" \
+		# shellcheck disable=SC2086
+		$pin $node "$here/ort-run.js" -t "$t" -w 3 -r "$runs" "$path" \
 		    "$shape" | sed -n 's/.* median=\([0-9.]*\).* min=\([0-9.]*\).*/O \1 \2/p'
 	fi
 	i=$((i + 1))

@@ -8,11 +8,15 @@
 # than ONNX Runtime, the operator types that take its time (PROFILING_MODE).
 # Everything is saved under bench/results/ with the machine's description.
 #
-#   bench/e2e.sh [-U] [-r RUNS] [-n REPEATS] [-T SECONDS] [-S SECONDS]
+#   bench/e2e.sh [-AU] [-r RUNS] [-n REPEATS] [-T SECONDS] [-S SECONDS]
 #       [model ...]
 #
 # -U measures untuned aoe against ONNX Runtime only (no tuning, the tuned
-# columns "-"): a quick check of the kernels' defaults.
+# columns "-"): a quick check of the kernels' defaults.  -A runs both
+# sides as on an AVX2 machine (a Zen 2, say) on an AVX-512 one: aoe under
+# AOE_MAX_ISA=avx2, ONNX Runtime with AVX-512 hidden from its CPUID
+# (noavx512.c; the CPU must have CPUID faulting), banks under
+# $AOE_CACHE/banks-avx2.
 # -T is the operator-tuning budget per model and thread count
 # (aoe-opat --total-seconds, default 240), -S the subgraph-tuning one
 # (aoe-sgat --total-seconds; by default 300 less -T, at least 60), so
@@ -29,14 +33,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 CACHE=${AOE_CACHE:-$HOME/.cache/aoe}
 M=$CACHE/models
-runs=20 reps=3 budget=240 sbudget= untuned=
+runs=20 reps=3 budget=240 sbudget= untuned= avx2=
 usage() {
-	echo "usage: $0 [-U] [-r runs] [-n repeats] [-T seconds] [-S seconds]" \
+	echo "usage: $0 [-AU] [-r runs] [-n repeats] [-T seconds] [-S seconds]" \
 	    "[model ...]" >&2
 	exit 2
 }
-while getopts Ur:n:T:S: c; do
+while getopts AUr:n:T:S: c; do
 	case $c in
+	A) avx2=1 ;;
 	U) untuned=1 ;;
 	r) runs=$OPTARG ;;
 	n) reps=$OPTARG ;;
@@ -56,10 +61,21 @@ PATH=$top/tools:$top/pipelines:$PATH
 # GNU parallel and aoe's own children want a shell.
 SHELL=${SHELL:-/bin/sh}
 export SHELL
+# ORT runs as "$ort" (node, or node with AVX-512 hidden under -A).
+ort=node banks_dir=$CACHE/banks tag=
+if [ -n "$avx2" ]; then
+	make -s -C "$here" noavx512.so
+	AOE_MAX_ISA=avx2
+	export AOE_MAX_ISA
+	ort="env LD_PRELOAD=$here/noavx512.so NODE_OPTIONS=--disable-wasm-trap-handler node"
+	banks_dir=$CACHE/banks-avx2 tag=-avx2
+	# Fail here, not in the middle of the table.
+	$ort -e 0 || { echo "$0: -A: ONNX Runtime cannot be held to AVX2 here" >&2; exit 1; }
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir -p "$here/results"
-out=$here/results/e2e-$(date -u +%Y%m%dT%H%M%SZ)-$(hostname).txt
+out=$here/results/e2e$tag-$(date -u +%Y%m%dT%H%M%SZ)-$(hostname).txt
 
 . "$here/shape.sh"
 # The CPU that 1-thread runs share: the last this process may use.
@@ -102,6 +118,7 @@ tune() {
 	echo "# soc_version: $(aoe-opat --list "$top/share/aoe/models/example.onnx" 2>/dev/null |
 	    sed -n '1s/.*"soc_version":"\([^"]*\)".*/\1/p')"
 	echo "# aoe: $(git -C "$top" describe --always --dirty 2>/dev/null)"
+	[ -z "$avx2" ] || echo "# isa: AVX2 on both sides (aoe AOE_MAX_ISA=avx2; ONNX Runtime under bench/noavx512.so)"
 	echo "# ort: onnxruntime-node $(node -p "require('$CACHE/ort/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || echo '?')"
 	echo "# load at start: $(cut -d' ' -f1-3 /proc/loadavg); runs=$runs repeats=$reps opat budget=${budget}s, sgat ${sbudget}s per thread count"
 	echo "# times in ms (median of $reps medians of $runs runs); ratios < 1 mean aoe is faster"
@@ -114,7 +131,7 @@ for m in "$@"; do
 	f=$M/$m.onnx
 	[ -f "$f" ] || { echo "$m: $f missing (make bench-models)" >&2; continue; }
 	spec=$(shape_of "$m") name=${spec%%:*}
-	bank=$CACHE/banks/$m
+	bank=$banks_dir/$m
 	python3 -c '
 import random, struct, sys
 n = 1
@@ -139,7 +156,8 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		[ $t -ne 1 ] || [ -z "$cpu1" ] || pin="taskset -c $cpu1"
 		i=0
 		while [ $i -lt "$reps" ]; do
-			$pin node "$here/ort-run.js" -t $t -w 3 -r "$runs" \
+			# shellcheck disable=SC2086
+			$pin $ort "$here/ort-run.js" -t $t -w 3 -r "$runs" \
 			    -o "$tmp/o_ort" "$f" "$spec=$tmp/in.bin" |
 			    field median >>"$tmp/ort"
 			$pin aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" \
@@ -158,7 +176,8 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		[ -z "$untuned" ] || p=- s=-
 		# The tolerance: 1e-4 relative L2, or twice what ONNX Runtime's
 		# own graph optimisations change, for models that sensitive.
-		node "$here/ort-run.js" -O disabled -t 1 -w 0 -r 1 -o "$tmp/o_ort0" \
+		# shellcheck disable=SC2086
+		$ort "$here/ort-run.js" -O disabled -t 1 -w 0 -r 1 -o "$tmp/o_ort0" \
 		    "$f" "$spec=$tmp/in.bin" >/dev/null
 		tol=$("$here/relerr.py" "$tmp/o_ort0" "$tmp/o_ort" |
 		    awk '{ t = 2 * $1; printf "%.2e", (t > 1e-4 ? t : 1e-4) }')
@@ -189,7 +208,7 @@ while read -r m t s o; do
 	{
 		echo
 		echo "# $m at $t threads: aoe tuned $s ms vs ONNX Runtime $o ms ($(ratio "$s" "$o")x); time by operator type:"
-		TUNE_BANK_PATH=$CACHE/banks/$m/full PROFILING_MODE=true aoe-run \
+		TUNE_BANK_PATH=$banks_dir/$m/full PROFILING_MODE=true aoe-run \
 		    --threads $t --warmup 3 --runs 10 -s "$spec" "$M/$m.onnx" 2>&1 >/dev/null |
 		    awk '$5 ~ /%$/ && $4 ~ /^[0-9.]+$/ { us[$2] += $4; n[$2]++; tot += $4 }
 			END { for (k in us) printf "%-22s %4d nodes %9.3f ms %5.1f%%\n", k, n[k], us[k] / 1000, 100 * us[k] / tot }' |
