@@ -74,13 +74,8 @@ if [ "$t" = 1 ] && command -v taskset >/dev/null 2>&1; then
 fi
 export NODE_PATH=${NODE_PATH:-$CACHE/ort/node_modules}
 node=node
-if [ -n "$avx2" ]; then
-	make -s -C "$here" noavx512.so
-	AOE_MAX_ISA=avx2
-	export AOE_MAX_ISA
-	node="env LD_PRELOAD=$here/noavx512.so NODE_OPTIONS=--disable-wasm-trap-handler node"
-	$node -e 0 || { echo "$0: -A: ONNX Runtime cannot be held to AVX2 here" >&2; exit 1; }
-fi
+. "$here/avx2.sh"
+[ -z "$avx2" ] || hold_avx2
 # One run of side $1 (binary $2, environment $3, bank $4 or none):
 # "side median min".
 aoe() {

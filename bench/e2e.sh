@@ -61,16 +61,12 @@ PATH=$top/tools:$top/pipelines:$PATH
 # GNU parallel and aoe's own children want a shell.
 SHELL=${SHELL:-/bin/sh}
 export SHELL
-# ORT runs as "$ort" (node, or node with AVX-512 hidden under -A).
-ort=node banks_dir=$CACHE/banks tag=
+# ORT runs as "$node" (node, or node with AVX-512 hidden under -A).
+node=node banks_dir=$CACHE/banks tag=
+. "$here/avx2.sh"
 if [ -n "$avx2" ]; then
-	make -s -C "$here" noavx512.so
-	AOE_MAX_ISA=avx2
-	export AOE_MAX_ISA
-	ort="env LD_PRELOAD=$here/noavx512.so NODE_OPTIONS=--disable-wasm-trap-handler node"
+	hold_avx2
 	banks_dir=$CACHE/banks-avx2 tag=-avx2
-	# Fail here, not in the middle of the table.
-	$ort -e 0 || { echo "$0: -A: ONNX Runtime cannot be held to AVX2 here" >&2; exit 1; }
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -157,7 +153,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		i=0
 		while [ $i -lt "$reps" ]; do
 			# shellcheck disable=SC2086
-			$pin $ort "$here/ort-run.js" -t $t -w 3 -r "$runs" \
+			$pin $node "$here/ort-run.js" -t $t -w 3 -r "$runs" \
 			    -o "$tmp/o_ort" "$f" "$spec=$tmp/in.bin" |
 			    field median >>"$tmp/ort"
 			$pin aoe-run --no-bank --threads $t --warmup 3 --runs "$runs" \
@@ -177,7 +173,7 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		# The tolerance: 1e-4 relative L2, or twice what ONNX Runtime's
 		# own graph optimisations change, for models that sensitive.
 		# shellcheck disable=SC2086
-		$ort "$here/ort-run.js" -O disabled -t 1 -w 0 -r 1 -o "$tmp/o_ort0" \
+		$node "$here/ort-run.js" -O disabled -t 1 -w 0 -r 1 -o "$tmp/o_ort0" \
 		    "$f" "$spec=$tmp/in.bin" >/dev/null
 		tol=$("$here/relerr.py" "$tmp/o_ort0" "$tmp/o_ort" |
 		    awk '{ t = 2 * $1; printf "%.2e", (t > 1e-4 ? t : 1e-4) }')
