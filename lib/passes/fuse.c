@@ -333,10 +333,10 @@ aoe_fuse_const(aoe_graph *g, const char *base, const char *what,
 
 /*
  * Fold y = a * conv + t (a and t one a channel) into Conv ci's weights
- * and bias; the Conv then writes tensor out.
+ * and bias.
  */
 static int
-affine_fold(aoe_graph *g, int ci, const float *a, const float *t, int out)
+affine_fold(aoe_graph *g, int ci, const float *a, const float *t)
 {
 	aoe_node *c = &g->nodes[ci];
 	const aoe_tensor *w = aoe_in(g, c, 1), *cb = aoe_in(g, c, 2);
@@ -370,7 +370,6 @@ affine_fold(aoe_graph *g, int ci, const float *a, const float *t, int out)
 	}
 	c->in[1] = wi;
 	c->in[2] = bj;
-	c->out[0] = out;
 	return 0;
 }
 
@@ -390,7 +389,7 @@ bn_fold(aoe_graph *g, int ci, int bi)
 		a[i] = sc[i] / sqrtf(var[i] + eps);
 		t[i] = bb[i] - mean[i] * a[i];
 	}
-	rc = affine_fold(g, ci, a, t, b->out[0]);
+	rc = affine_fold(g, ci, a, t);
 	free(a);
 	free(t);
 	return rc;
@@ -461,10 +460,10 @@ affine_of(const aoe_graph *g, const aoe_node *p, const aoe_node *n,
 
 /*
  * Compose y = a * x + t after Conv p's fused epilogue (its attributes
- * _aoe_post_s and _aoe_post_t); p then writes tensor out.
+ * _aoe_post_s and _aoe_post_t).
  */
 static void
-post_fold(aoe_graph *g, aoe_node *p, const float *a, const float *t, int out)
+post_fold(aoe_graph *g, aoe_node *p, const float *a, const float *t)
 {
 	int64_t m = aoe_out(g, p, 0)->dims[1], i;
 	aoe_attr *s = (aoe_attr *)aoe_attr_find(p, "_aoe_post_s");
@@ -486,7 +485,6 @@ post_fold(aoe_graph *g, aoe_node *p, const float *a, const float *t, int out)
 		s->floats[i] *= a[i];
 		h->floats[i] = h->floats[i] * a[i] + t[i];
 	}
-	p->out[0] = out;
 }
 
 /* The activation node a computes, or 0 if it is not one we fuse. */
@@ -601,17 +599,16 @@ bias_foldable(const aoe_graph *g, const aoe_node *p, const aoe_node *n)
 }
 
 static void
-bias_fold(aoe_node *p, const aoe_node *n, int b)
+bias_fold(aoe_node *p, int b)
 {
 	p->in = aoe_xrealloc(p->in, 3 * sizeof(int));
 	p->in[2] = b;
 	p->nin = 3;
 	aoe_node_add_attr(p, "_aoe_bias", AOE_A_INT)->i = 2;
-	p->out[0] = n->out[0];
 }
 
 static void
-add_fold(aoe_graph *g, aoe_node *p, const aoe_node *n, int r)
+add_fold(aoe_node *p, int r)
 {
 	int nin = p->nin, nd;
 	const int64_t *dw = aoe_attr_ints(p, "_aoe_dw", &nd);
@@ -620,7 +617,6 @@ add_fold(aoe_graph *g, aoe_node *p, const aoe_node *n, int r)
 	if (dw != NULL && nd > 0) {
 		p->in[3] = r;
 		aoe_node_add_attr(p, "_aoe_add", AOE_A_INT)->i = (int)dw[0];
-		p->out[0] = n->out[0];
 		return;
 	}
 	p->in = aoe_xrealloc(p->in, 4 * sizeof(int));
@@ -629,7 +625,6 @@ add_fold(aoe_graph *g, aoe_node *p, const aoe_node *n, int r)
 	p->in[3] = r;
 	p->nin = 4;
 	aoe_node_add_attr(p, "_aoe_add", AOE_A_INT)->i = nin;
-	p->out[0] = n->out[0];
 }
 
 /*
@@ -852,7 +847,6 @@ pool_fold(aoe_graph *g, aoe_node *p, const aoe_node *n)
 	a->ints = aoe_xcalloc(4, sizeof(int64_t));
 	for (i = 0; i < 4; i++)
 		a->ints[i] = y->dims[i];
-	p->out[0] = n->out[0];
 }
 
 /*
@@ -943,22 +937,23 @@ dw_fold(aoe_graph *g, const aoe_node *p, aoe_node *n)
 }
 
 /*
- * Node v has folded into prev.  A dry run leaves the graph as it is, but
- * prev's output still becomes v's for the checks after (that Relu's
- * output is what a MaxPool after a Conv and its Relu reads), saved in
- * saved[] to be put back.
+ * Node v has folded into prev (the *_fold functions have moved its work
+ * there): prev now writes v's output, and v goes.  A dry run leaves the
+ * graph as it is, but prev's output still becomes v's for the checks
+ * after (that Relu's output is what a MaxPool after a Conv and its Relu
+ * reads), saved in saved[] to be put back.
  */
 static void
 folded(aoe_graph *g, int prev, int v, char *kill, int dry, int *saved,
     int *ns)
 {
 	kill[v] = 1;
-	if (dry && prev >= 0) {
+	if (dry) {
 		saved[2 * *ns] = prev;
 		saved[2 * *ns + 1] = g->nodes[prev].out[0];
 		(*ns)++;
-		g->nodes[prev].out[0] = g->nodes[v].out[0];
 	}
+	g->nodes[prev].out[0] = g->nodes[v].out[0];
 }
 
 /*
@@ -1032,9 +1027,9 @@ apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 			aoe_node *p = &g->nodes[prev];
 			int wfold = fbn && !prev_act && !prev_epi;
 			if (!dry && wfold)
-				rc = affine_fold(g, prev, fa, ft, nd->out[0]);
+				rc = affine_fold(g, prev, fa, ft);
 			else if (!dry && fact)
-				post_fold(g, p, fa, ft, nd->out[0]);
+				post_fold(g, p, fa, ft);
 			free(fa);
 			free(ft);
 			if (rc < 0)
@@ -1057,7 +1052,7 @@ apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 		if (prev >= 0 && fbn && !prev_act && !prev_epi &&
 		    (r = bias_foldable(g, &g->nodes[prev], nd)) >= 0) {
 			if (!dry)
-				bias_fold(&g->nodes[prev], nd, r);
+				bias_fold(&g->nodes[prev], r);
 			folded(g, prev, v, kill, dry, saved, &ns);
 			(*nbn)++;
 			prev_epi = 1;
@@ -1070,7 +1065,7 @@ apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 		if (prev >= 0 && fadd && !prev_act &&
 		    (r = add_foldable(g, &g->nodes[prev], nd)) >= 0) {
 			if (!dry)
-				add_fold(g, &g->nodes[prev], nd, r);
+				add_fold(&g->nodes[prev], r);
 			folded(g, prev, v, kill, dry, saved, &ns);
 			(*nadd)++;
 			prev_epi = 1;
@@ -1089,7 +1084,6 @@ apply_fusions(aoe_graph *g, const int *nodes, int n, const aoe_sched *d,
 					aoe_node_add_attr(p, "_aoe_act_hi",
 					    AOE_A_FLOAT)->f = a.hi;
 				}
-				p->out[0] = nd->out[0];
 			}
 			folded(g, prev, v, kill, dry, saved, &ns);
 			prev_act = 1;

@@ -80,30 +80,19 @@ typedef struct sdec {
 
 /*
  * Whether node v is a reorder that a layout decision put at an edge of
- * the nodes in[] (1 for those timed): it reads what one of them writes,
- * or writes what one of them reads.
+ * the timed nodes: it reads a tensor one of them writes (wr[] set), or
+ * writes one that one of them reads (rd[] set).
  */
 static int
-edge_reorder(const aoe_graph *g, int v, const char *in)
+edge_reorder(const aoe_graph *g, int v, const char *wr, const char *rd)
 {
 	const aoe_node *r = &g->nodes[v];
-	int i, j, k;
 
 	if (strcmp(r->op_type, "AoeReorder") != 0 || r->nin < 1 ||
 	    r->nout < 1)
 		return 0;
-	for (i = 0; i < g->norder; i++) {
-		const aoe_node *n = &g->nodes[g->order[i]];
-		if (!in[g->order[i]])
-			continue;
-		for (j = 0; j < n->nout; j++)
-			if (n->out[j] == r->in[0])
-				return 1;
-		for (k = 0; k < n->nin; k++)
-			if (n->in[k] >= 0 && n->in[k] == r->out[0])
-				return 1;
-	}
-	return 0;
+	return (r->in[0] >= 0 && wr[r->in[0]]) ||
+	    (r->out[0] >= 0 && rd[r->out[0]]);
 }
 
 /*
@@ -161,7 +150,7 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 		_exit(0);
 	}
 	if (names) {
-		char *in = aoe_xcalloc((size_t)g->nnodes + 1, 1);
+		char *in = aoe_xcalloc((size_t)g->nnodes + 1, 1), *wr, *rd;
 		idx = aoe_xcalloc((size_t)g->norder + 1, sizeof(int));
 		for (i = 0; i < g->norder; i++) {
 			const cJSON *it;
@@ -178,13 +167,29 @@ child(aoe_graph *g, const aoe_run_opts *ro, int mode, const aoe_sched *d,
 			    "model\n");
 			_exit(0);
 		}
-		/* A layout's reorders are the price of it: they count. */
+		/*
+		 * A layout's reorders are the price of it: they count.  The
+		 * tensors the timed nodes write and read, marked once.
+		 */
+		wr = aoe_xcalloc((size_t)g->ntensors + 1, 1);
+		rd = aoe_xcalloc((size_t)g->ntensors + 1, 1);
+		for (j = 0; j < nn; j++) {
+			const aoe_node *t = &g->nodes[idx[j]];
+			for (i = 0; i < t->nout; i++)
+				if (t->out[i] >= 0)
+					wr[t->out[i]] = 1;
+			for (i = 0; i < t->nin; i++)
+				if (t->in[i] >= 0)
+					rd[t->in[i]] = 1;
+		}
 		for (i = 0, j = nn; i < g->norder; i++)
 			if (!in[g->order[i]] && edge_reorder(g, g->order[i],
-			    in))
+			    wr, rd))
 				idx[j++] = g->order[i];
 		nn = j;
 		free(in);
+		free(wr);
+		free(rd);
 		pro.profile = 1;
 	}
 	aoe_graph_fill_inputs(g, seed);
