@@ -566,6 +566,9 @@ main(void)
 		{ 1, 1, 1 }, { 1, 701, 389 }, { 389, 1, 701 },
 		{ 389, 701, 1 }, { 61, 1031, 389 }, { 1031, 37, 701 },
 		{ 97, 131, 1031 }, { 14, 32, 7 }, { 29, 65, 300 },
+		/* Last strips 1 to 4 wide for both AVX2 widths (col_edge). */
+		{ 97, 49, 1031 }, { 61, 196, 389 }, { 389, 50, 97 },
+		{ 29, 27, 300 },
 	};
 	const char *cap = getenv("AOE_MAX_ISA");
 	int i, j;
@@ -597,5 +600,6 @@ main(void)
 	test_conv(19, 13, 11, 37, 3, 1);
 	test_conv(70, 9, 23, 29, 1, 0);
 	test_conv(64, 15, 15, 71, 3, 1);
+	test_conv(64, 7, 7, 67, 1, 0);
 	return done_testing();
 }

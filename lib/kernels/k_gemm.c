@@ -901,6 +901,177 @@ edge_store(const float *t, int nr, float *c, int64_t ldc, int64_t rows,
 }
 
 /*
+ * The last strip of a B panel when it is one to four columns wide (a 7x7
+ * output's 49 columns leave one past three strips of 16, or of 24; a
+ * 14x14 one's 196 leave four): C's rows go in the vectors' lanes, an A
+ * strip's rows (or eight rows of A read in place) to a vector, and each
+ * of the strip's columns is a broadcast.  The edge kernels above would
+ * spend a tile of mr rows by 8 columns on them, six chains of FMAs that
+ * their latency bounds: under AOE_MAX_ISA=avx2 on a Zen 5 the one column
+ * past 48 cost what a strip of 16 did (400>400 @7, 1 thread, 135 us).
+ *
+ * ce_blk: P groups of rows, each at a[s] + p*astep for k step p (8
+ * floats whole, or under mask m for the last group when MASKED: only a
+ * block's last group can end a buffer), times NC columns at b + p*ldb.
+ * The sums go to out[s*NC + j].
+ */
+#define CE_MAXN 4
+#define CE_MAXP 8
+
+/*
+ * The accumulators are named variables under constant conditions, as in
+ * ukr_gen: an array of them stayed in memory, stored at every k step.
+ */
+#define CE_F(s, j)							\
+	if (NC > j)							\
+		c##s##j = _mm256_fmadd_ps(av, b##j, c##s##j)
+#define CE_ROW(s)							\
+	if (P > s) {							\
+		av = MASKED && s == P - 1 ?				\
+		    _mm256_maskload_ps(a##s + o, m) :			\
+		    _mm256_loadu_ps(a##s + o);				\
+		CE_F(s, 0); CE_F(s, 1); CE_F(s, 2); CE_F(s, 3);		\
+	}
+#define CE_OUT(s)							\
+	if (P > s) {							\
+		out[s * NC] = c##s##0;					\
+		if (NC > 1)						\
+			out[s * NC + 1] = c##s##1;			\
+		if (NC > 2)						\
+			out[s * NC + 2] = c##s##2;			\
+		if (NC > 3)						\
+			out[s * NC + 3] = c##s##3;			\
+	}
+#define CE_DECL(s)							\
+	const float *a##s = P > s ? a[s] : NULL;			\
+	__m256 c##s##0 = z, c##s##1 = z, c##s##2 = z, c##s##3 = z
+
+static inline __attribute__((always_inline)) void
+ce_blk(const int NC, const int P, const int MASKED, int64_t kc,
+    const float *const *a, int64_t astep, __m256i m, const float *b,
+    int64_t ldb, __m256 *out)
+{
+	const __m256 z = _mm256_setzero_ps();
+	__m256 b0 = z, b1 = z, b2 = z, b3 = z, av;
+	int64_t p, o;
+	CE_DECL(0); CE_DECL(1); CE_DECL(2); CE_DECL(3);
+	CE_DECL(4); CE_DECL(5); CE_DECL(6); CE_DECL(7);
+
+	for (p = 0, o = 0; p < kc; p++, o += astep, b += ldb) {
+		b0 = _mm256_broadcast_ss(b);
+		if (NC > 1)
+			b1 = _mm256_broadcast_ss(b + 1);
+		if (NC > 2)
+			b2 = _mm256_broadcast_ss(b + 2);
+		if (NC > 3)
+			b3 = _mm256_broadcast_ss(b + 3);
+		CE_ROW(0) CE_ROW(1) CE_ROW(2) CE_ROW(3)
+		CE_ROW(4) CE_ROW(5) CE_ROW(6) CE_ROW(7)
+	}
+	CE_OUT(0) CE_OUT(1) CE_OUT(2) CE_OUT(3)
+	CE_OUT(4) CE_OUT(5) CE_OUT(6) CE_OUT(7)
+}
+
+typedef void ce_fn(int64_t, const float *const *, int64_t, __m256i,
+    const float *, int64_t, __m256 *);
+
+#define CE(nc, pp)							\
+static void								\
+ce_##nc##_##pp(int64_t kc, const float *const *a, int64_t astep,	\
+    __m256i m, const float *b, int64_t ldb, __m256 *out)		\
+{									\
+	ce_blk(nc, pp, 0, kc, a, astep, m, b, ldb, out);		\
+}									\
+static void								\
+ce_##nc##_##pp##m(int64_t kc, const float *const *a, int64_t astep,	\
+    __m256i m, const float *b, int64_t ldb, __m256 *out)		\
+{									\
+	ce_blk(nc, pp, 1, kc, a, astep, m, b, ldb, out);		\
+}
+
+/*
+ * Groups a block, by column count: eight chains of FMAs or more, twelve
+ * accumulators at most (the broadcasts and a load beside them in sixteen
+ * registers).
+ */
+static const int ce_groups[CE_MAXN + 1] = { 0, 8, 6, 4, 2 };
+
+CE(1, 1) CE(1, 2) CE(1, 3) CE(1, 4) CE(1, 5) CE(1, 6) CE(1, 7) CE(1, 8)
+CE(2, 1) CE(2, 2) CE(2, 3) CE(2, 4) CE(2, 5) CE(2, 6)
+CE(3, 1) CE(3, 2) CE(3, 3) CE(3, 4)
+CE(4, 1) CE(4, 2)
+
+/* By columns and groups, unmasked [0] and masked [1]. */
+static ce_fn *const ce_tab[2][CE_MAXN + 1][CE_MAXP + 1] = {
+	{ { NULL },
+	  { NULL, ce_1_1, ce_1_2, ce_1_3, ce_1_4, ce_1_5, ce_1_6, ce_1_7,
+	    ce_1_8 },
+	  { NULL, ce_2_1, ce_2_2, ce_2_3, ce_2_4, ce_2_5, ce_2_6 },
+	  { NULL, ce_3_1, ce_3_2, ce_3_3, ce_3_4 },
+	  { NULL, ce_4_1, ce_4_2 } },
+	{ { NULL },
+	  { NULL, ce_1_1m, ce_1_2m, ce_1_3m, ce_1_4m, ce_1_5m, ce_1_6m,
+	    ce_1_7m, ce_1_8m },
+	  { NULL, ce_2_1m, ce_2_2m, ce_2_3m, ce_2_4m, ce_2_5m, ce_2_6m },
+	  { NULL, ce_3_1m, ce_3_2m, ce_3_3m, ce_3_4m },
+	  { NULL, ce_4_1m, ce_4_2m } },
+};
+
+/*
+ * C[0..mc)[0..ncols) = alpha A~ B~ + bias + beta C for the narrow last
+ * strip b (k step p at b + p*ldb), ncols at most CE_MAXN: A~ is packed
+ * in strips of mr rows (as 0; the last strip as tall as the rows left,
+ * pack_a) or read in place (as > 0: row r of k step p at a + p*as + r).
+ */
+static void
+col_edge(int64_t mc, int64_t mr, int64_t kc, const float *a, int64_t as,
+    const float *b, int64_t ldb, int ncols, float *c, int64_t ldc,
+    float alpha, float beta, const float *bias)
+{
+	static const int32_t lanes[16] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	__m256 out[CE_MAXP * CE_MAXN];
+	const float *ga[CE_MAXP];
+	float v[8] __attribute__((aligned(32)));
+	/* Rows a group: an A strip's, or eight read in place. */
+	const int64_t gh = as > 0 ? 8 : mr;
+	const int64_t ng = (mc + gh - 1) / gh;
+	int64_t g0, g, r, h, astep;
+	int np, s, j;
+
+	for (g0 = 0; g0 < ng; g0 += np) {
+		np = (int)min64(ce_groups[ncols], ng - g0);
+		/*
+		 * A block's groups share one step: a packed A's last, short
+		 * strip (its rows its step) is a block of its own.
+		 */
+		if (as == 0 && mc % mr != 0 && g0 + np == ng && np > 1)
+			np--;
+		h = min64(gh, mc - (g0 + np - 1) * gh);
+		astep = as > 0 ? as : h;
+		for (s = 0; s < np; s++)
+			ga[s] = as > 0 ? a + (g0 + s) * 8 : a + (g0 + s) * mr *
+			    kc;
+		/* The buffer's last group is read under a mask. */
+		ce_tab[g0 + np == ng][ncols][np](kc, ga, astep,
+		    _mm256_loadu_si256((const __m256i *)(lanes + 8 - h)), b,
+		    ldb, out);
+		for (s = 0; s < np; s++) {
+			g = g0 + s;
+			h = min64(gh, mc - g * gh);
+			for (j = 0; j < ncols; j++) {
+				_mm256_store_ps(v, out[s * ncols + j]);
+				for (r = 0; r < h; r++) {
+					float *cp = c + (g * gh + r) * ldc + j;
+					float t = alpha * v[r] + (bias ?
+					    bias[g * gh + r] : 0);
+					*cp = beta != 0 ? t + beta * *cp : t;
+				}
+			}
+		}
+	}
+}
+
+/*
  * The macro-kernel: C[0..mc)[0..nc) (+)= A~ B~ for one packed A block and
  * one B panel.  B strip jr starts at bpanel + jr*bstep and advances by
  * bld per k step; a strip narrower than nr is at btail (packed) when
@@ -929,6 +1100,13 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			ld = nr;
 		} else
 			bp = bpanel + jr * bstep;
+		if (ncols <= CE_MAXN && ncols < nr) {
+			col_edge(mc, mr, kc, apanel, as, bp, ld, (int)ncols,
+			    c + jr, x->ldc, x->alpha, beta, bias);
+			if (last)
+				epi_tile(x, c + jr, mc, ncols);
+			continue;
+		}
 		/*
 		 * The first kernel on a strip also prefetches the next strip
 		 * (the same rows when B is read in place), which is its first
