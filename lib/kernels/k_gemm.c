@@ -1072,6 +1072,137 @@ col_edge(int64_t mc, int64_t mr, int64_t kc, const float *a, int64_t as,
 }
 
 /*
+ * One or two rows of C past an A block's last whole strip (a 7x7 output
+ * turned round, algo 6, has 49 rows: eight strips of 6 and one row), over
+ * the panel's whole B strips together: the rows broadcast, up to twelve
+ * vectors of B's strips a k step.  The 1- and 2-row edge kernels above
+ * keep two or four FMA chains, bound by their latency, and cost what a
+ * whole tile does.
+ *
+ * re_blk: R rows of A at a + q*astep + r (k step q), S strips of NV
+ * vectors at b + s*bstep + p*ldb + 8*v; the sums go to
+ * out[(r*S + s)*NV + v].
+ */
+#define RE_MAXR 2
+
+#define RE_VV(s, v)							\
+	do {								\
+		bv = _mm256_loadu_ps(b##s + o + 8 * v);			\
+		c0##s##v = _mm256_fmadd_ps(a0, bv, c0##s##v);		\
+		if (R > 1)						\
+			c1##s##v = _mm256_fmadd_ps(a1, bv, c1##s##v);	\
+	} while (0)
+#define RE_S(s)								\
+	if (S > s) {							\
+		RE_VV(s, 0);						\
+		RE_VV(s, 1);						\
+		if (NV > 2)						\
+			RE_VV(s, 2);					\
+	}
+#define RE_OUT1(r, s, v)						\
+	out[((r) * S + (s)) * NV + (v)] = c##r##s##v
+#define RE_OUT(s)							\
+	if (S > s) {							\
+		RE_OUT1(0, s, 0); RE_OUT1(0, s, 1);			\
+		if (NV > 2)						\
+			RE_OUT1(0, s, 2);				\
+		if (R > 1) {						\
+			RE_OUT1(1, s, 0); RE_OUT1(1, s, 1);		\
+			if (NV > 2)					\
+				RE_OUT1(1, s, 2);			\
+		}							\
+	}
+#define RE_DECL(s)							\
+	const float *b##s = S > s ? b + s * bstep : NULL;		\
+	__m256 c0##s##0 = z, c0##s##1 = z, c0##s##2 = z;		\
+	__m256 c1##s##0 = z, c1##s##1 = z, c1##s##2 = z
+
+static inline __attribute__((always_inline)) void
+re_blk(const int R, const int NV, const int S, int64_t kc, const float *a,
+    int64_t astep, const float *b, int64_t bstep, int64_t ldb, __m256 *out)
+{
+	const __m256 z = _mm256_setzero_ps();
+	__m256 a0, a1 = z, bv;
+	int64_t p, o, q;
+	RE_DECL(0); RE_DECL(1); RE_DECL(2); RE_DECL(3); RE_DECL(4);
+	RE_DECL(5);
+
+	for (p = 0, o = 0, q = 0; p < kc; p++, o += ldb, q += astep) {
+		a0 = _mm256_broadcast_ss(a + q);
+		if (R > 1)
+			a1 = _mm256_broadcast_ss(a + q + 1);
+		RE_S(0) RE_S(1) RE_S(2) RE_S(3) RE_S(4) RE_S(5)
+	}
+	RE_OUT(0) RE_OUT(1) RE_OUT(2) RE_OUT(3) RE_OUT(4) RE_OUT(5)
+}
+
+typedef void re_fn(int64_t, const float *, int64_t, const float *, int64_t,
+    int64_t, __m256 *);
+
+#define RE(r, nv, s)							\
+static void								\
+re_##r##_##nv##_##s(int64_t kc, const float *a, int64_t astep,		\
+    const float *b, int64_t bstep, int64_t ldb, __m256 *out)		\
+{									\
+	re_blk(r, nv, s, kc, a, astep, b, bstep, ldb, out);		\
+}
+
+RE(1, 2, 1) RE(1, 2, 2) RE(1, 2, 3) RE(1, 2, 4) RE(1, 2, 5) RE(1, 2, 6)
+RE(1, 3, 1) RE(1, 3, 2) RE(1, 3, 3) RE(1, 3, 4)
+RE(2, 2, 1) RE(2, 2, 2) RE(2, 2, 3)
+RE(2, 3, 1) RE(2, 3, 2)
+
+/* By rows, vectors a strip (2: 16 columns, 3: 24) and strips. */
+static re_fn *const re_tab[RE_MAXR + 1][4][7] = {
+	[1][2] = { NULL, re_1_2_1, re_1_2_2, re_1_2_3, re_1_2_4, re_1_2_5,
+	    re_1_2_6 },
+	[1][3] = { NULL, re_1_3_1, re_1_3_2, re_1_3_3, re_1_3_4 },
+	[2][2] = { NULL, re_2_2_1, re_2_2_2, re_2_2_3 },
+	[2][3] = { NULL, re_2_3_1, re_2_3_2 },
+};
+
+/*
+ * C[row0..row0+R)[0..ncols) = alpha A~ B~ + bias + beta C for R (1 or 2)
+ * rows past the block's whole A strips and its first ncols columns,
+ * whole B strips nr wide (column j's strip at b + j*bstep, as
+ * macro_kernel has them; k step p at + p*ldb):
+ * A~'s rows as pack_a leaves a last, short strip (as 0) or in place.
+ */
+static void
+row_edge(int64_t row0, int R, int64_t nr, int64_t kc, const float *a,
+    int64_t as, const float *b, int64_t bstep, int64_t ldb, int64_t ncols,
+    float *c, int64_t ldc, float alpha, float beta, const float *bias)
+{
+	__m256 out[12];
+	const int nv = (int)(nr / 8), smax = 12 / (R * nv);
+	const float *ar = as > 0 ? a + row0 : a + row0 * kc;
+	const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+	int64_t j, ns;
+	int r, s, v;
+
+	for (j = 0; j < ncols; j += ns * nr) {
+		ns = min64(smax, (ncols - j) / nr);
+		re_tab[R][nv][ns](kc, ar, as > 0 ? as : R, b + j * bstep,
+		    nr * bstep, ldb, out);
+		for (r = 0; r < R; r++) {
+			const __m256 bi = _mm256_set1_ps(bias ? bias[row0 + r] :
+			    0);
+			for (s = 0; s < ns; s++)
+				for (v = 0; v < nv; v++) {
+					float *cp = c + (row0 + r) * ldc + j +
+					    s * nr + 8 * v;
+					__m256 t = _mm256_fmadd_ps(va,
+					    out[(r * ns + s) * nv + v], bi);
+					if (beta != 0)
+						t = _mm256_fmadd_ps(vb,
+						    _mm256_loadu_ps(cp), t);
+					_mm256_storeu_ps(cp, t);
+				}
+		}
+	}
+}
+
+/*
  * The macro-kernel: C[0..mc)[0..nc) (+)= A~ B~ for one packed A block and
  * one B panel.  B strip jr starts at bpanel + jr*bstep and advances by
  * bld per k step; a strip narrower than nr is at btail (packed) when
@@ -1088,12 +1219,19 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 	float cl[3];
 	const int inreg = last && epi_inreg(x), pfw = aoe_cpf_on(bk->cpf);
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
+	/*
+	 * One or two rows past the whole A strips go by row_edge, over the
+	 * whole B strips together, after the loop.
+	 */
+	const int64_t mre = mc > mr && mc % mr <= RE_MAXR ? mc % mr : 0;
+	const int64_t nfull = nc / nr * nr;
 	const float *bp, *pf;
 	ukr_fn *f;
 
 	epi_cl(x, cl);
 	for (jr = 0; jr < nc; jr += nr) {
 		int64_t ncols = min64(nr, nc - jr), ld = bld;
+		int64_t mend = jr < nfull ? mc - mre : mc;
 		int nv = (int)ceildiv(ncols, 8);
 		if (ncols < nr && btail != NULL) {
 			bp = btail;
@@ -1114,7 +1252,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 		 */
 		pf = jr + nr < nc && (jr + 2 * nr <= nc || btail == NULL) ?
 		    bpanel + (jr + nr) * bstep : bp;
-		for (ir = 0; ir < mc; ir += mr, pf = bp) {
+		for (ir = 0; ir < mend; ir += mr, pf = bp) {
 			int64_t nrows = min64(mr, mc - ir);
 			float *cp = c + ir * x->ldc + jr;
 			const float *bi = bias ? bias + ir : NULL;
@@ -1139,6 +1277,12 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			if (last)
 				epi_tile(x, cp, nrows, ncols);
 		}
+	}
+	if (mre > 0 && nfull > 0) {
+		row_edge(mc - mre, (int)mre, nr, kc, apanel, as, bpanel, bstep,
+		    bld, nfull, c, x->ldc, x->alpha, beta, bias);
+		if (last)
+			epi_tile(x, c + (mc - mre) * x->ldc, mre, nfull);
 	}
 }
 
