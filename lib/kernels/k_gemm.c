@@ -908,7 +908,9 @@ edge_store(const float *t, int nr, float *c, int64_t ldc, int64_t rows,
  * of the strip's columns is a broadcast.  The edge kernels above would
  * spend a tile of mr rows by 8 columns on them, six chains of FMAs that
  * their latency bounds: under AOE_MAX_ISA=avx2 on a Zen 5 the one column
- * past 48 cost what a strip of 16 did (400>400 @7, 1 thread, 135 us).
+ * past 48 cost what a strip of 16 did (400>400 @7 by algo 1, bench/convb
+ * warm, 1 thread: 151 us, 130 by col_edge; 96>576 @14, four columns past
+ * 192, 183 and 179).
  *
  * ce_blk: P groups of rows, each at a[s] + p*astep for k step p (8
  * floats whole, or under mask m for the last group when MASKED: only a
@@ -1076,8 +1078,9 @@ col_edge(int64_t mc, int64_t mr, int64_t kc, const float *a, int64_t as,
  * turned round, algo 6, has 49 rows: eight strips of 6 and one row), over
  * the panel's whole B strips together: the rows broadcast, up to twelve
  * vectors of B's strips a k step.  The 1- and 2-row edge kernels above
- * keep two or four FMA chains, bound by their latency, and cost what a
- * whole tile does.
+ * keep two or four FMA chains a tile, bound by their latency.  Under
+ * AOE_MAX_ISA=avx2 on a Zen 5, 400>400 @7 by algo 6 (bench/convb warm):
+ * 128.1 to 125.0 us at 1 thread, 74.1-74.8 to 69.7-69.8 at 2.
  *
  * re_blk: R rows of A at a + q*astep + r (k step q), S strips of NV
  * vectors at b + s*bstep + p*ldb + 8*v; the sums go to
