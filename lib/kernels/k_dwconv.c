@@ -2548,14 +2548,6 @@ dp_mload16(const float *p, uint16_t m)
 	return _mm512_maskz_loadu_ps((__mmask16)m, p);
 }
 
-/*
- * With two-source permutes and valignd, a row's pairs are loaded once
- * each, from column 2 ow0 on (aligned where the row is): the taps of
- * vector v with d = 2 jj + odd are its phase shifted by jj lanes, the
- * lanes shifted in taken from the pair before (jj < 0) or after.  So a
- * row is V + 1 or V + 2 pairs whatever the kernel (AVX2 has no
- * cross-lane shift: it loads a pair for each jj).
- */
 /* dp_act8 on 16 floats. */
 static inline __attribute__((always_inline)) __m512
 dp_act16(const struct dr_args *a, __m512 o)
@@ -2570,6 +2562,14 @@ dp_act16(const struct dr_args *a, __m512 o)
 	return o;
 }
 
+/*
+ * With two-source permutes and valignd, a row's pairs are loaded once
+ * each, from column 2 ow0 on (aligned where the row is): the taps of
+ * vector v with d = 2 jj + odd are its phase shifted by jj lanes, the
+ * lanes shifted in taken from the pair before (jj < 0) or after.  So a
+ * row is V + 1 or V + 2 pairs whatever the kernel (AVX2 has no
+ * cross-lane shift: it loads a pair for each jj).
+ */
 static inline __attribute__((always_inline)) __m512
 dp_shift16(__m512 prev, __m512 cur, __m512 next, const int jj)
 {

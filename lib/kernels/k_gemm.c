@@ -1030,12 +1030,14 @@ col_edge(int64_t mc, int64_t mr, int64_t kc, const float *a, int64_t as,
     const float *b, int64_t ldb, int ncols, float *c, int64_t ldc,
     float alpha, float beta, const float *bias)
 {
-	static const int32_t lanes[16] = { -1, -1, -1, -1, -1, -1, -1, -1 };
 	__m256 out[CE_MAXP * CE_MAXN];
 	const float *ga[CE_MAXP];
 	float v[8] __attribute__((aligned(32)));
-	/* Rows a group: an A strip's, or eight read in place. */
-	const int64_t gh = as > 0 ? 8 : mr;
+	/*
+	 * Rows a group and the floats from one group to the next: an A
+	 * strip's, or eight read in place.
+	 */
+	const int64_t gh = as > 0 ? 8 : mr, gs = as > 0 ? 8 : mr * kc;
 	const int64_t ng = (mc + gh - 1) / gh;
 	int64_t g0, g, r, h, astep;
 	int np, s, j;
@@ -1051,12 +1053,10 @@ col_edge(int64_t mc, int64_t mr, int64_t kc, const float *a, int64_t as,
 		h = min64(gh, mc - (g0 + np - 1) * gh);
 		astep = as > 0 ? as : h;
 		for (s = 0; s < np; s++)
-			ga[s] = as > 0 ? a + (g0 + s) * 8 : a + (g0 + s) * mr *
-			    kc;
+			ga[s] = a + (g0 + s) * gs;
 		/* The buffer's last group is read under a mask. */
 		ce_tab[g0 + np == ng][ncols][np](kc, ga, astep,
-		    _mm256_loadu_si256((const __m256i *)(lanes + 8 - h)), b,
-		    ldb, out);
+		    aoe_lane_mask((int)h), b, ldb, out);
 		for (s = 0; s < np; s++) {
 			g = g0 + s;
 			h = min64(gh, mc - g * gh);
