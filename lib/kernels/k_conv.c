@@ -1338,16 +1338,23 @@ conv_default_algo(const conv_geom *g)
 	 * stride-2 layers (Zen 3, AVX2, against the previous default):
 	 * resnet18's 3x3/2 64>128 @56 1.05x at 1 thread, 1.12x at 2;
 	 * 256>512 @14 1.05-1.10x and 1.12x; 128>256 @28 even; the 7x7/2
-	 * stem 1.06x and 1.05x; 1x1/2 64>128 @56 1.06x and 1.02x.  With
-	 * few channels (3x3/2 3>32 @640) it only ties, and 1x1/1 and
-	 * depthwise layers run faster in NCHW than with the reorders.
-	 * The kernel is AVX2: where the GEMM runs AVX-512 micro-kernels,
-	 * algo 2 is 1.5x to 1.9x faster on those layers (Zen 5).
+	 * stem 1.06x and 1.05x.  With few channels (3x3/2 3>32 @640) it
+	 * only ties, and 1x1/1 and depthwise layers run faster in NCHW than
+	 * with the reorders.  The kernel is AVX2: where the GEMM runs
+	 * AVX-512 micro-kernels, algo 2 is 1.5x to 1.9x faster on those
+	 * layers (Zen 5).  Strided 1x1 layers were here too (1.06x and 1.02x
+	 * on the Zen 3, against an older algo 2) until a Zen 5 held to AVX2
+	 * timed algo 2, which reads the subsampled input in place, at
+	 * 0.60-0.86x algo 7's time at 1 thread and 0.48-0.72x at 2 on all
+	 * eight of resnet18's, resnet50's and regnet_x_400mf's (bench/convb,
+	 * cold weights, medians): 64>128 @56/2 0.70x and 0.48x, 160>400
+	 * @14/2 0.60x and 0.62x, 1024>2048 @14/2 0.73x and 0.72x (algo 6,
+	 * which the rule below gives it, 0.77x); they take the rules below.
 	 */
 	if (!aoe_cpu_avx512() && blocked_ok(g) && g->group == 1 && g->nsp == 2 &&
 	    g->k[1] == g->k[2] && g->s[1] == 2 && g->s[2] == 2 &&
 	    g->d[1] == 1 && g->d[2] == 1 && (g->k[1] == 7 ||
-	    ((g->k[1] == 1 || g->k[1] == 3) && g->c >= 64 && g->m >= 64)))
+	    (g->k[1] == 3 && g->c >= 64 && g->m >= 64)))
 		return ALGO_BLOCKED;
 	/*
 	 * 1.13x on 3x3/2 256>512 @14 (7x7 out), 1 thread, AVX2.  Not a
