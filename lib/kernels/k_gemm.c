@@ -1206,6 +1206,42 @@ row_edge(int64_t row0, int R, int64_t nr, int64_t kc, const float *a,
 }
 
 /*
+ * The whole tiles down one B strip, ns of them, by one call: tile i reads
+ * A strip i (astr floats on) and writes C's rows i*MR on, as the kernel
+ * of its shape called for each would (pfw: each tile's lines asked for
+ * for writing first, as macro_kernel does).  A call's fixed costs (its
+ * arguments, the C prefetches, the epilogue's set-up) are a large share
+ * of a tile's time when k is shallow: AOE_MAX_ISA=avx2, Zen 5, 1 thread,
+ * bench/convb warm, a call a tile against a run, us: 16>96 @112 437.6
+ * to 410.2 (4x24: 410.6 to 371.4), 24>144 @56 208.6 to 200.4 (203.9 to
+ * 192.0), 32>32 @56 63.0 to 60.1, 64>384 @14 85.9 to 83.8.
+ */
+typedef void ukr_run_fn(int64_t, int64_t, const float *, int64_t,
+    const float *, int64_t, float *, int64_t, float, float, const float *,
+    const float *, const float *, const float *, int64_t, int64_t, int);
+
+#define UKR_RUN(mr, nv)							\
+static void								\
+ukr_run_##mr##x##nv(int64_t ns, int64_t kc, const float *a, int64_t astr,\
+    const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,	\
+    float beta, const float *bias, const float *pf, const float *d,	\
+    const float *cl, int64_t apf, int64_t as, int pfw)			\
+{									\
+	int64_t i;							\
+									\
+	for (i = 0; i < ns; i++, pf = b) {				\
+		float *ct = c + i * mr * ldc;				\
+		if (pfw)						\
+			pfw_tile(ct, ldc, mr, nv * 8);			\
+		ukr_gen(mr, nv, kc, a + i * astr, b, ldb, ct, ldc, alpha,	\
+		    beta, bias ? bias + i * mr : NULL, pf, d ? d + i * mr *	\
+		    ldc : NULL, cl, apf, as);				\
+	}								\
+}
+
+UKR_RUN(6, 2) UKR_RUN(4, 3)
+
+/*
  * The macro-kernel: C[0..mc)[0..nc) (+)= A~ B~ for one packed A block and
  * one B panel.  B strip jr starts at bpanel + jr*bstep and advances by
  * bld per k step; a strip narrower than nr is at btail (packed) when
@@ -1255,7 +1291,23 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 		 */
 		pf = jr + nr < nc && (jr + 2 * nr <= nc || btail == NULL) ?
 		    bpanel + (jr + nr) * bstep : bp;
-		for (ir = 0; ir < mend; ir += mr, pf = bp) {
+		ir = 0;
+		if (ncols == nr && mend >= mr && ((mr == 6 && nr == 16) ||
+		    (mr == 4 && nr == 24))) {
+			int64_t ns = mend / mr;
+			float *cp = c + jr;
+
+			(mr == 6 ? ukr_run_6x2 : ukr_run_4x3)(ns, kc, apanel,
+			    as > 0 ? mr : mr * kc, bp, ld, cp, x->ldc,
+			    x->alpha, beta, bias, pf, inreg && x->add ?
+			    x->add + (cp - x->c) : NULL, inreg ? cl : NULL,
+			    jr == 0 && as == 0 ? bk->apf : 0, as, pfw);
+			if (last && !inreg)
+				epi_tile(x, cp, ns * mr, ncols);
+			ir = ns * mr;
+			pf = bp;
+		}
+		for (; ir < mend; ir += mr, pf = bp) {
 			int64_t nrows = min64(mr, mc - ir);
 			float *cp = c + ir * x->ldc + jr;
 			const float *bi = bias ? bias + ir : NULL;
