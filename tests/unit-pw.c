@@ -217,18 +217,18 @@ random_cases(void)
 
 /* The default shape of a pointwise Conv and the space's defaults. */
 static void
-default_shape(int64_t m, int64_t hw, int64_t mr512, int64_t nr512,
-    int64_t mr2, int64_t nr2)
+default_shape(int64_t c, int64_t m, int64_t hw, int64_t mr512,
+    int64_t nr512, int64_t mr2, int64_t nr2)
 {
-	pcase p = { 1, 16, m, hw, hw, 1, 1, AOE_ACT_CLIP, 0 };
+	pcase p = { 1, c, m, hw, hw, 1, 1, AOE_ACT_CLIP, 0 };
 	int w = aoe_cpu_avx512();
 	int64_t mr = w ? mr512 : mr2, nr = w ? nr512 : nr2;
 	aoe_space sp;
 	tg t;
 
 	if (pw_node(&t, &p) < 0 || aoe_space_for(t.g, t.n, &sp) < 0) {
-		ok(0, "pointwise 16>%lld @%lld: space", (long long)m,
-		    (long long)hw);
+		ok(0, "pointwise %lld>%lld @%lld: space", (long long)c,
+		    (long long)m, (long long)hw);
 		aoe_graph_free(t.g);
 		return;
 	}
@@ -237,16 +237,18 @@ default_shape(int64_t m, int64_t hw, int64_t mr512, int64_t nr512,
 	    aoe_sched_get(&t.n->sched, "nr", 0) == nr &&
 	    aoe_sched_get(&sp.def, "mr", 0) == mr &&
 	    aoe_sched_get(&sp.def, "nr", 0) == nr,
-	    "pointwise 16>%lld @%lldx%lld (%s): default algo 1, %lldx%lld, "
+	    "pointwise %lld>%lld @%lldx%lld (%s): default algo 1, %lldx%lld, "
 	    "in the schedule and the space (got %lldx%lld, space %lldx%lld)",
-	    (long long)m, (long long)hw, (long long)hw, w ? "avx512" : "avx2",
+	    (long long)c, (long long)m, (long long)hw, (long long)hw,
+	    w ? "avx512" : "avx2",
 	    (long long)mr, (long long)nr,
 	    (long long)aoe_sched_get(&t.n->sched, "mr", 0),
 	    (long long)aoe_sched_get(&t.n->sched, "nr", 0),
 	    (long long)aoe_sched_get(&sp.def, "mr", 0),
 	    (long long)aoe_sched_get(&sp.def, "nr", 0));
-	ok(runs_match(&t, &p, "default shape"), "pointwise 16>%lld @%lld "
-	    "matches the reference", (long long)m, (long long)hw);
+	ok(runs_match(&t, &p, "default shape"), "pointwise %lld>%lld @%lld "
+	    "matches the reference", (long long)c, (long long)m,
+	    (long long)hw);
 	aoe_graph_free(t.g);
 }
 
@@ -284,13 +286,20 @@ main(void)
 	opts.use_bank = 0;
 	random_cases();
 	strided_widths();
-	/* Rows 96: 12 on AVX-512 (14 leaves 2 of 98 idle), 6 on AVX2. */
-	default_shape(96, 48, 12, 32, 6, 16);
+	/*
+	 * Rows 96: 12 on AVX-512 (14 leaves 2 of 98 idle), 6 on AVX2 from
+	 * 64 input channels, 4x24 there from 32 or fewer (shallow).
+	 */
+	default_shape(64, 96, 48, 12, 32, 6, 16);
+	default_shape(16, 96, 48, 12, 32, 4, 24);
+	default_shape(32, 96, 48, 12, 32, 4, 24);
 	/* Rows 16: 8x48 (14 + 2); 4x24 on AVX2 (6 leaves 2 of 18). */
-	default_shape(16, 48, 8, 48, 4, 24);
-	/* Rows 28: the ISA's default fits. */
-	default_shape(28, 48, 14, 32, 4, 24);
+	default_shape(64, 16, 48, 8, 48, 4, 24);
+	/* Rows 28: the ISA's default fits (on AVX2, 6 leaves 2 of 30). */
+	default_shape(64, 28, 48, 14, 32, 4, 24);
+	/* Rows 6 from 16 channels: 4x24 would waste a third of a tile. */
+	default_shape(16, 6, 48, 6, 64, 6, 16);
 	/* One output position: a matrix-vector product, the default. */
-	default_shape(16, 1, 14, 32, 6, 16);
+	default_shape(16, 16, 1, 14, 32, 6, 16);
 	return done_testing();
 }
