@@ -1423,12 +1423,11 @@ pw_shape(const conv_geom *g, int64_t *mr, int64_t *nr)
 	}
 	/*
 	 * Under AVX2 a shallow product (32 input channels or fewer) goes
-	 * 4x24 unless that wastes 1.5 % more: its tiles' fixed costs
-	 * weigh more there, and 4x24 has fewer rows to store a tile
-	 * (AOE_MAX_ISA=avx2, Zen 5, bench/convb cold, 6x16 against 4x24 at
-	 * 1 and 2 threads: 16>96 @112 0.89x and 0.88x the time, 16>96 @56
-	 * 0.93x and 0.91x, 24>144 @56 0.96x and 0.94x, 32>192 @28 0.98x
-	 * both; from 64 channels they tie).
+	 * 4x24 unless that wastes 1.5 % more, as measured (AOE_MAX_ISA=avx2,
+	 * Zen 5, bench/convb cold, 4x24 against 6x16 at 1 and 2 threads:
+	 * 16>96 @112 0.89x and 0.88x the time, 16>96 @56 0.93x and 0.91x,
+	 * 24>144 @56 0.96x and 0.94x, 32>192 @28 0.98x both; from 64
+	 * channels they tie).
 	 */
 	if (!w && g->mg > 1 && g->outsz > 1 && g->cg <= 32 &&
 	    sc[1] >= sc[0] / 1.015)

@@ -1216,10 +1216,6 @@ row_edge(int64_t row0, int R, int64_t nr, int64_t kc, const float *a,
  * to 410.2 (4x24: 410.6 to 371.4), 24>144 @56 208.6 to 200.4 (203.9 to
  * 192.0), 32>32 @56 63.0 to 60.1, 64>384 @14 85.9 to 83.8.
  */
-typedef void ukr_run_fn(int64_t, int64_t, const float *, int64_t,
-    const float *, int64_t, float *, int64_t, float, float, const float *,
-    const float *, const float *, const float *, int64_t, int64_t, int);
-
 #define UKR_RUN(mr, nv)							\
 static void								\
 ukr_run_##mr##x##nv(int64_t ns, int64_t kc, const float *a, int64_t astr,\
