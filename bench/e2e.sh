@@ -28,6 +28,12 @@
 # The runners are interleaved within each repeat, so that a change of load
 # hits all of them alike; each figure is the median of REPEATS medians.
 # At 1 thread all runners are pinned to one CPU (taskset, where present).
+# At 2 threads each repeat first times a cache line's round trip between
+# the two CPUs (bench/xcore), and a comment line after the row gives
+# their range and median: on a shared VM the host moves the vCPUs between
+# one CCD and two (about 50-200 ns against 250-650 on a Zen 5), and
+# 2-thread times differ between the two by up to 12 % (aoe) and 7 %
+# (ONNX Runtime) on regnet_x_400mf.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -58,6 +64,8 @@ banks="opat full" outs="o_opat o_full"
     efficientnet_b1 regnet_x_400mf squeezenet1_1 transformer_encoder \
     ppocrv4_det ppocrv4_rec ppocr_cls
 PATH=$top/tools:$top/pipelines:$PATH
+# The round-trip probe of the 2-thread rows (none where it cannot build).
+make -s -C "$here" xcore >/dev/null 2>&1 || true
 # GNU parallel and aoe's own children want a shell.
 SHELL=${SHELL:-/bin/sh}
 export SHELL
@@ -151,7 +159,11 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		pin=
 		[ $t -ne 1 ] || [ -z "$cpu1" ] || pin="taskset -c $cpu1"
 		i=0
+		: >"$tmp/rt"
 		while [ $i -lt "$reps" ]; do
+			[ $t -eq 1 ] || [ ! -x "$here/xcore" ] ||
+			    "$here/xcore" -r 5 112 2>/dev/null |
+			    sed -n 's/.*round trip \([0-9]*\) ns.*/\1/p' >>"$tmp/rt"
 			# shellcheck disable=SC2086
 			$pin $node "$here/ort-run.js" -t $t -w 3 -r "$runs" \
 			    -o "$tmp/o_ort" "$f" "$spec=$tmp/in.bin" |
@@ -193,6 +205,10 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' "$m" $t \
 		    "$o" "$a" "$p" "$s" "$(ratio "$a" "$o")" "$rp" "$rs" \
 		    "$tune_s" "$ok" | tee -a "$out"
+		[ ! -s "$tmp/rt" ] || sort -n "$tmp/rt" | awk -v m="$m" '
+		    { a[NR] = $1 }
+		    END { printf "# %s at 2 threads: the CPUs'"'"' line round trip %d-%d ns, median %d\n",
+			m, a[1], a[NR], a[int((NR + 1) / 2)] }' | tee -a "$out"
 		[ -n "$untuned" ] || ! awk "BEGIN { exit !($s > $o) }" ||
 		    echo "$m $t $s $o" >>"$tmp/slow"
 		rm -rf "$tmp"/o_*
