@@ -65,6 +65,18 @@ static struct share {
 	_Alignas(64) _Atomic uint64_t next;
 } shares[POOL_MAX];
 
+/*
+ * The chunks a worker ran in a job, generation << 32 | count, stored
+ * once, when it finds no chunk left to take; the caller sums them.  One
+ * counter that every finished chunk added to moved its cache line from
+ * core to core at every chunk, while both ran: on a guest whose two
+ * vCPUs sit on different CCDs, a third of a microsecond or more each
+ * (see FAR_NS), and eight chunks a job at 2 threads (aoe_nchunks).
+ */
+static struct fin {
+	_Alignas(64) _Atomic uint64_t v;
+} fins[POOL_MAX];
+
 static struct {
 	pthread_mutex_t mu;		/* one job at a time */
 	int started;			/* workers running */
@@ -74,7 +86,6 @@ static struct {
 	_Atomic(void *) ctx;
 	_Atomic int64_t nchunks;
 	_Atomic int nthreads;
-	_Atomic int64_t done;		/* chunks finished */
 	_Atomic uint32_t wake;		/* futex word, bumped for each job */
 	_Atomic int sleepers;
 	_Atomic int timed;		/* the job's parts are timed */
@@ -135,12 +146,13 @@ share_lo(int64_t n, int nt, int t)
 /*
  * Take chunks of the job of generation gen (n chunks, nt shares) until
  * none is left: those of share tid first, then the others' in turn; tid
- * is the taker's thread number.
+ * is the taker's thread number.  Returns how many it ran.
  */
-static void
+static int64_t
 take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
     int tid, int timed)
 {
+	int64_t ran = 0;
 	int k;
 
 	in_chunk = 1;
@@ -166,13 +178,13 @@ take_chunks(uint32_t gen, aoe_chunk_fn fn, void *ctx, int64_t n, int nt,
 				part_times[idx].tid = tid;
 			} else
 				fn(ctx, idx, tid);
-			atomic_fetch_add_explicit(&pool.done, 1,
-			    memory_order_release);
+			ran++;
 			st = atomic_load_explicit(w, memory_order_acquire);
 		}
 	}
 	in_chunk = 0;
 	in_shared = 0;
+	return ran;
 }
 
 int
@@ -197,7 +209,7 @@ worker(void *arg)
 {
 	struct start *st = arg;
 	int tid = st->tid;
-	uint32_t seen = st->seen;
+	uint32_t seen = st->seen, ran_gen = 0;
 	double spin = pool.spin_us;
 
 	/* Running where pool_grow put it, it may go where the caller may. */
@@ -238,10 +250,21 @@ worker(void *arg)
 		timed = atomic_load_explicit(&pool.timed,
 		    memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
+		/*
+		 * A job it has run already: it woke for a job that its
+		 * caller finished alone, then read the next one's
+		 * parameters, and this is the wake-up for that one.  It
+		 * took what it could there; a second report of none would
+		 * overwrite the first.
+		 */
 		if (atomic_load_explicit(&pool.seq, memory_order_relaxed) !=
-		    gen || tid >= nt)
+		    gen || tid >= nt || gen == ran_gen)
 			continue;
-		take_chunks(gen, fn, ctx, n, nt, tid, timed);
+		n = take_chunks(gen, fn, ctx, n, nt, tid, timed);
+		ran_gen = gen;
+		/* The chunks' results are visible to whoever sees this. */
+		atomic_store_explicit(&fins[tid].v, (uint64_t)gen << 32 |
+		    (uint64_t)n, memory_order_release);
 	}
 	return NULL;
 }
@@ -594,6 +617,7 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 {
 	static int registered;
 	uint32_t gen;
+	int64_t ran;
 	int spins = 0, i, timed;
 
 	if (nchunks <= 0)
@@ -632,7 +656,6 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	atomic_store_explicit(&pool.nchunks, nchunks, memory_order_relaxed);
 	atomic_store_explicit(&pool.nthreads, nthreads, memory_order_relaxed);
 	atomic_store_explicit(&pool.timed, timed, memory_order_relaxed);
-	atomic_store_explicit(&pool.done, 0, memory_order_relaxed);
 	for (i = 0; i < nthreads; i++)
 		atomic_store_explicit(&shares[i].next, (uint64_t)gen << 32 |
 		    (uint64_t)share_lo(nchunks, nthreads, i),
@@ -642,10 +665,22 @@ aoe_parallel(int nthreads, int64_t nchunks, aoe_chunk_fn fn, void *ctx)
 	atomic_fetch_add_explicit(&pool.wake, 1, memory_order_release);
 	if (atomic_load(&pool.sleepers) > 0)
 		futex_wake_all(&pool.wake);
-	take_chunks(gen, fn, ctx, nchunks, nthreads, 0, timed);
-	/* Every chunk is taken; wait for those still running elsewhere. */
-	while (atomic_load_explicit(&pool.done, memory_order_acquire) <
-	    nchunks) {
+	ran = take_chunks(gen, fn, ctx, nchunks, nthreads, 0, timed);
+	/*
+	 * Every chunk is taken; wait for those still running elsewhere:
+	 * until the workers that ran the others have said so (a worker that
+	 * took none counts for nothing, whether it said so or not).
+	 */
+	for (;;) {
+		int64_t sum = ran;
+		for (i = 1; i < nthreads; i++) {
+			uint64_t f = atomic_load_explicit(&fins[i].v,
+			    memory_order_acquire);
+			if ((uint32_t)(f >> 32) == gen)
+				sum += (int64_t)(f & 0xffffffffu);
+		}
+		if (sum >= nchunks)
+			break;
 		if (++spins < 4096)
 			_mm_pause();
 		else
