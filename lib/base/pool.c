@@ -222,7 +222,7 @@ worker(void *arg)
 		uint32_t w, gen;
 		aoe_chunk_fn fn;
 		void *ctx;
-		int64_t n;
+		int64_t n, ran;
 		int nt, timed, i = 0;
 
 		/* Poll the clock only every 64 pauses: it costs more. */
@@ -260,11 +260,11 @@ worker(void *arg)
 		if (atomic_load_explicit(&pool.seq, memory_order_relaxed) !=
 		    gen || tid >= nt || gen == ran_gen)
 			continue;
-		n = take_chunks(gen, fn, ctx, n, nt, tid, timed);
+		ran = take_chunks(gen, fn, ctx, n, nt, tid, timed);
 		ran_gen = gen;
 		/* The chunks' results are visible to whoever sees this. */
 		atomic_store_explicit(&fins[tid].v, (uint64_t)gen << 32 |
-		    (uint64_t)n, memory_order_release);
+		    (uint64_t)ran, memory_order_release);
 	}
 	return NULL;
 }

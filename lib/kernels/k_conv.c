@@ -1391,8 +1391,9 @@ conv_default_algo(const conv_geom *g)
  * Conv, Y = W X with Cout rows and H*W columns: the shape of this ISA
  * whose tiles waste the fewest lanes on the rows (Cout rounded up to
  * mr) and the columns (each nr-wide strip, the last one rounded up to
- * whole vectors), kept at the ISA's default (14x32, 6x16) unless another
- * wastes at least 1.5 % less.  Measured on a Zen 5 (AVX-512) at 1 thread,
+ * whole vectors), kept at the preferred shape (the ISA's default, 14x32
+ * or 6x16, but see pref below) unless another wastes at least 1.5 %
+ * less.  Measured on a Zen 5 (AVX-512) at 1 thread,
  * bench/pw -c: mobilenet_v2's 16>96 @112 runs 1.15x faster at 12x32 than
  * at 14x32 (96 rows are 7 tiles of 14 with 2 rows idle in the last), 32>16
  * @112 1.13x at 8x48 (16 rows: 14 + 2), 24>144 @56 1.1x at 12x32; the
@@ -1407,31 +1408,35 @@ pw_shape(const conv_geom *g, int64_t *mr, int64_t *nr)
 	    { 6, 64 } };
 	static const int sh2[][2] = { { 6, 16 }, { 4, 24 } };
 	int w = aoe_cpu_avx512(), n = w ? 4 : 2, vl = w ? 16 : 8, i, best = 0;
+	int pref;
 	double sc[4];
 
 	/* A matrix-vector product has one point: the ISA's default. */
-	for (i = 0; i < n && g->mg > 1 && g->outsz > 1; i++) {
-		int64_t r = w ? sh512[i][0] : sh2[i][0];
-		int64_t c = w ? sh512[i][1] : sh2[i][1];
-		int64_t m = g->mg, cols = g->outsz;
-		int64_t rows = ceildiv(m, r) * r;
-		int64_t lanes = cols / c * c + ceildiv(cols % c, vl) * vl;
+	if (g->mg > 1 && g->outsz > 1) {
+		for (i = 0; i < n; i++) {
+			int64_t r = w ? sh512[i][0] : sh2[i][0];
+			int64_t c = w ? sh512[i][1] : sh2[i][1];
+			int64_t m = g->mg, cols = g->outsz;
+			int64_t rows = ceildiv(m, r) * r;
+			int64_t lanes = cols / c * c + ceildiv(cols % c, vl) *
+			    vl;
 
-		sc[i] = (double)m / rows * ((double)cols / lanes);
-		if (sc[i] > sc[best] * 1.015 || (best > 0 && sc[i] > sc[best]))
-			best = i;
+			sc[i] = (double)m / rows * ((double)cols / lanes);
+		}
+		/*
+		 * The preferred shape, which another must beat by 1.5 %:
+		 * the ISA's default, but under AVX2 4x24 for a shallow
+		 * product (32 input channels or fewer), as measured
+		 * (AOE_MAX_ISA=avx2, Zen 5, bench/convb cold, 4x24 against
+		 * 6x16 at 1 and 2 threads: 16>96 @112 0.89x and 0.88x the
+		 * time, 16>96 @56 0.93x and 0.91x, 24>144 @56 0.96x and
+		 * 0.94x, 32>192 @28 0.98x both; from 64 channels they tie).
+		 */
+		best = pref = !w && g->cg <= 32;
+		for (i = 0; i < n; i++)
+			if (sc[i] > sc[best] * (best == pref ? 1.015 : 1))
+				best = i;
 	}
-	/*
-	 * Under AVX2 a shallow product (32 input channels or fewer) goes
-	 * 4x24 unless that wastes 1.5 % more, as measured (AOE_MAX_ISA=avx2,
-	 * Zen 5, bench/convb cold, 4x24 against 6x16 at 1 and 2 threads:
-	 * 16>96 @112 0.89x and 0.88x the time, 16>96 @56 0.93x and 0.91x,
-	 * 24>144 @56 0.96x and 0.94x, 32>192 @28 0.98x both; from 64
-	 * channels they tie).
-	 */
-	if (!w && g->mg > 1 && g->outsz > 1 && g->cg <= 32 &&
-	    sc[1] >= sc[0] / 1.015)
-		best = 1;
 	*mr = w ? sh512[best][0] : sh2[best][0];
 	*nr = w ? sh512[best][1] : sh2[best][1];
 }
