@@ -8,7 +8,9 @@
  * compiled for that instruction set alone and chosen at run time, when
  * the CPU has it and AOE_MAX_ISA does not cap libaoe to AVX2.  Threads
  * split C into a grid of independent row and column ranges, so that they
- * never wait for each other.  A
+ * never wait for each other; a grid of one row or column is cut by the
+ * threads' speeds, a micro-tile the unit, so a cut may fall inside a
+ * strip.  A
  * k-major B whose panels meet only one block of A is read in place, and
  * products with one row or one column are matrix-vector loops.  The
  * knobs (all optional):
@@ -1582,11 +1584,73 @@ struct tile_ctx {
 	int64_t pm, pn;		/* micro-panels of rows and columns */
 	int fail;
 	/*
-	 * A grid of one row or one column: the panels cut by the threads'
-	 * speeds (aoe_pool_cut), else NULL.
+	 * A grid of one row or one column: the micro-tiles cut by the
+	 * threads' speeds (aoe_pool_cut), else NULL.  The tiles are
+	 * numbered down each column strip in turn (tm == 1) or along each
+	 * row strip (tn == 1), so that a cut may fall inside a strip: 25
+	 * column strips shared by two threads as 13 and 12 made one
+	 * thread's part 4 % longer than half (a 400 > 400 pointwise Conv at
+	 * 7x7, algo 6).
 	 */
 	const int64_t *cut;
 };
+
+/* Rows [i0, i1) and columns [j0, j1) of C, then the done callback. */
+static void
+tile_rect(struct tile_ctx *tc, int64_t i0, int64_t i1, int64_t j0,
+    int64_t j1)
+{
+	i1 = min64(tc->x->m, i1);
+	j1 = min64(tc->x->n, j1);
+	if (i0 >= i1 || j0 >= j1)
+		return;
+	if (gemm_range(tc->x, tc->bk, i0, i1, j0, j1) < 0)
+		__atomic_store_n(&tc->fail, 1, __ATOMIC_RELAXED);
+	else if (tc->x->done)
+		tc->x->done(tc->x, i0, i1, j0, j1);
+}
+
+/* Strips [s0, s1), tiles [t0, t1) of each: columns of C or rows. */
+static void
+strip_rect(struct tile_ctx *tc, int64_t s0, int64_t s1, int64_t t0,
+    int64_t t1)
+{
+	const struct blocking *bk = tc->bk;
+
+	if (tc->tm == 1)
+		tile_rect(tc, t0 * bk->mr, t1 * bk->mr, s0 * bk->nr,
+		    s1 * bk->nr);
+	else
+		tile_rect(tc, s0 * bk->mr, s1 * bk->mr, t0 * bk->nr,
+		    t1 * bk->nr);
+}
+
+/*
+ * Micro-tiles [u0, u1) in the order of tc->cut: the end of one strip,
+ * whole strips, the start of another.
+ */
+static void
+tile_units(struct tile_ctx *tc, int64_t u0, int64_t u1)
+{
+	int64_t across = tc->tm == 1 ? tc->pm : tc->pn;
+	int64_t s0 = u0 / across, a = u0 % across;
+	int64_t s1 = u1 / across, b = u1 % across;
+
+	if (u0 >= u1)
+		return;
+	if (s0 == s1) {
+		strip_rect(tc, s0, s0 + 1, a, b);
+		return;
+	}
+	if (a > 0) {
+		strip_rect(tc, s0, s0 + 1, a, across);
+		s0++;
+	}
+	if (s0 < s1)
+		strip_rect(tc, s0, s1, 0, across);
+	if (b > 0)
+		strip_rect(tc, s1, s1 + 1, 0, b);
+}
 
 static void
 tile_chunk(void *arg, int64_t t, int tid)
@@ -1594,23 +1658,15 @@ tile_chunk(void *arg, int64_t t, int tid)
 	struct tile_ctx *tc = arg;
 	const struct blocking *bk = tc->bk;
 	int it = (int)(t / tc->tn), jt = (int)(t % tc->tn);
-	int64_t i0 = tc->pm * it / tc->tm * bk->mr;
-	int64_t i1 = min64(tc->x->m, tc->pm * (it + 1) / tc->tm * bk->mr);
-	int64_t j0 = tc->pn * jt / tc->tn * bk->nr;
-	int64_t j1 = min64(tc->x->n, tc->pn * (jt + 1) / tc->tn * bk->nr);
 
-	if (tc->cut != NULL && tc->tm == 1) {
-		j0 = tc->cut[jt] * bk->nr;
-		j1 = min64(tc->x->n, tc->cut[jt + 1] * bk->nr);
-	} else if (tc->cut != NULL) {
-		i0 = tc->cut[it] * bk->mr;
-		i1 = min64(tc->x->m, tc->cut[it + 1] * bk->mr);
+	if (tc->cut != NULL) {
+		tile_units(tc, tc->cut[t], tc->cut[t + 1]);
+		return;
 	}
-
-	if (gemm_range(tc->x, bk, i0, i1, j0, j1) < 0)
-		__atomic_store_n(&tc->fail, 1, __ATOMIC_RELAXED);
-	else if (tc->x->done && i0 < i1 && j0 < j1)
-		tc->x->done(tc->x, i0, i1, j0, j1);
+	tile_rect(tc, tc->pm * it / tc->tm * bk->mr,
+	    tc->pm * (it + 1) / tc->tm * bk->mr,
+	    tc->pn * jt / tc->tn * bk->nr,
+	    tc->pn * (jt + 1) / tc->tn * bk->nr);
 }
 
 /* Choose the thread grid tm x tn for an m x n x k problem. */
@@ -1822,8 +1878,8 @@ aoe_sgemm_ex(const aoe_gemm_ex *xin, int nthreads, const aoe_sched *s)
 		int64_t cut[AOE_CUT_MAX + 1];
 
 		if (nthreads <= AOE_CUT_MAX && (tm == 1 || tn == 1)) {
-			aoe_pool_cut(tile_chunk, nthreads, tm == 1 ? tc.pn :
-			    tc.pm, cut);
+			aoe_pool_cut(tile_chunk, nthreads, tc.pm * tc.pn,
+			    cut);
 			tc.cut = cut;
 		}
 		aoe_parallel(nthreads, (int64_t)tm * tn, tile_chunk, &tc);
