@@ -310,10 +310,15 @@ random_sched(const aoe_conv_geom *g, aoe_sched *s)
 	aoe_sched_set(s, "grp_ow", 1 + irand(pmax / oh));
 	aoe_sched_set(s, "grp_rows", pick(rows, 6));
 	/*
-	 * The tap form, the row form (where it applies: one vector of 16)
-	 * or auto.
+	 * The tap form, the row form (where it applies: one vector of 16),
+	 * the flat form (tiles of up to grp_ow pixels across rows) or auto.
 	 */
 	aoe_sched_set(s, "grp_form", irand(vw == 16 && nv == 1 ? 3 : 2));
+	if (frand() > 0.5f) {
+		aoe_sched_set(s, "grp_form", 3);
+		aoe_sched_set(s, "grp_oh", 0);
+		aoe_sched_set(s, "grp_ow", irand(pmax + 1));
+	}
 	/* The output rows asked for for writing: auto, never, always. */
 	aoe_sched_set(s, "cpf", irand(3) - 1);
 	(void)g;
@@ -569,6 +574,7 @@ main(void)
 	aoe_conv_geom g;
 	aoe_sched k;
 	unsigned f;
+	int form;
 
 	(void)data;
 	if (getenv("GRPCONV_BENCH")) {
@@ -587,13 +593,18 @@ main(void)
 		    "/%lld mg=%lld act=%s: max error %.2g",
 		    (long long)s.group, (long long)s.h, (long long)s.w,
 		    (long long)s.sh, (long long)s.mg, actname[s.act], e);
-		/* The tap form, where the default is the row form. */
-		aoe_sched_set(&k, "grp_form", 1);
-		good = run_case(&s, &k, (int)(f & 1), 2, &e);
-		ok(good, "g=%lld %lldx%lld /%lld mg=%lld act=%s, grp_form=1: "
-		    "max error %.2g", (long long)s.group, (long long)s.h,
-		    (long long)s.w, (long long)s.sh, (long long)s.mg,
-		    actname[s.act], e);
+		/*
+		 * The tap form, where the default is the row form or the
+		 * flat one, and the flat form.
+		 */
+		for (form = 1; form <= 3; form += 2) {
+			aoe_sched_set(&k, "grp_form", form);
+			good = run_case(&s, &k, (int)(f & 1), 2, &e);
+			ok(good, "g=%lld %lldx%lld /%lld mg=%lld act=%s, "
+			    "grp_form=%d: max error %.2g", (long long)s.group,
+			    (long long)s.h, (long long)s.w, (long long)s.sh,
+			    (long long)s.mg, actname[s.act], form, e);
+		}
 	}
 	/* A plane whose padded input passes 4 MB: work items of row blocks. */
 	{
@@ -836,6 +847,13 @@ main(void)
 			aoe_sched_set(&k, "grp_vec", 8);
 			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) < 0,
 			    "grp_form=2 refused with grp_vec=8");
+			/* Flat tiles are a row of pixels: no grp_oh. */
+			aoe_sched_set(&k, "grp_form", 3);
+			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) == 0,
+			    "grp_form=3 taken with algo=8");
+			aoe_sched_set(&k, "grp_oh", 2);
+			ok(aoe_space_validate(&sp, &k, why, sizeof(why)) < 0,
+			    "grp_form=3 refused with grp_oh=2");
 			memset(&k, 0, sizeof(k));
 			aoe_sched_set(&k, "algo", 8);
 			ok(aoe_sched_get(&sp.def, "algo", 0) == 8,

@@ -51,7 +51,10 @@
  * a fused pool, pooled rows), and in a stem grp_lanes (0 auto and 1 the
  * channels along the lanes, 2 the pixels: st_run; with a fused pool the
  * channels always), and grp_form (0 auto: the row form where it applies,
- * 1 the tap form, 2 the row form).
+ * else the tap form or the flat one by gp_tile's cost model; 1 the tap
+ * form, 2 the row form, 3 the flat form: a pass's pixels in raster
+ * order, tiles running across its rows, each pixel's input at an offset
+ * of its own).
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -124,13 +127,16 @@ gpr_ok(const aoe_conv_geom *g, int vw, int nv)
 
 /*
  * grp_form: 1 the tap form, 2 the row form where it applies (gpr_ok),
- * 0 auto: the row form where it applies.
+ * 3 the flat form; 0 auto: the row form where it applies, else the tap
+ * form, which gp_tile may then turn flat.
  */
 static int
 gp_form(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv)
 {
 	int64_t v = aoe_sched_get(s, "grp_form", 0);
 
+	if (v == 3)
+		return 3;
 	return v != 1 && gpr_ok(g, vw, nv) ? 2 : 1;
 }
 
@@ -187,13 +193,65 @@ tile_cost(int form, int r, int c, int nv, int sw)
 	return form == 2 ? gpr_cost(r, c, sw) : gp_cost(r * c, nv);
 }
 
-/* The tile: grp_oh x grp_ow, or the cheapest by tile_cost. */
-static void
-gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
-    int form, int *th, int *tw)
+/*
+ * The flat form (grp_form=3) makes a pass of output rows at a time, as
+ * many as fill GP_FLAT_PIX pixels (one at least), and cuts the pass's
+ * pixels, in raster order across its rows, into tiles of at most the
+ * tile's width, as even as can be: 7x7 planes (regnet_x_400mf's last
+ * stage) go in tiles of 6 and 5 pixels, where the tap form's tiles of
+ * a row (4 and 3, or 2 rows of 3 and their edges) hold 6 to 8 of the
+ * FMAs' accumulators and the flat ones 10 to 12 (8-wide, two vectors).
+ */
+#define GP_FLAT_PIX 64
+/*
+ * Pixels a flat tile at most unless grp_ow says: each holds its offset
+ * in a register through the loop, and past 8 they spill (AVX-512, 16
+ * channels a group, 7x7: the row form's time 1.11x in tiles of 13 and
+ * 12, the tap form's 1.03x; under AVX2, two vectors, 6 at most anyway).
+ */
+#define GP_FLAT_MAXC 8
+
+/* The flat form's rows a pass. */
+static int
+gpf_rows(const aoe_conv_geom *g)
+{
+	return (int)max64(1, min64(g->out[1], GP_FLAT_PIX / g->out[2]));
+}
+
+/* The modelled cost of P pixels in flat tiles of at most c, per tap. */
+static double
+gpf_pass_cost(int64_t P, int c, int nv)
+{
+	int64_t n = ceildiv(P, c), q = P / n, r = P % n;
+
+	return (double)r * gp_cost((int)q + 1, nv) +
+	    (double)(n - r) * gp_cost((int)q, nv);
+}
+
+/* The flat form's modelled cost of a plane, per tap. */
+static double
+gpf_cost(const aoe_conv_geom *g, int c, int nv)
 {
 	const int64_t OH = g->out[1], OW = g->out[2];
-	int pmax = gp_pmax(vw, nv), r, c, br = 1, bc = 1;
+	const int th = gpf_rows(g);
+
+	return (double)(OH / th) * gpf_pass_cost(th * OW, c, nv) +
+	    (OH % th ? gpf_pass_cost(OH % th * OW, c, nv) : 0);
+}
+
+/*
+ * The tile: grp_oh x grp_ow, or the cheapest by tile_cost; in the flat
+ * form, rows a pass and pixels a tile (grp_ow, or as many as fit).  The
+ * tap form in auto (grp_form 0) turns flat, where flat is set, when
+ * that is modelled 3 % cheaper.
+ */
+static void
+gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
+    int flat, int *formp, int *th, int *tw)
+{
+	const int form = *formp;
+	const int64_t OH = g->out[1], OW = g->out[2];
+	int pmax = gp_pmax(vw, nv), r, c, br = 1, bc = 1, fmax;
 	int64_t ko = aoe_sched_get(s, "grp_oh", 0);
 	int64_t kw = aoe_sched_get(s, "grp_ow", 0);
 	const int sw = (int)g->s[2];
@@ -221,6 +279,14 @@ gp_tile(const aoe_conv_geom *g, const aoe_sched *s, int vw, int nv,
 		}
 	*th = br;
 	*tw = bc;
+	fmax = pmax < GP_FLAT_MAXC ? pmax : GP_FLAT_MAXC;
+	if (form == 3 || (form == 1 && flat && !ko && !kw &&
+	    aoe_sched_get(s, "grp_form", 0) == 0 &&
+	    gpf_cost(g, fmax, nv) < 0.97 * best)) {
+		*formp = 3;
+		*th = gpf_rows(g);
+		*tw = kw && kw <= pmax ? (int)kw : fmax;
+	}
 }
 
 size_t
@@ -254,16 +320,19 @@ aoe_grp_pack(const aoe_conv_geom *g, int vw, int nv, const float *w,
  * column stride.  x0 is the padded input at the tile's first pixel, rs
  * the distance between its rows; tap i reads x0 + off[i] + the pixel's
  * offset and the weights wp + i * NV * VW.  The tile goes to t, row r
- * pixel c at t + r * trs + c * NV * VW.
+ * pixel c at t + r * trs + c * NV * VW.  In the flat form (FL, R 1)
+ * pixel c reads x0 + po[c] + off[i] instead, wherever po puts it.
  */
 #define GP_EACH(M, p, q) M(0, p, q) M(1, p, q) M(2, p, q) M(3, p, q)	\
 	M(4, p, q) M(5, p, q) M(6, p, q) M(7, p, q) M(8, p, q) M(9, p, q) \
 	M(10, p, q) M(11, p, q) M(12, p, q) M(13, p, q)
 /* (Named accumulators, not an array: GCC kept an array's stores.) */
 #define GP_DECL(u, VT, q) VT a##u = w0, b##u = w1;
+#define GP_PDECL(u, p, q) const int64_t p##u = FL && (u) < C ? po[u] : 0;
 #define GP_FMA(u, BCAST, FMADD)						\
 	if ((u) < R * C) {						\
-		const float *xp = ((u) < C ? x0 : x1) + o + ((u) % C) * S; \
+		const float *xp = FL ? x0 + o + p##u :			\
+		    ((u) < C ? x0 : x1) + o + ((u) % C) * S;		\
 		VT_ bb = BCAST(xp);					\
 		a##u = FMADD(bb, w0, a##u);				\
 		if (NV > 1)						\
@@ -285,15 +354,17 @@ aoe_grp_pack(const aoe_conv_geom *g, int vw, int nv, const float *w,
 	}
 #define GP_BLK(NAME, VT, VW, LOAD, BCAST, FMADD, STORE, SET1, MAX, MIN) \
 static inline __attribute__((always_inline)) void			\
-NAME(const int NV, const int R, const int C, const int S, int64_t nt,	\
-    const int32_t *off, const float *x0, int64_t rs, const float *wp,	\
-    const float *bv, float *t, int64_t trs, const float *cl)		\
+NAME(const int NV, const int R, const int C, const int S, const int FL,	\
+    int64_t nt, const int32_t *off, const float *x0, int64_t rs,	\
+    const int64_t *po, const float *wp, const float *bv, float *t,	\
+    int64_t trs, const float *cl)					\
 {									\
 	typedef VT VT_;							\
 	VT w0 = LOAD(bv), w1 = NV > 1 ? LOAD(bv + VW) : w0;		\
 	const float *x1 = x0 + rs;					\
 	int64_t i;							\
 	GP_EACH(GP_DECL, VT, 0)						\
+	GP_EACH(GP_PDECL, p, 0)						\
 									\
 	for (i = 0; i < nt; i++, wp += NV * VW) {			\
 		const int64_t o = off[i];				\
@@ -311,6 +382,9 @@ NAME(const int NV, const int R, const int C, const int S, int64_t nt,	\
 
 typedef void gp_fn(int64_t, const int32_t *, const float *, int64_t,
     const float *, const float *, float *, int64_t, const float *);
+/* The flat form's: x0, then the pixels' offsets po, no row strides. */
+typedef void gpf_fn(int64_t, const int32_t *, const float *,
+    const int64_t *, const float *, const float *, float *, const float *);
 
 /* The instances: NV 1, 2; S 1, 2; R 1 with C 1-14, R 2 with C 1-7. */
 #define GP_FN(P, NV, S, R, C)						\
@@ -319,7 +393,7 @@ P##_##NV##_##S##_##R##_##C(int64_t nt, const int32_t *off,		\
     const float *x0, int64_t rs, const float *wp, const float *bv,	\
     float *t, int64_t trs, const float *cl)				\
 {									\
-	P##_blk(NV, R, C, S, nt, off, x0, rs, wp, bv, t, trs, cl);	\
+	P##_blk(NV, R, C, S, 0, nt, off, x0, rs, NULL, wp, bv, t, trs, cl); \
 }
 #define GP_FN7(P, NV, S, R) GP_FN(P, NV, S, R, 1) GP_FN(P, NV, S, R, 2) \
 	GP_FN(P, NV, S, R, 3) GP_FN(P, NV, S, R, 4) GP_FN(P, NV, S, R, 5) \
@@ -341,6 +415,24 @@ P##_##NV##_##S##_##R##_##C(int64_t nt, const int32_t *off,		\
 	P##_##NV##_##S##_1_14 }, { GP_T7(P, NV, S, 2) } }
 #define GP_TAB(P) { { GP_T14(P, 1, 1), GP_T14(P, 1, 2) },		\
 	{ GP_T14(P, 2, 1), GP_T14(P, 2, 2) } }
+/* The flat form's: NV 1, 2; C 1-14 pixels. */
+#define GPF_FN(P, NV, C)						\
+static void								\
+P##f_##NV##_##C(int64_t nt, const int32_t *off, const float *x0,	\
+    const int64_t *po, const float *wp, const float *bv, float *t,	\
+    const float *cl)							\
+{									\
+	P##_blk(NV, 1, C, 1, 1, nt, off, x0, 0, po, wp, bv, t, 0, cl);	\
+}
+#define GPF_FN14(P, NV) GPF_FN(P, NV, 1) GPF_FN(P, NV, 2)		\
+	GPF_FN(P, NV, 3) GPF_FN(P, NV, 4) GPF_FN(P, NV, 5)		\
+	GPF_FN(P, NV, 6) GPF_FN(P, NV, 7) GPF_FN(P, NV, 8)		\
+	GPF_FN(P, NV, 9) GPF_FN(P, NV, 10) GPF_FN(P, NV, 11)		\
+	GPF_FN(P, NV, 12) GPF_FN(P, NV, 13) GPF_FN(P, NV, 14)
+#define GPF_T14(P, NV) { P##f_##NV##_1, P##f_##NV##_2, P##f_##NV##_3,	\
+	P##f_##NV##_4, P##f_##NV##_5, P##f_##NV##_6, P##f_##NV##_7,	\
+	P##f_##NV##_8, P##f_##NV##_9, P##f_##NV##_10, P##f_##NV##_11,	\
+	P##f_##NV##_12, P##f_##NV##_13, P##f_##NV##_14 }
 
 /* AVX2: 8 floats a vector. */
 static inline __attribute__((always_inline)) __m256
@@ -354,6 +446,10 @@ GP_BLK(gp8_blk, __m256, 8, _mm256_loadu_ps, gp_bcast8, _mm256_fmadd_ps,
 GP_FN_ALL(gp8)
 /* [nv - 1][s - 1][r - 1][c - 1] */
 static gp_fn *const gp8_tab[2][2][2][GP_MAXC] = GP_TAB(gp8);
+GPF_FN14(gp8, 1) GPF_FN14(gp8, 2)
+/* [nv - 1][c - 1] */
+static gpf_fn *const gp8f_tab[2][GP_MAXC] = { GPF_T14(gp8, 1),
+    GPF_T14(gp8, 2) };
 
 /* AVX-512: 16 floats a vector. */
 #pragma GCC push_options
@@ -371,6 +467,9 @@ GP_BLK(gp16_blk, __m512, 16, _mm512_loadu_ps, gp_bcast16, _mm512_fmadd_ps,
     _mm512_storeu_ps, _mm512_set1_ps, _mm512_max_ps, _mm512_min_ps)
 GP_FN_ALL(gp16)
 static gp_fn *const gp16_tab[2][2][2][GP_MAXC] = GP_TAB(gp16);
+GPF_FN14(gp16, 1) GPF_FN14(gp16, 2)
+static gpf_fn *const gp16f_tab[2][GP_MAXC] = { GPF_T14(gp16, 1),
+    GPF_T14(gp16, 2) };
 
 /*
  * The row form (grp_form=2): 16 output channels a group (one AVX-512
@@ -508,10 +607,11 @@ struct gp_ctx {
 	float *y;
 	aoe_epi e;
 	int epi, vw, nv, th, tw;
-	int form;		/* grp_form: 1 taps, 2 rows (gpr_blk) */
+	int form;		/* grp_form: 1 taps, 2 rows (gpr_blk), 3 flat */
 	float cl[2];		/* a clamp done in registers: lo, hi */
 	int rcl;		/* ... when set (and then epi is 0) */
 	gp_fn *const (*tab)[2][GP_MAXC];	/* [s - 1][r - 1][c - 1] */
+	gpf_fn *const *ftab;	/* the flat form's: [c - 1] */
 	int64_t rows, nrb, nc, ir, pw, items, nch;
 	const aoe_pool2 *pool;	/* a fused max pool, or NULL */
 	int64_t pband, band;	/* its rows a band: pooled, Conv */
@@ -520,12 +620,15 @@ struct gp_ctx {
 	int cpf;		/* knob cpf: output rows asked for */
 };
 
-/* Floats of a thread's buffer: input rows, tap offsets, the row tile. */
+/*
+ * Floats of a thread's buffer: input rows, tap offsets, the row tile,
+ * the flat form's pixel offsets.
+ */
 static size_t
 gp_bufsize(const aoe_conv_geom *g, int64_t ir, int64_t pw, int L, int th)
 {
 	return (size_t)(g->cg * ir * pw + 64 + g->cg * g->ksz + 16 +
-	    (th * g->out[2] + 8) * L + 64);
+	    (th * g->out[2] + 8) * L + 2 * th * g->out[2] + 64);
 }
 
 /*
@@ -695,6 +798,25 @@ gp_inrows(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 				    kw * dwl);
 }
 
+/*
+ * A pass of the flat form: P pixels, in tiles of at most d->tw as even
+ * as can be, into rt ([pixel][L]).
+ */
+static void
+gpf_pass(const struct gp_ctx *d, int64_t T, const int32_t *off,
+    const float *xr, const int64_t *po, int64_t P, const float *wp,
+    const float *bv, float *rt)
+{
+	const int64_t L = (int64_t)d->vw * d->nv, n = ceildiv(P, d->tw);
+	int64_t k, p0, p1;
+
+	for (k = 0, p0 = 0; k < n; k++, p0 = p1) {
+		p1 = P * (k + 1) / n;
+		d->ftab[p1 - p0 - 1](T, off, xr, po + p0, wp, bv, rt + p0 * L,
+		    d->rcl ? d->cl : NULL);
+	}
+}
+
 /* One work item: output rows [oh0, oh1) of group gi of image b. */
 static void
 gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
@@ -707,12 +829,18 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 	float *xin = buf;
 	int32_t *off = (int32_t *)(buf + g->cg * ir * pw + 64);
 	float *rt = buf + g->cg * ir * pw + 64 + T + 16;
+	/* The flat form's pixel offsets, 8-byte aligned after rt. */
+	int64_t *po = (int64_t *)(((uintptr_t)(rt + (d->th * OW + 8) * L) +
+	    7) & ~(uintptr_t)7);
 	float bv[32] __attribute__((aligned(64)));
 	int64_t t, j, oh, ow;
 
 	gp_inrows(d, b, gi, oh0, oh1, xin, off);
 	/* The tile's slack rows, read by the last 8x8 transposes, defined. */
 	memset(rt, 0, sizeof(float) * (size_t)((d->th * OW + 8) * L));
+	/* Pixel p of a pass reads its rows' padded input at po[p]. */
+	for (t = 0; d->form == 3 && t < d->th * OW; t++)
+		po[t] = t / OW * sh * pw + t % OW * sw;
 	for (j = 0; j < d->nc; j++) {
 		const float *wp = d->wp + (gi * d->nc + j) * T * L;
 		for (t = 0; t < L; t++) {
@@ -728,12 +856,17 @@ gp_item(const struct gp_ctx *d, int64_t b, int64_t gi, int64_t oh0,
 				gp_pfw(d->y + (b * g->m + gi * g->mg + j * L) *
 				    g->outsz, g->outsz, (int)min64(L, g->mg -
 				    j * L), oh * OW, R * OW);
-			for (ow = 0; ow < OW; ow += d->tw) {
-				const int C = (int)min64(d->tw, OW - ow);
-				d->tab[sw - 1][R - 1][C - 1](T, off, xr +
-				    ow * sw, sh * pw, wp, bv, rt + ow * L,
-				    OW * L, d->rcl ? d->cl : NULL);
-			}
+			if (d->form == 3)
+				gpf_pass(d, T, off, xr, po, R * OW, wp, bv, rt);
+			else
+				for (ow = 0; ow < OW; ow += d->tw) {
+					const int C = (int)min64(d->tw,
+					    OW - ow);
+					d->tab[sw - 1][R - 1][C - 1](T, off,
+					    xr + ow * sw, sh * pw, wp, bv,
+					    rt + ow * L, OW * L, d->rcl ?
+					    d->cl : NULL);
+				}
 			gp_flush(d, b, gi, j, rt, oh * OW, R * OW, (int)L);
 			/* The epilogue on 256 pixels a channel or more. */
 			if (d->epi && ((oh + R) * OW - e0 >= 256 ||
@@ -1261,7 +1394,7 @@ static void
 gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
     const float *w, const float *wp, int wvw, int wnv, const float *bias,
     const aoe_act *act, const float *add, float *y, float *scratch,
-    const aoe_sched *s)
+    const aoe_sched *s, int pooled)
 {
 	memset(d, 0, sizeof(*d));
 	d->g = g;
@@ -1273,7 +1406,10 @@ gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
 	d->cpf = (int)aoe_sched_get(s, "cpf", AOE_CPF_DEF);
 	d->nv = aoe_grp_nv(g, s, d->vw);
 	d->form = gp_form(g, s, d->vw, d->nv);
-	gp_tile(g, s, d->vw, d->nv, d->form, &d->th, &d->tw);
+	/* A fused pool's bands make rows in tiles of the tap form. */
+	if (pooled && d->form == 3)
+		d->form = 1;
+	gp_tile(g, s, d->vw, d->nv, !pooled, &d->form, &d->th, &d->tw);
 	if (wp == NULL || wvw != d->vw || wnv != d->nv) {
 		/* Weights not packed ahead (or for another shape): now. */
 		aoe_grp_pack(g, d->vw, d->nv, w, scratch);
@@ -1282,6 +1418,7 @@ gp_setup(struct gp_ctx *d, const aoe_conv_geom *g, const float *x,
 	d->wp = wp;
 	d->tab = d->form == 2 ? gpr16_tab : d->vw == 16 ?
 	    gp16_tab[d->nv - 1] : gp8_tab[d->nv - 1];
+	d->ftab = d->vw == 16 ? gp16f_tab[d->nv - 1] : gp8f_tab[d->nv - 1];
 	d->epi = act != NULL && aoe_act_epi(act, &d->e);
 	if (d->epi && add == NULL && clamp_only(&d->e)) {
 		/*
@@ -1316,7 +1453,7 @@ aoe_grp_run(const aoe_conv_geom *g, const float *x, const float *w,
 	if (st_pixels(g, s))
 		return st_run(g, x, w, bias, act, add, y, scratch, s,
 		    nthreads);
-	gp_setup(&d, g, x, w, wp, wvw, wnv, bias, act, add, y, scratch, s);
+	gp_setup(&d, g, x, w, wp, wvw, wnv, bias, act, add, y, scratch, s, 0);
 	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
 		nthreads = 1;
 	d.rows = gp_rows(g, s, d.th, nthreads);
@@ -1381,7 +1518,8 @@ aoe_grp_run_pool(const aoe_conv_geom *g, const aoe_pool2 *pool,
 	if (!aoe_grp_pool_ok(g, act, NULL))
 		return aoe_err(AOE_EINTERNAL, "grouped conv: cannot pool "
 		    "as it goes");
-	gp_setup(&d, g, x, w, wp, wvw, wnv, bias, act, NULL, y, scratch, s);
+	gp_setup(&d, g, x, w, wp, wvw, wnv, bias, act, NULL, y, scratch, s,
+	    1);
 	d.pool = pool;
 	if ((double)g->n * g->m * g->outsz * g->cg * g->ksz < 65536)
 		nthreads = 1;
@@ -1412,7 +1550,7 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	static const int64_t oh[] = { 0, 1, 2 };
 	static const int64_t rows[] = { 0, 1, 2, 4, 8, 16 };
 	static const int64_t lanes[] = { 0, 1, 2 };
-	static const int64_t form[] = { 0, 1, 2 };
+	static const int64_t form[] = { 0, 1, 3, 2 };
 	int64_t ow[GP_MAXC + 1];
 	int i, nvec = aoe_cpu_avx512() ? 3 : 2, now = 1, nrows = 1;
 
@@ -1442,11 +1580,14 @@ aoe_space_grp(aoe_space *sp, int live, const aoe_conv_geom *g)
 	    lanes, "algo=8, one group (a stem): what the vector lanes hold, "
 	    "0 auto (the channels), 1 output channels (as in groups), 2 "
 	    "output pixels of a row, stored in place") < 0 ||
-	    aoe_space_add(sp, "grp_form", live && aoe_cpu_avx512() &&
-	    g->k[2] == 3 && g->d[2] == 1 ? 3 : 1, form, "algo=8: the "
-	    "inner loop, 0 auto (2 where it applies), 1 a broadcast a tap "
-	    "and pixel, 2 a broadcast a pixel for a kernel row's three taps "
-	    "(AVX-512, grp_nv 1, 3 taps a row, no column dilation)") < 0)
+	    aoe_space_add(sp, "grp_form", !live ? 1 : aoe_cpu_avx512() &&
+	    g->k[2] == 3 && g->d[2] == 1 ? 4 : 3, form, "algo=8: the "
+	    "inner loop, 0 auto (2 where it applies, else 1 or 3 by a cost "
+	    "model), 1 a broadcast a tap and pixel, tiles of grp_oh rows by "
+	    "grp_ow pixels, 3 as 1 in flat tiles of up to grp_ow pixels "
+	    "running across the rows of a pass, 2 a broadcast a pixel for a "
+	    "kernel row's three taps (AVX-512, grp_nv 1, 3 taps a row, no "
+	    "column dilation)") < 0)
 		return -AOE_EINTERNAL;
 	return 0;
 }
@@ -1479,6 +1620,13 @@ aoe_space_grp_check(const aoe_sched *s, int algo, char *why, size_t len)
 	if (aoe_sched_get(s, "grp_form", 0) == 2 && (nv == 2 || vw != 16)) {
 		snprintf(why, len, "grp_form=2 (rows) runs with grp_nv 1 or "
 		    "0 and 16-wide vectors only");
+		return -1;
+	}
+	/* Flat tiles are one row of pixels; a stem's pixel lanes, none. */
+	if (aoe_sched_get(s, "grp_form", 0) == 3 && (r || aoe_sched_get(s,
+	    "grp_lanes", 0) == 2)) {
+		snprintf(why, len, "grp_form=3 (flat) runs with grp_oh 0 and "
+		    "grp_lanes 0 or 1 only");
 		return -1;
 	}
 	if (r && c && r * c > gp_pmax((int)vw, nv == 2 ? 2 : 1)) {
