@@ -902,6 +902,21 @@ main(void)
 		s.cg = 1024;
 		s.mg = 2048;
 		default_algo(&s, 6, "a strided 1x1 1024>2048 @14/2");
+		/*
+		 * Grouped 3x3 at unit strides: Winograd under AVX2 from 28x28
+		 * planes, the grouped kernel at 14x14 and with AVX-512.
+		 */
+		s.group = 4;
+		s.cg = s.mg = 16;
+		s.kh = s.kw = 3;
+		s.sh = s.sw = 1;
+		s.pt = s.pl = s.pb = s.pr = 1;
+		s.h = s.w = 28;
+		default_algo(&s, aoe_cpu_avx512() ? 8 : 5,
+		    "a grouped 64>64 3x3/1 @28, 4 groups");
+		s.group = 10;
+		s.h = s.w = 14;
+		default_algo(&s, 8, "a grouped 160>160 3x3/1 @14, 10 groups");
 	}
 	return done_testing();
 }

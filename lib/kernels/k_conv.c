@@ -1307,8 +1307,23 @@ conv_default_algo(const conv_geom *g)
 	 * make GEMMs big enough for the GEMM's own blocking.
 	 */
 	if (g->group >= 2 && aoe_grp_ok(g) && g->cg >= 2 && g->cg <= 64 &&
-	    g->mg <= 64)
+	    g->mg <= 64) {
+		/*
+		 * Except, under AVX2, 3x3 at unit strides on planes from
+		 * 28x28: there Winograd F(4,3), a quarter of the products,
+		 * beats the tap form (bench/convb -p, Zen 5 held to AVX2, 1
+		 * and 2 threads, 16 channels a group): 32>32 @56 g2 0.70x and
+		 * 0.79x, 64>64 @56 g4 0.68x and 0.81x, 32>32 @112 g2 0.62x
+		 * and 0.69x, 64>64 @28 g4 0.80x and 0.91x, 160>160 @28 g10
+		 * 0.77x and 0.87x.  At 14x14 (160>160 g10) it won at 1 thread,
+		 * 0.96x, and lost at 2, 1.07x; with AVX-512 the row form beats
+		 * it everywhere (1.05x to 1.50x its time).
+		 */
+		if (!aoe_cpu_avx512() && is_wino(g) && g->out[1] >= 28 &&
+		    g->out[2] >= 28)
+			return ALGO_WINOGRAD;
 		return ALGO_GROUPED;
+	}
 	/*
 	 * Stems (one group, at most 4 input channels, kernels from 2x2) by
 	 * the same kernel, all output channels along the lanes, against the
