@@ -546,7 +546,8 @@ bench(void)
 
 /* Whether the Conv of s (Relu fused) defaults to algo want. */
 static void
-default_algo(const spec *s, int want, const char *what)
+default_knob(const spec *s, const char *knob, int64_t want,
+    const char *what)
 {
 	aoe_space sp;
 	tg t;
@@ -557,9 +558,15 @@ default_algo(const spec *s, int want, const char *what)
 		aoe_graph_free(t.g);
 		return;
 	}
-	ok(aoe_sched_get(&sp.def, "algo", 0) == want, "%s defaults to "
-	    "algo %d", what, want);
+	ok(aoe_sched_get(&sp.def, knob, 0) == want, "%s defaults to "
+	    "%s %lld", what, knob, (long long)want);
 	aoe_graph_free(t.g);
+}
+
+static void
+default_algo(const spec *s, int want, const char *what)
+{
+	default_knob(s, "algo", want, what);
 }
 
 int
@@ -902,6 +909,20 @@ main(void)
 		s.cg = 1024;
 		s.mg = 2048;
 		default_algo(&s, 6, "a strided 1x1 1024>2048 @14/2");
+		/*
+		 * A pointwise Conv's blocks: under AVX2 192 deep past 256
+		 * input channels, else the GEMM's 384; with AVX-512 all of
+		 * K up to 1024 (the first of 256, 384, ... that holds it).
+		 */
+		s.sh = s.sw = 1;
+		s.cg = 384;
+		s.mg = 64;
+		default_knob(&s, "kc", aoe_cpu_avx512() ? 384 : 192,
+		    "a 1x1 384>64 @14");
+		s.cg = 256;
+		s.mg = 1024;
+		default_knob(&s, "kc", aoe_cpu_avx512() ? 256 : 384,
+		    "a 1x1 256>1024 @14");
 		/*
 		 * Grouped 3x3 at unit strides: Winograd under AVX2 from 28x28
 		 * planes, the grouped kernel at 14x14 and with AVX-512.

@@ -1814,8 +1814,21 @@ conv_prepare(aoe_graph *g, aoe_node *n)
  * 1.02x, 0.96x.  Strided ones (resnet's downsampling, a GEMM on the
  * subsampled input): 512>1024 @28 /2 0.91x at 2 threads and 0.92x at 1,
  * 1024>2048 @14 /2 0.92x and 0.97x.  Under AOE_MAX_ISA=avx2 (L1 and L2
- * of a Zen 2 are smaller) it was mixed, so AVX2 keeps the GEMM's
- * default: 0 for that.
+ * of a Zen 2 are smaller) that was mixed; there the blocks go the other
+ * way, 192 deep rather than the GEMM's 384, for more than 256 input
+ * channels (unit strides): a block of B read in place, kc rows of a
+ * strip each on lines of their own, then stays in L1 beside A's.
+ * bench/convb -p, Zen 5 held to AVX2, against kc=384, 1 and 2 threads:
+ * 320>1280 @7 0.97x and 0.87x, 384>64 @14 0.94x and 0.89x, 480>80 @14
+ * 0.96x and 0.98x, 512>2048 @7 0.95x and 0.95x, 512>128 @28 1.00x and
+ * 0.96x, 672>112 @14 0.94x and 0.92x, 960>160 @7 0.95x and 0.94x,
+ * 1152>192 @7 0.98x and 0.90x, 1024>256 @14 1.02x and 0.97x, 2048>512
+ * @7 0.97x and 0.97x, 400>400 @7 0.99x and 0.98x; at 256 it lost
+ * (256>1024 @14 1.01x and 1.03x), strided ones were mixed (0.99x to
+ * 1.02x, but 1024>2048 @14/2 at 2 threads 0.95x).  Whole models, the
+ * GEMM's default moved for every GEMM instead (bench/ab.sh -A): the
+ * CNNs 0.98x-1.00x, the transformer encoder 1.02x and 1.01x, hence
+ * pointwise Convs only.
  */
 static int64_t
 pw_kc(const conv_geom *g)
@@ -1825,9 +1838,11 @@ pw_kc(const conv_geom *g)
 	int i;
 
 	/* (A matrix-vector product's space has the GEMM's default only.) */
-	if (!aoe_cpu_avx512() || !(is_pointwise(g) ||
-	    is_pointwise_strided(g)) || g->mg < 2 || g->outsz < 2)
+	if (!(is_pointwise(g) || is_pointwise_strided(g)) || g->mg < 2 ||
+	    g->outsz < 2)
 		return 0;
+	if (!aoe_cpu_avx512())
+		return is_pointwise(g) && g->cg > 256 ? 192 : 0;
 	for (i = 0; i < last && kcs[i] < g->cg; i++)
 		;
 	return kcs[i];
