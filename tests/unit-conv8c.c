@@ -469,6 +469,19 @@ main(void)
 	    3);
 	test_shape(SH(1, 5, 13, 7, 23, 1, 1, 2, 1, 0, 1, 0, 1, 0, 2, 0, 0),
 	    3);
+	/*
+	 * Pointwise, each plane one row (c8_flat), its columns the chunks:
+	 * 7x7 and 14x14 planes, residuals, two groups of 16, a batch; then
+	 * a trailing pad, which keeps the rows.
+	 */
+	test_shape(SH(2, 40, 7, 7, 40, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 1),
+	    8);
+	test_shape(SH(1, 24, 14, 14, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 2, 1, 1),
+	    8);
+	test_shape(SH(1, 32, 14, 14, 32, 1, 2, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1),
+	    6);
+	test_shape(SH(1, 16, 7, 9, 24, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0),
+	    4);
 	test_shape(SH(1, 16, 1, 13, 32, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1),
 	    3);
 	test_shape(SH(1, 7, 7, 1, 40, 3, 1, 1, 1, 1, 2, 0, 1, 1, 3, 1, 0), 3);
