@@ -544,7 +544,7 @@ bench(void)
 	opts.nthreads = 1;
 }
 
-/* Whether the Conv of s (Relu fused) defaults to algo want. */
+/* Whether the Conv of s (Relu fused) defaults to knob = want. */
 static void
 default_knob(const spec *s, const char *knob, int64_t want,
     const char *what)

@@ -892,16 +892,8 @@ aoe_c8_run(const aoe_c8 *p, const float *w, const float *wp, int wp_ocb,
 	if (v < 1)
 		v = max64(1, 10240 / (r.ocb * khw * 64));
 	r.icstep = (int)min64(v, r.icbg);
-	/* Rows a chunk: auto gives each thread about four chunks. */
 	units = p->n * r.nog;
 	v = aoe_sched_get(s, "oh_blk", 0);
-	if (v < 1) {
-		nrb = nthreads > 1 ? min64(p->oh, ceildiv(4 * nthreads,
-		    units)) : 1;
-		v = ceildiv(p->oh, nrb);
-	}
-	r.rows = min64(v, p->oh);
-	r.nrb = ceildiv(p->oh, r.rows);
 	r.cols = p->ow;
 	r.ncb = 1;
 	if (flat) {
@@ -909,7 +901,6 @@ aoe_c8_run(const aoe_c8 *p, const float *w, const float *wp, int wp_ocb,
 		 * Columns a chunk: oh_blk rows' worth of the plane, or auto
 		 * about four chunks a thread, in whole tiles.
 		 */
-		v = aoe_sched_get(s, "oh_blk", 0);
 		if (v >= 1)
 			r.cols = v * w0;
 		else {
@@ -918,7 +909,17 @@ aoe_c8_run(const aoe_c8 *p, const float *w, const float *wp, int wp_ocb,
 			r.cols = ceildiv(ceildiv(p->ow, nrb), r.ur) * r.ur;
 		}
 		r.ncb = ceildiv(p->ow, r.cols);
+		r.rows = 1;
 		r.nrb = r.ncb;
+	} else {
+		/* Rows a chunk: auto gives each thread about four chunks. */
+		if (v < 1) {
+			nrb = nthreads > 1 ? min64(p->oh, ceildiv(4 *
+			    nthreads, units)) : 1;
+			v = ceildiv(p->oh, nrb);
+		}
+		r.rows = min64(v, p->oh);
+		r.nrb = ceildiv(p->oh, r.rows);
 	}
 	aoe_parallel(nthreads, units * r.nrb, r.dw ? c8_dw_chunk :
 	    c8_dense_chunk, &r);
