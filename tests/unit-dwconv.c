@@ -811,42 +811,49 @@ main(void)
 		s.sh = s.sw = 2;
 		s.pt = s.pl = s.pb = s.pr = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g) ==
+		ok(aoe_dw_reg_ok(&g) == 1 && aoe_dw_auto(&g, 0) ==
 		    (aoe_cpu_avx512() ? 5 : 4), "dw_rows=2 takes 3x3 stride 2 "
 		    "(5x5 output), but the default is dw_rows=%d",
 		    aoe_cpu_avx512() ? 5 : 4);
 		s.h = s.w = 112;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 0),
+		ok(aoe_dw_auto(&g, 0) == (aoe_cpu_avx512() ? 5 : 0),
 		    "3x3 stride 2 from 112x112 runs dw_rows=%d by default",
 		    aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 56;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 0),
+		ok(aoe_dw_auto(&g, 0) == (aoe_cpu_avx512() ? 5 : 0),
 		    "3x3 stride 2 from 56x56 runs dw_rows=%d by default",
 		    aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 28;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 4),
-		    "3x3 stride 2 from 28x28 runs dw_rows=%d by default",
-		    aoe_cpu_avx512() ? 5 : 4);
+		ok(aoe_dw_auto(&g, 0) == (aoe_cpu_avx512() ? 5 : 0) &&
+		    aoe_dw_auto(&g, 1) == (aoe_cpu_avx512() ? 5 : 0),
+		    "3x3 stride 2 from 28x28 runs dw_rows=%d by default, "
+		    "whatever the epilogue", aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 14;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 5 : 4),
-		    "3x3 stride 2 from 14x14 runs dw_rows=%d by default",
-		    aoe_cpu_avx512() ? 5 : 4);
+		ok(aoe_dw_auto(&g, 0) == (aoe_cpu_avx512() ? 5 : 4),
+		    "3x3 stride 2 from 14x14 runs dw_rows=%d by default "
+		    "with SiLU or HardSwish", aoe_cpu_avx512() ? 5 : 4);
+		ok(aoe_dw_auto(&g, 1) == (aoe_cpu_avx512() ? 5 : 0),
+		    "3x3 stride 2 from 14x14 runs dw_rows=%d by default "
+		    "with a plain Relu or Clip", aoe_cpu_avx512() ? 5 : 0);
 		s.h = s.w = 19;
 		s.pt = s.pl = 0;
 		s.kh = s.kw = 5;
 		geom_of(&s, &g);
-		ok(g.out[2] == 8 && aoe_dw_auto(&g) == 4, "5x5 stride 2 from "
+		ok(g.out[2] == 8 && aoe_dw_auto(&g, 0) == 4, "5x5 stride 2 from "
 		    "19 wide to 8 runs dw_rows=4 by default");
+		ok(aoe_dw_auto(&g, 1) == (aoe_cpu_avx512() ? 4 : 0),
+		    "and dw_rows=%d with a plain Relu or Clip",
+		    aoe_cpu_avx512() ? 4 : 0);
 		s.kh = s.kw = 3;
 		s.pt = s.pl = 1;
 		s.h = s.w = 7;
 		s.sh = s.sw = 1;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == (aoe_cpu_avx512() ? 4 : 2) &&
+		ok(aoe_dw_auto(&g, 0) == (aoe_cpu_avx512() ? 4 : 2) &&
 		    aoe_dw_flat_ok(&g), "3x3 stride 1 on a 7x7 plane runs "
 		    "dw_rows=%d by default", aoe_cpu_avx512() ? 4 : 2);
 		s.h = s.w = 9;
@@ -854,7 +861,7 @@ main(void)
 		s.sh = s.sw = 2;
 		s.pt = s.pl = s.pb = s.pr = 3;
 		geom_of(&s, &g);
-		ok(aoe_dw_flat_ok(&g) && aoe_dw_auto(&g) == 0,
+		ok(aoe_dw_flat_ok(&g) && aoe_dw_auto(&g, 0) == 0,
 		    "dw_rows=3 takes 7x7 stride 2; the default does not");
 		s.h = s.w = 17;
 		s.kh = s.kw = 3;
@@ -864,7 +871,7 @@ main(void)
 		s.sh = s.sw = 1;
 		s.pt = s.pl = s.pb = s.pr = 2;
 		geom_of(&s, &g);
-		ok(aoe_dw_auto(&g) == 2, "5x5 stride 1 runs dw_rows=2 by "
+		ok(aoe_dw_auto(&g, 0) == 2, "5x5 stride 1 runs dw_rows=2 by "
 		    "default");
 		s.sh = 3;
 		s.sw = 3;

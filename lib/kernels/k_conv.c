@@ -2351,7 +2351,7 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
  * costs outweigh its few FMAs.)
  */
 static int
-dw_mode_of(const conv_geom *g, const aoe_sched *s, int clamp)
+dw_mode_of(const conv_geom *g, const aoe_sched *s, int clamp, int light)
 {
 	int64_t v = aoe_sched_get(s, "dw_rows", -1);
 	int m;
@@ -2368,7 +2368,7 @@ dw_mode_of(const conv_geom *g, const aoe_sched *s, int clamp)
 		return aoe_dw_phase_ok(g) ? 5 : 0;
 	if (v == 0)
 		return 0;
-	m = aoe_dw_auto(g);
+	m = aoe_dw_auto(g, light);
 	/*
 	 * 3x3 at stride 1 on planes 8 wide or less goes to the channels-in-
 	 * lanes kernel (4) under AVX-512 for its epilogue in registers;
@@ -2415,7 +2415,8 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	aoe_act_of(n, &act);
 	plain = add == NULL && act.ps == NULL && act.pt == NULL &&
 	    (act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP);
-	switch (dw_mode_of(cg, k->sched, plain)) {
+	switch (dw_mode_of(cg, k->sched, plain, plain || (add == NULL &&
+	    act.ps == NULL && act.pt == NULL && act.kind == AOE_ACT_NONE))) {
 	case 1:
 		rc = aoe_dw_rows(cg, x, w, bias, &act, add, y, dw_vec_of(k->sched),
 		    k->nthreads);

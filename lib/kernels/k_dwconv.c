@@ -861,7 +861,7 @@ dq_fits(const aoe_conv_geom *g)
 }
 
 int
-aoe_dw_auto(const aoe_conv_geom *g)
+aoe_dw_auto(const aoe_conv_geom *g, int light)
 {
 	int avx512 = aoe_cpu_avx512();
 
@@ -881,6 +881,23 @@ aoe_dw_auto(const aoe_conv_geom *g)
 	 * Under AVX-512 the phase kernel took them since (below), but for
 	 * outputs 8 wide or less from rows wider than 16.
 	 */
+	/*
+	 * But under AVX2 at stride 2 the 8-channel kernel, whose eight FMA
+	 * chains a tap came after this choice, beats the lanes on outputs
+	 * wider than 8 whatever the epilogue, and on narrower ones where
+	 * it applies the epilogue in registers too (light: none, or a plain
+	 * Relu or Clip); SiLU and HardSwish it runs as a pass over the
+	 * planes, and there the lanes stay ahead.  AOE_MAX_ISA=avx2 on a
+	 * Zen 5, unit-dwconv's DWCONV_BENCH, us, lanes against 8-channel,
+	 * 1 thread (CPU time) and 2 (wall clock), Clip: 192 @28/2 53.9 to
+	 * 37.3 and 16.3 to 12.3, 240 @28/2 39.4 to 30.5 and 19.5 to 15.2,
+	 * 576 @14/2 31.2 to 26.8 and 15.2 to 13.8, 672 @14/2 5x5 55.7 to
+	 * 55.5 and 27.3 to 25.6; SiLU: 192 @28/2 39.5 to 37.8, 240 @28/2
+	 * 49.0 to 46.9 (1 thread), but 576 @14/2 37.9 against 46.7 and 672
+	 * @14/2 5x5 68.9 against 78.2.
+	 */
+	if (!avx512 && g->s[1] == 2 && (g->out[2] > 8 || light))
+		return 0;
 	if (aoe_dw_reg_ok(g) && aoe_dw_rows_ok(g) && g->k[1] == g->k[2] &&
 	    g->d[1] == 1 && g->d[2] == 1 && ((g->s[1] == 2 &&
 	    g->out[2] <= 16 && !(avx512 && aoe_dw_phase_ok(g) &&
@@ -1758,8 +1775,10 @@ aoe_space_dw(aoe_space *sp, int live, int reg, int flat, int phase)
 	if (phase)
 		rows[nr++] = 5;
 	if (aoe_space_add(sp, "dw_rows", live ? nr : 1, rows,
-	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: 4 on outputs up "
-	    "to 16 wide, else AVX-512 5 and AVX2 0; at stride 1: "
+	    "algo=4: -1 auto (3x3 and 5x5 at stride 2: AVX-512 5, but 4 on "
+	    "outputs 8 wide or less from rows wider than 16; AVX2 0, but 4 "
+	    "on outputs 8 wide or less with an epilogue other than a plain "
+	    "Relu or Clip; at stride 1: "
 	    "AVX-512 4 on planes 8 wide or less (2 for 3x3 with a plain "
 	    "Relu or Clip fused), else 2; AVX2 2 for 5x5 "
 	    "and planes 8 wide or less, else 0), 0 the NCHW plane "

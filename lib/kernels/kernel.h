@@ -400,7 +400,7 @@ int aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
  */
 int aoe_dw_reg_ok(const aoe_conv_geom *g);
 /* The depthwise kernel dw_rows=-1 (auto) runs: 2 or 0. */
-int aoe_dw_auto(const aoe_conv_geom *g);
+int aoe_dw_auto(const aoe_conv_geom *g, int light);
 void aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow);
 int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
     const float *bias, const struct aoe_act *act, const float *add,
