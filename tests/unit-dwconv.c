@@ -344,14 +344,16 @@ bench(void)
 }
 
 /*
- * One case of the fused Relu or Clip test (see main): the depthwise Conv
- * node of layer L (channels, plane, kernel, stride) with a Relu, or with
- * clip a Clip(-0.25, 0.5), under dw_rows on th threads; 1 if it matches
- * the reference.
+ * One case of the fused activation test (see main): the depthwise Conv
+ * node of layer L (channels, plane, kernel, stride) with, by kind, a
+ * Relu, a Clip(-0.25, 0.5), a HardSwish or a SiLU, under dw_rows on th
+ * threads; 1 if it matches the reference.
  */
 static int
-fused_clamp_ok(const int64_t L[4], int clip, int dw_rows, int th)
+fused_act_ok(const int64_t L[4], int kind, int dw_rows, int th)
 {
+	static const int kinds[] = { AOE_ACT_RELU, AOE_ACT_CLIP,
+	    AOE_ACT_HARDSWISH, AOE_ACT_SILU };
 	spec sp = { 1, L[0], 1, L[1], L[1], L[2], L[2], L[3], L[3], 1, 1,
 	    L[2] / 2, L[2] / 2, L[2] / 2, L[2] / 2, 0, 0, 0, 1 };
 	aoe_conv_geom g;
@@ -365,13 +367,14 @@ fused_clamp_ok(const int64_t L[4], int clip, int dw_rows, int th)
 	if (conv_graph(&t, L[0], L[1], L[2], L[3]) < 0)
 		return 0;
 	memset(&ac, 0, sizeof(ac));
-	ac.kind = clip ? AOE_ACT_CLIP : AOE_ACT_RELU;
-	ac.lo = clip ? -0.25f : 0;
-	ac.hi = clip ? 0.5f : FLT_MAX;
+	ac.kind = kinds[kind];
+	ac.lo = kind == 1 ? -0.25f : kind == 0 ? 0 : -FLT_MAX;
+	ac.hi = kind == 1 ? 0.5f : FLT_MAX;
 	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act"))->i = ac.kind;
 	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act_lo"))->f = ac.lo;
 	/* A Relu keeps the graph's 6, which it must ignore. */
-	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act_hi"))->f = clip ? ac.hi : 6;
+	((aoe_attr *)aoe_attr_find(t.n, "_aoe_act_hi"))->f = kind == 0 ? 6 :
+	    ac.hi;
 	memset(&sc, 0, sizeof(sc));
 	aoe_sched_set(&sc, "algo", 4);
 	aoe_sched_set(&sc, "dw_rows", dw_rows);
@@ -768,32 +771,35 @@ main(void)
 		    "with dw_rows=1 or another algo, and dw_nt=0 are refused");
 	}
 	/*
-	 * A plain Relu or Clip fused into a depthwise Conv node is applied
-	 * in registers by dw_rows=0 (eight planes at once) and 2 (as each
-	 * vector is stored; dw_rows=-1 picks it for 3x3 on a 7x7 plane):
-	 * both against the reference, with the Clip's bounds not 0 and 6,
-	 * at 1 and 2 threads.
+	 * A plain Relu, Clip or HardSwish fused into a depthwise Conv node
+	 * is applied in registers by dw_rows=0 (eight planes at once), and
+	 * all four by 2 (as each vector is stored; dw_rows=-1 picks it for
+	 * 3x3 on a 7x7 plane): against the reference, with the Clip's
+	 * bounds not 0 and 6, at 1 and 2 threads.
 	 */
 	{
 		static const int64_t L[][4] = { { 24, 56, 3, 2 },
 		    { 20, 30, 3, 1 }, { 13, 9, 5, 1 }, { 9, 14, 3, 1 },
 		    { 19, 7, 3, 1 } };
 		static const int rows[] = { 0, 2, -1 };
-		/* Each layer, Relu and Clip, each dw_rows, 1 and 2 threads. */
-		int ncase = (int)(sizeof(L) / sizeof(L[0])) * 2 * 3 * 2;
+		static const char *const kname[] = { "Relu", "Clip",
+		    "HardSwish", "SiLU" };
+		/* Each layer, each activation, each dw_rows, 1 and 2 threads. */
+		int ncase = (int)(sizeof(L) / sizeof(L[0])) * 4 * 3 * 2;
 		good = 1;
 		for (i = 0; i < ncase; i++) {
-			int k = i / 12, clip = i / 6 % 2, rr = rows[i / 2 % 3];
-			if (!fused_clamp_ok(L[k], clip, rr, 1 + i % 2)) {
+			int k = i / 24, kind = i / 6 % 4, rr = rows[i / 2 % 3];
+			if (!fused_act_ok(L[k], kind, rr, 1 + i % 2)) {
 				printf("# fused %s, layer %d, dw_rows=%d, %d "
-				    "threads: mismatch\n", clip ? "Clip" :
-				    "Relu", k, rr, 1 + i % 2);
+				    "threads: mismatch\n", kname[kind], k, rr,
+				    1 + i % 2);
 				good = 0;
 			}
 		}
-		ok(good, "a depthwise Conv node with Relu or Clip(-0.25, 0.5) "
-		    "fused matches the reference under dw_rows 0, 2 and -1, "
-		    "at 1 and 2 threads (%d cases)", ncase);
+		ok(good, "a depthwise Conv node with Relu, Clip(-0.25, 0.5), "
+		    "HardSwish or SiLU fused matches the reference under "
+		    "dw_rows 0, 2 and -1, at 1 and 2 threads (%d cases)",
+		    ncase);
 	}
 	ok(aoe_dw_default_vec() == (aoe_cpu_avx512() ? 16 : 8),
 	    "the default vector width is %d, the widest this CPU allows",

@@ -2196,8 +2196,14 @@ dw_group8(const conv_geom *g, const float *x, const float *w,
 				dw8_pixels(9, sp, sw * 8, wv, toff, vb, r);
 			else
 				dw8_pixels(0, sp, sw * 8, wv, toff, vb, r);
-			for (l = 0; clamp != NULL && l < 8; l++)
-				r[l] = aoe_epi_k8(AOE_EPI_CLAMP, clamp, r[l]);
+			if (clamp != NULL && clamp->kind == AOE_EPI_CLAMP)
+				for (l = 0; l < 8; l++)
+					r[l] = aoe_epi_k8(AOE_EPI_CLAMP, clamp,
+					    r[l]);
+			else if (clamp != NULL)
+				for (l = 0; l < 8; l++)
+					r[l] = aoe_epi_k8(AOE_EPI_HARDSWISH,
+					    clamp, r[l]);
 			aoe_tr8(r);
 			if (ow + 8 <= O2) {
 				for (l = 0; l < nch; l++)
@@ -2222,7 +2228,7 @@ struct dw_ctx {
 	int fast2d;
 	int64_t items, nch;
 	const aoe_epi *e;	/* on each plane as it is made, or NULL */
-	const aoe_epi *clamp;	/* e when a clamp, applied in registers */
+	const aoe_epi *clamp;	/* e, a clamp or HardSwish, in registers */
 	const float *add;	/* the residual, laid out as y, or NULL */
 	int nt;			/* eight planes staged and streamed */
 };
@@ -2305,7 +2311,13 @@ dwp_chunk(void *arg, int64_t c, int tid)
  * back from the L3.  A plain Relu or Clip comes as clamp (e, else NULL)
  * too, and dw_group8 applies it in registers instead: 96 @112/2
  * 192 to 172 us, 144 @56/2 83 to 73, 144 @56 173 to 150 (Zen 5, 1
- * thread, warm, bench/convb, with its eight FMA chains a tap).
+ * thread, warm, bench/convb, with its eight FMA chains a tap).  So does
+ * a plain HardSwish: AOE_MAX_ISA=avx2, unit-dwconv's DWCONV_BENCH, us, 1
+ * thread (CPU time) and 2 (wall clock): 144 @56 198.6 to 140.6 and
+ * 135.7 to 86.6, 192 @28 83.2 to 56.8 and 52.6 to 34.9, 576 @14 73.0 to
+ * 53.1 and 36.2 to 27.4, 32 @112 173.5 to 122.1 and 176.3 to 86.8.  A
+ * SiLU stays a pass: in registers it ran 1.05x the time (144 @56 239.5
+ * against 251.4, 192 @28 93.0 against 101.9).
  */
 static void
 conv_depthwise(const conv_geom *g, const float *x, const float *w,
@@ -2444,8 +2456,10 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 		 * where eight planes are made at once.
 		 */
 		epi = aoe_act_epi(&act, &e) || add != NULL;
-		conv_depthwise(cg, x, w, bias, epi ? &e : NULL, plain ? &e :
-		    NULL, add, y, nt, k->nthreads);
+		conv_depthwise(cg, x, w, bias, epi ? &e : NULL, epi && add ==
+		    NULL && e.ps == NULL && e.pt == NULL && e.pc == NULL &&
+		    (e.kind == AOE_EPI_CLAMP || e.kind == AOE_EPI_HARDSWISH) ?
+		    &e : NULL, add, y, nt, k->nthreads);
 		return 0;
 	}
 	if (rc < 0)
