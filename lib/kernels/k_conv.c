@@ -2124,11 +2124,12 @@ dw8_pixels(const int T, const float *sp, int64_t ps, const __m256 *wv,
  * channels: the eight input planes are interleaved (zero-padded) into
  * buf as rows of [pixel][8 channels], every tap is then one load and one
  * FMA for eight outputs, and the results are transposed back into the
- * eight output planes.  Channels m0..m0+nch (nch <= 8) of image b.
+ * eight output planes.  Channels m0..m0+nch (nch <= 8) of image b; reg,
+ * when set, is a plain clamp or HardSwish applied before the transpose.
  */
 static void
 dw_group8(const conv_geom *g, const float *x, const float *w,
-    const float *bias, const aoe_epi *clamp, float *y, int64_t b, int64_t m0,
+    const float *bias, const aoe_epi *reg, float *y, int64_t b, int64_t m0,
     int nch, float *buf)
 {
 	const int64_t I1 = g->in[1], I2 = g->in[2], O1 = g->out[1];
@@ -2196,14 +2197,14 @@ dw_group8(const conv_geom *g, const float *x, const float *w,
 				dw8_pixels(9, sp, sw * 8, wv, toff, vb, r);
 			else
 				dw8_pixels(0, sp, sw * 8, wv, toff, vb, r);
-			if (clamp != NULL && clamp->kind == AOE_EPI_CLAMP)
+			if (reg != NULL && reg->kind == AOE_EPI_CLAMP)
 				for (l = 0; l < 8; l++)
-					r[l] = aoe_epi_k8(AOE_EPI_CLAMP, clamp,
+					r[l] = aoe_epi_k8(AOE_EPI_CLAMP, reg,
 					    r[l]);
-			else if (clamp != NULL)
+			else if (reg != NULL)
 				for (l = 0; l < 8; l++)
 					r[l] = aoe_epi_k8(AOE_EPI_HARDSWISH,
-					    clamp, r[l]);
+					    reg, r[l]);
 			aoe_tr8(r);
 			if (ow + 8 <= O2) {
 				for (l = 0; l < nch; l++)
@@ -2228,7 +2229,7 @@ struct dw_ctx {
 	int fast2d;
 	int64_t items, nch;
 	const aoe_epi *e;	/* on each plane as it is made, or NULL */
-	const aoe_epi *clamp;	/* e, a clamp or HardSwish, in registers */
+	const aoe_epi *reg;	/* e, a clamp or HardSwish, in registers */
 	const float *add;	/* the residual, laid out as y, or NULL */
 	int nt;			/* eight planes staged and streamed */
 };
@@ -2262,7 +2263,7 @@ dw8_chunk(void *arg, int64_t c, int tid)
 		if (d->nt && (sb = aoe_stage_buf(y0, nch * g->outsz)) != NULL)
 			yb = sb - p0 * g->outsz;
 		if (buf != NULL)
-			dw_group8(g, d->x, d->w, d->bias, d->clamp, yb, b, m0,
+			dw_group8(g, d->x, d->w, d->bias, d->reg, yb, b, m0,
 			    nch, buf);
 		else
 			for (int l = 0; l < nch; l++)
@@ -2270,7 +2271,7 @@ dw8_chunk(void *arg, int64_t c, int tid)
 				    g->mg) * g->insz, d->w + (m0 + l) * g->ksz,
 				    d->bias ? d->bias[m0 + l] : 0,
 				    yb + (p0 + l) * g->outsz);
-		if (buf == NULL || d->clamp == NULL)
+		if (buf == NULL || d->reg == NULL)
 			dw_epi(d, yb, p0, nch);
 		if (sb != NULL)
 			aoe_stage_put(y0, sb, nch * g->outsz);
@@ -2308,7 +2309,7 @@ dwp_chunk(void *arg, int64_t c, int tid)
  * row.  The epilogue e (may be NULL) and the residual add (may be NULL)
  * run on each work item's planes as soon as they are made: as a pass of
  * its own over mobilenet_v2's 96 @112/2 output (1.2 MB) they read it
- * back from the L3.  A plain Relu or Clip comes as clamp (e, else NULL)
+ * back from the L3.  A plain Relu or Clip comes as reg (e, else NULL)
  * too, and dw_group8 applies it in registers instead: 96 @112/2
  * 192 to 172 us, 144 @56/2 83 to 73, 144 @56 173 to 150 (Zen 5, 1
  * thread, warm, bench/convb, with its eight FMA chains a tap).  So does
@@ -2321,7 +2322,7 @@ dwp_chunk(void *arg, int64_t c, int tid)
  */
 static void
 conv_depthwise(const conv_geom *g, const float *x, const float *w,
-    const float *bias, const aoe_epi *e, const aoe_epi *clamp,
+    const float *bias, const aoe_epi *e, const aoe_epi *reg,
     const float *add, float *y, int nt, int nthreads)
 {
 	const int64_t O1 = g->out[1], O2 = g->out[2], sw = g->s[2];
@@ -2336,7 +2337,7 @@ conv_depthwise(const conv_geom *g, const float *x, const float *w,
 	int64_t planes = g->n * g->m;
 
 	struct dw_ctx c = { g, x, w, bias, y, groups, buf8, bufsz, fast2d,
-	    0, 1, e, clamp, add, 0 };
+	    0, 1, e, reg, add, 0 };
 
 	if (nthreads < 2 || planes * g->outsz * g->ksz <= 65536)
 		nthreads = 1;
@@ -2417,7 +2418,7 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	const float *add = aoe_fused_add(k->g, n);
 	int vec = (int)aoe_sched_get(k->sched, "dw_vec", 0), rc;
 	int nt = (int)aoe_sched_get(k->sched, "dw_nt", -1);
-	int plain, epi;
+	int bare, plain, epi;
 	aoe_act act;
 	aoe_epi e;
 
@@ -2425,10 +2426,12 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 		nt = 0;
 
 	aoe_act_of(n, &act);
-	plain = add == NULL && act.ps == NULL && act.pt == NULL &&
-	    (act.kind == AOE_ACT_RELU || act.kind == AOE_ACT_CLIP);
-	switch (dw_mode_of(cg, k->sched, plain, plain || (add == NULL &&
-	    act.ps == NULL && act.pt == NULL && act.kind == AOE_ACT_NONE))) {
+	/* No residual and no affine after the activation. */
+	bare = add == NULL && act.ps == NULL && act.pt == NULL;
+	plain = bare && (act.kind == AOE_ACT_RELU ||
+	    act.kind == AOE_ACT_CLIP);
+	switch (dw_mode_of(cg, k->sched, plain, plain || (bare &&
+	    act.kind == AOE_ACT_NONE))) {
 	case 1:
 		rc = aoe_dw_rows(cg, x, w, bias, &act, add, y, dw_vec_of(k->sched),
 		    k->nthreads);
@@ -2452,12 +2455,11 @@ conv_run_depthwise(const aoe_kctx *k, const conv_geom *cg, const float *x,
 	default:
 		/*
 		 * The epilogue on each group of planes as it is made; a plain
-		 * Relu or Clip (no residual, no affine after it) in registers
-		 * where eight planes are made at once.
+		 * Relu, Clip or HardSwish (bare: no residual, no affine after
+		 * it) in registers where eight planes are made at once.
 		 */
 		epi = aoe_act_epi(&act, &e) || add != NULL;
-		conv_depthwise(cg, x, w, bias, epi ? &e : NULL, epi && add ==
-		    NULL && e.ps == NULL && e.pt == NULL && e.pc == NULL &&
+		conv_depthwise(cg, x, w, bias, epi ? &e : NULL, epi && bare &&
 		    (e.kind == AOE_EPI_CLAMP || e.kind == AOE_EPI_HARDSWISH) ?
 		    &e : NULL, add, y, nt, k->nthreads);
 		return 0;

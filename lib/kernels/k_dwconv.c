@@ -885,9 +885,11 @@ aoe_dw_auto(const aoe_conv_geom *g, int light)
 	 * But under AVX2 at stride 2 the 8-channel kernel, whose eight FMA
 	 * chains a tap came after this choice, beats the lanes on outputs
 	 * wider than 8 whatever the epilogue, and on narrower ones where
-	 * it applies the epilogue in registers too (light: none, or a plain
-	 * Relu or Clip); SiLU and HardSwish it runs as a pass over the
-	 * planes, and there the lanes stay ahead.  AOE_MAX_ISA=avx2 on a
+	 * it applies the epilogue as cheaply (light: none, or a plain Relu
+	 * or Clip); a SiLU it runs as a pass over the planes, a HardSwish in
+	 * registers at some cost, and there the lanes stay ahead (with
+	 * HardSwish in registers, 576 @14/2 30.9 against 32.7, 672 @14/2
+	 * 5x5 55.4 against 55.6, 1 thread).  AOE_MAX_ISA=avx2 on a
 	 * Zen 5, unit-dwconv's DWCONV_BENCH, us, lanes against 8-channel,
 	 * 1 thread (CPU time) and 2 (wall clock), Clip: 192 @28/2 53.9 to
 	 * 37.3 and 16.3 to 12.3, 240 @28/2 39.4 to 30.5 and 19.5 to 15.2,

@@ -243,13 +243,14 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	__m256 vl = b1, vh = b1;
 	int64_t p;
 	int r, hs = 0;
-
 	/*
 	 * With alpha 1 the bias starts the sums, so that the store adds
 	 * nothing: a FMA a vector less on the FMA pipes, which a shallow
 	 * k (a pointwise Conv of 16 to 32 input channels) feels.
 	 */
-	if (alpha == 1 && bias != NULL) {
+	const int a1 = alpha == 1 && bias != NULL;
+
+	if (a1) {
 		c00 = c01 = c02 = _mm256_broadcast_ss(bias);
 		if (MR > 1)
 			c10 = c11 = c12 = _mm256_broadcast_ss(bias + 1);
@@ -299,7 +300,7 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 		vh = _mm256_set1_ps(cl[1]);
 		hs = (int)cl[2];
 	}
-	if (alpha == 1 && bias != NULL) {
+	if (a1) {
 		const int A1 = 1;
 		OUT(0) OUT(1) OUT(2) OUT(3) OUT(4) OUT(5)
 	} else {

@@ -399,7 +399,10 @@ int aoe_dw_rows(const aoe_conv_geom *g, const float *x, const float *w,
  * aoe_dw_reg computes y as aoe_dw_rows does; -1 when out of memory.
  */
 int aoe_dw_reg_ok(const aoe_conv_geom *g);
-/* The depthwise kernel dw_rows=-1 (auto) runs: 2 or 0. */
+/*
+ * The depthwise kernel dw_rows=-1 (auto) runs (0, 2, 3, 4 or 5); light
+ * says the fused epilogue is none, or a plain Relu or Clip.
+ */
 int aoe_dw_auto(const aoe_conv_geom *g, int light);
 void aoe_dw_reg_default(const aoe_conv_geom *g, int *vw, int *oh, int *ow);
 int aoe_dw_reg(const aoe_conv_geom *g, const float *x, const float *w,
