@@ -33,7 +33,11 @@
 # their range and median: on a shared VM the host moves the vCPUs between
 # one CCD and two (about 50-200 ns against 250-650 on a Zen 5), and
 # 2-thread times differ between the two by up to 12 % (aoe) and 7 %
-# (ONNX Runtime) on regnet_x_400mf.
+# (ONNX Runtime) on regnet_x_400mf.  A comment line after each row gives the
+# ratios paired by repeat as well (the median over the repeats of aoe's
+# median over ONNX Runtime's in that repeat), untuned, opat and full:
+# where the host's state changes between repeats, the row's ratios of
+# medians can pair one side's quiet spell with the other's busy one.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -90,6 +94,13 @@ fi
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 ratio() { echo "$1 $2" | awk '{ printf "%.2f", $1 / $2 }'; }
+# pratio FILE: the median over the repeats of FILE's median over ONNX
+# Runtime's in the same repeat ($tmp/ort), or - when FILE is empty.
+pratio() {
+	[ -s "$1" ] || { echo -; return; }
+	paste "$1" "$tmp/ort" | awk '{ printf "%.4f\n", $1 / $2 }' | median |
+	    awk '{ printf "%.2f", $1 }'
+}
 
 # tune MODEL SPEC BANKDIR: operator then subgraph tuning at 1 and 2 threads,
 # once for each kernel generation (aoe-bank(5): a bank of another one
@@ -205,6 +216,11 @@ sys.stdout.buffer.write(struct.pack("<%df" % n, *[r.uniform(-1, 1) for _ in rang
 		printf '%-20s %3s %9s %9s %9s %9s %7s %7s %7s %7s  %s\n' "$m" $t \
 		    "$o" "$a" "$p" "$s" "$(ratio "$a" "$o")" "$rp" "$rs" \
 		    "$tune_s" "$ok" | tee -a "$out"
+		# Paired: each repeat's runs of aoe and ONNX Runtime meet the
+		# same host; the medians above may come from different spells.
+		echo "# $m at $t thread(s), paired (median of each repeat's" \
+		    "ratio): $(pratio "$tmp/aoe") $(pratio "$tmp/opat")" \
+		    "$(pratio "$tmp/full")" | tee -a "$out"
 		[ ! -s "$tmp/rt" ] || sort -n "$tmp/rt" | awk -v m="$m" '
 		    { a[NR] = $1 }
 		    END { printf "# %s at 2 threads: the CPUs'"'"' line round trip %d-%d ns, median %d\n",
