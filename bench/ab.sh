@@ -22,7 +22,8 @@
 # side's median over ORT's.  At 1 thread every run is pinned to the last
 # CPU this process may use (taskset, where present), as e2e.sh does.
 # -A runs every side as on an AVX2 machine, as e2e.sh -A does (aoe under
-# AOE_MAX_ISA=avx2, ONNX Runtime under noavx512.so).
+# AOE_MAX_ISA=avx2, ONNX Runtime under noavx512.so; without -o only aoe,
+# which works on a CPU noavx512.so cannot serve).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
@@ -75,7 +76,8 @@ fi
 export NODE_PATH=${NODE_PATH:-$CACHE/ort/node_modules}
 node=node
 . "$here/avx2.sh"
-[ -z "$avx2" ] || hold_avx2
+# Without -o no ONNX Runtime runs, so only aoe needs holding.
+[ -z "$avx2" ] || hold_avx2 ${ort:-aoe}
 # One run of side $1 (binary $2, environment $3, bank $4 or none):
 # "side median min".
 aoe() {
