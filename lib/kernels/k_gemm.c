@@ -110,8 +110,7 @@ shape_index(int64_t mr, int64_t nr)
 /*
  * The epilogue (see aoe_gemm_ex) over a tile of C just made final, where
  * the micro-kernels do not apply it (see epi_inreg): the AVX2 edge tiles,
- * epilogues with a per-row affine or a per-column bias, the
- * matrix-vector paths.
+ * epilogues with a per-row affine, the matrix-vector paths.
  */
 static void
 epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
@@ -128,32 +127,50 @@ epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
 }
 
 /*
- * Whether the micro-kernels apply x's epilogue as they store: a residual
- * and a clamp (Relu, Clip or none), then any of the activations (a
- * HardSwish, Sigmoid, SiLU or either GELU: kernel.h's math), when there
- * is no per-row affine or per-column bias; other epilogues run by
- * epi_tile.  (By epi_tile, a HardSwish after a pointwise Conv with many
- * output channels took 1.3x to 2x the Conv's time, Zen 5, bench/pw -e;
- * a Sigmoid or SiLU with the fast math, 16>96@112, 1.45x the in-register
- * form's, and no faster on any shape: bench/results/act-20261204.txt.)
+ * Whether the micro-kernels apply x's epilogue as they store: a bias by
+ * column, a residual and a clamp (Relu, Clip or none), then any of the
+ * activations (a HardSwish, Sigmoid, SiLU or either GELU: kernel.h's
+ * math), when there is no per-row affine; other epilogues run by
+ * epi_tile.  (With a MatMul's fused bias by epi_tile, transformer_encoder
+ * took 1.045x the time at 1 thread and 1.026x at 2, Zen 5, bench/ab.sh;
+ * a 1x1 Conv made channels last with its bias and Relu, 160>160 @14,
+ * 1.1x at 1 thread.  A HardSwish after a pointwise Conv with many output
+ * channels took 1.3x to 2x the Conv's time, bench/pw -e; a Sigmoid or
+ * SiLU with the fast math, 16>96@112, 1.45x the in-register form's, and
+ * no faster on any shape: bench/results/act-20261204.txt.)
  */
 static int
 epi_inreg(const aoe_gemm_ex *x)
 {
-	return x->epi && x->e.ps == NULL && x->e.pt == NULL &&
-	    x->e.pc == NULL;
+	return x->epi && x->e.ps == NULL && x->e.pt == NULL;
 }
 
 /*
- * The micro-kernels' view of x's epilogue: the clamp's bounds, and in
- * cl[2] the activation's kind after it (AOE_EPI_CLAMP, 0: none).
+ * The micro-kernels' view of x's epilogue: the clamp's bounds, the
+ * activation's kind after it (AOE_EPI_CLAMP, 0: none), and the bias by
+ * column at the tile's first column (NULL: none; epi_col sets it for
+ * each strip of columns).
  */
+typedef struct kepi {
+	float lo, hi;
+	int kind;
+	const float *cb;
+} kepi;
+
 static void
-epi_cl(const aoe_gemm_ex *x, float cl[3])
+epi_cl(const aoe_gemm_ex *x, kepi *cl)
 {
-	cl[0] = x->e.lo;
-	cl[1] = x->e.hi;
-	cl[2] = (float)x->e.kind;
+	cl->lo = x->e.lo;
+	cl->hi = x->e.hi;
+	cl->kind = x->e.kind;
+	cl->cb = NULL;
+}
+
+/* cl's bias by column for the tile of C at cp. */
+static void
+epi_col(const aoe_gemm_ex *x, kepi *cl, const float *cp)
+{
+	cl->cb = x->e.pc ? x->e.pc + (cp - x->c) % x->ldc : NULL;
 }
 
 /* Activation k (an AOE_EPI_ kind other than the clamp) on eight floats. */
@@ -197,18 +214,22 @@ act8(int k, __m256 t)
 	}
 
 /*
- * Write one accumulator vector v to c + o: alpha v + bias + beta c, then,
- * when cl is set (the epilogue's clamp, see aoe_gemm_ex), plus the
- * residual d + o if any, clamped to [cl[0], cl[1]], and through the
- * activation hs (cl[2]: a HardSwish, Sigmoid, SiLU or GELU) when it is
- * not 0, as aoe_epi_f computes it, so that a NaN stays a NaN.  Where A1
- * (alpha 1, the bias already in v) is set, v goes as it is.
+ * Write one accumulator vector v to c + o (column co of the tile): alpha
+ * v + bias + beta c, then, when cl is set (the epilogue, see
+ * aoe_gemm_ex), plus its bias by column and the residual d + o if any,
+ * clamped to [lo, hi], and through the activation hs (a HardSwish,
+ * Sigmoid, SiLU or GELU) when it is not 0, as aoe_epi_f computes it, so
+ * that a NaN stays a NaN.  Where A1 (alpha 1, the bias already in v) is
+ * set, v goes as it is.
  */
-#define STORE(v, o, bi) do {						\
+#define STORE(v, o, co, bi) do {					\
 	__m256 t_ = A1 ? v : _mm256_fmadd_ps(va, v, bi);		\
 	if (beta != 0)							\
 		t_ = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + (o)), t_);	\
 	if (cl) {							\
+		if (cl->cb)						\
+			t_ = _mm256_add_ps(t_,				\
+			    _mm256_loadu_ps(cl->cb + (co)));		\
 		if (d)							\
 			t_ = _mm256_add_ps(t_, _mm256_loadu_ps(d + (o))); \
 		t_ = _mm256_min_ps(vh, _mm256_max_ps(vl, t_));		\
@@ -222,18 +243,18 @@ act8(int k, __m256 t)
 	if (MR > r) {							\
 		bi = A1 || !bias ? _mm256_setzero_ps() :		\
 		    _mm256_broadcast_ss(bias + r);			\
-		STORE(c##r##0, r * ldc, bi);				\
+		STORE(c##r##0, r * ldc, 0, bi);				\
 		if (NV > 1)						\
-			STORE(c##r##1, r * ldc + 8, bi);		\
+			STORE(c##r##1, r * ldc + 8, 8, bi);		\
 		if (NV > 2)						\
-			STORE(c##r##2, r * ldc + 16, bi);		\
+			STORE(c##r##2, r * ldc + 16, 16, bi);		\
 	}
 
 static inline __attribute__((always_inline)) void
 ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, float *restrict c, int64_t ldc,
     float alpha, float beta, const float *bias, const float *pf,
-    const float *d, const float *cl, int64_t apf, int64_t as)
+    const float *d, const kepi *cl, int64_t apf, int64_t as)
 {
 	/* A's step a k: a packed strip's rows, or A's stride read in place. */
 	const int64_t astep = as > 0 ? as : MR;
@@ -296,9 +317,9 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	va = _mm256_set1_ps(alpha);
 	vb = _mm256_set1_ps(beta);
 	if (cl) {
-		vl = _mm256_set1_ps(cl[0]);
-		vh = _mm256_set1_ps(cl[1]);
-		hs = (int)cl[2];
+		vl = _mm256_set1_ps(cl->lo);
+		vh = _mm256_set1_ps(cl->hi);
+		hs = cl->kind;
 	}
 	if (a1) {
 		const int A1 = 1;
@@ -311,13 +332,13 @@ ukr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 
 typedef void ukr_fn(int64_t, const float *, const float *, int64_t, float *,
     int64_t, float, float, const float *, const float *, const float *,
-    const float *, int64_t, int64_t);
+    const kepi *, int64_t, int64_t);
 
 #define UKR(mr, nv)							\
 static void								\
 ukr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
     float *c, int64_t ldc, float alpha, float beta, const float *bias,	\
-    const float *pf, const float *d, const float *cl, int64_t apf,	\
+    const float *pf, const float *d, const kepi *cl, int64_t apf,	\
     int64_t as)								\
 {									\
 	ukr_gen(mr, nv, kc, a, b, ldb, c, ldc, alpha, beta, bias, pf, d,	\
@@ -393,18 +414,21 @@ act16(int k, __m512 t)
 }
 
 /*
- * Write vector v of a row to c + o: alpha v + bias + beta c, and the
- * epilogue's residual, clamp and activation when cl is set (as STORE),
- * under mask m.
+ * Write vector v of a row to c + o (column co of the tile): alpha v +
+ * bias + beta c, and the epilogue's bias by column, residual, clamp and
+ * activation when cl is set (as STORE), under mask m.
  */
 #define ZHSWISH(t) act16(hs, t)
-#define ZSTORE(v, o, bi, m) do {					\
+#define ZSTORE(v, o, co, bi, m) do {					\
 	__m512 t_ = _mm512_fmadd_ps(va, v, bi);				\
 	if ((m) == 0xffff) {						\
 		if (beta != 0)						\
 			t_ = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + (o)), \
 			    t_);					\
 		if (cl) {						\
+			if (cl->cb)					\
+				t_ = _mm512_add_ps(t_,			\
+				    _mm512_loadu_ps(cl->cb + (co)));	\
 			if (d)						\
 				t_ = _mm512_add_ps(t_,			\
 				    _mm512_loadu_ps(d + (o)));		\
@@ -418,6 +442,9 @@ act16(int k, __m512 t)
 			t_ = _mm512_fmadd_ps(vb,			\
 			    _mm512_maskz_loadu_ps(m, c + (o)), t_);	\
 		if (cl) {						\
+			if (cl->cb)					\
+				t_ = _mm512_add_ps(t_,			\
+				    _mm512_maskz_loadu_ps(m, cl->cb + (co))); \
 			if (d)						\
 				t_ = _mm512_add_ps(t_,			\
 				    _mm512_maskz_loadu_ps(m, d + (o)));	\
@@ -433,15 +460,16 @@ act16(int k, __m512 t)
 	if (MR > r) {							\
 		bi = bias ? _mm512_set1_ps(bias[r]) :			\
 		    _mm512_setzero_ps();				\
-		ZSTORE(c##r##_0, r * ldc, bi, NV == 1 ? mask : 0xffff);	\
+		ZSTORE(c##r##_0, r * ldc, 0, bi,			\
+		    NV == 1 ? mask : 0xffff);				\
 		if (NV > 1)						\
-			ZSTORE(c##r##_1, r * ldc + 16, bi,		\
+			ZSTORE(c##r##_1, r * ldc + 16, 16, bi,		\
 			    NV == 2 ? mask : 0xffff);			\
 		if (NV > 2)						\
-			ZSTORE(c##r##_2, r * ldc + 32, bi,		\
+			ZSTORE(c##r##_2, r * ldc + 32, 32, bi,		\
 			    NV == 3 ? mask : 0xffff);			\
 		if (NV > 3)						\
-			ZSTORE(c##r##_3, r * ldc + 48, bi, mask);	\
+			ZSTORE(c##r##_3, r * ldc + 48, 48, bi, mask);	\
 	}
 
 #define ZDECL(r) __m512 c##r##_0 = z, c##r##_1 = z, c##r##_2 = z, c##r##_3 = z
@@ -450,7 +478,7 @@ static inline __attribute__((always_inline)) void
 zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
     const float *restrict b, int64_t ldb, int64_t vs, float *restrict c,
     int64_t ldc, float alpha, float beta, const float *bias,
-    const float *pf, __mmask16 mask, const float *d, const float *cl,
+    const float *pf, __mmask16 mask, const float *d, const kepi *cl,
     int64_t apf, int64_t as)
 {
 	const __m512 z = _mm512_setzero_ps();
@@ -509,9 +537,9 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 	va = _mm512_set1_ps(alpha);
 	vb = _mm512_set1_ps(beta);
 	if (cl) {
-		vl = _mm512_set1_ps(cl[0]);
-		vh = _mm512_set1_ps(cl[1]);
-		hs = (int)cl[2];
+		vl = _mm512_set1_ps(cl->lo);
+		vh = _mm512_set1_ps(cl->hi);
+		hs = cl->kind;
 	}
 	ZOUT(0) ZOUT(1) ZOUT(2) ZOUT(3) ZOUT(4) ZOUT(5) ZOUT(6)
 	ZOUT(7) ZOUT(8) ZOUT(9) ZOUT(10) ZOUT(11) ZOUT(12) ZOUT(13)
@@ -519,14 +547,14 @@ zkr_gen(const int MR, const int NV, int64_t kc, const float *restrict a,
 
 typedef void zkr_fn(int64_t, const float *, const float *, int64_t, int64_t,
     float *, int64_t, float, float, const float *, const float *,
-    __mmask16, const float *, const float *, int64_t, int64_t);
+    __mmask16, const float *, const kepi *, int64_t, int64_t);
 
 #define ZKR(mr, nv)							\
 static void								\
 zkr_##mr##x##nv(int64_t kc, const float *a, const float *b, int64_t ldb,\
     int64_t vs, float *c, int64_t ldc, float alpha, float beta,		\
     const float *bias, const float *pf, __mmask16 mask, const float *d,	\
-    const float *cl, int64_t apf, int64_t as)				\
+    const kepi *cl, int64_t apf, int64_t as)				\
 {									\
 	zkr_gen(mr, nv, kc, a, b, ldb, vs, c, ldc, alpha, beta, bias, pf,\
 	    mask, d, cl, apf, as);					\
@@ -586,12 +614,13 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 {
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	const float *bp, *pf;
-	float cl[3];
+	kepi cl;
 	const int inreg = last && epi_inreg(x), pfw = aoe_cpf_on(bk->cpf);
 
-	epi_cl(x, cl);
+	epi_cl(x, &cl);
 	for (jr = 0; jr < nc; jr += nr) {
 		int64_t ncols = nc - jr < nr ? nc - jr : nr, ld = bld, vs = bvs;
+		epi_col(x, &cl, c + jr);
 		int nv = (int)((ncols + 15) / 16);
 		__mmask16 mask = (__mmask16)(ncols % 16 ?
 		    (1u << (ncols % 16)) - 1 : 0xffff);
@@ -611,7 +640,7 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			zkr_tab[nrows][nv](kc, apanel + (as > 0 ? ir : ir * kc),
 			    bp, ld, vs, cp, x->ldc, x->alpha, beta, bias ?
 			    bias + ir : NULL, pf, mask, inreg && x->add ?
-			    x->add + (cp - x->c) : NULL, inreg ? cl : NULL,
+			    x->add + (cp - x->c) : NULL, inreg ? &cl : NULL,
 			    jr == 0 && as == 0 ? bk->apf : 0, as);
 			if (last && !inreg)
 				epi_tile(x, cp, nrows, ncols);
@@ -1250,7 +1279,7 @@ static void								\
 ukr_run_##mr##x##nv(int64_t ns, int64_t kc, const float *a, int64_t astr,\
     const float *b, int64_t ldb, float *c, int64_t ldc, float alpha,	\
     float beta, const float *bias, const float *pf, const float *d,	\
-    const float *cl, int64_t apf, int64_t as, int pfw)			\
+    const kepi *cl, int64_t apf, int64_t as, int pfw)			\
 {									\
 	int64_t i;							\
 									\
@@ -1280,7 +1309,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
     float *c, const float *bias, float beta, int last)
 {
 	float tile[MR_MAX * NR_MAX] __attribute__((aligned(64)));
-	float cl[3];
+	kepi cl;
 	const int inreg = last && epi_inreg(x), pfw = aoe_cpf_on(bk->cpf);
 	int64_t mr = bk->mr, nr = bk->nr, jr, ir;
 	/*
@@ -1292,9 +1321,10 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 	const float *bp, *pf;
 	ukr_fn *f;
 
-	epi_cl(x, cl);
+	epi_cl(x, &cl);
 	for (jr = 0; jr < nc; jr += nr) {
 		int64_t ncols = min64(nr, nc - jr), ld = bld;
+		epi_col(x, &cl, c + jr);
 		int64_t mend = jr < nfull ? mc - mre : mc;
 		int nv = (int)ceildiv(ncols, 8);
 		if (ncols < nr && btail != NULL) {
@@ -1325,7 +1355,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			(mr == 6 ? ukr_run_6x2 : ukr_run_4x3)(ns, kc, apanel,
 			    as > 0 ? mr : mr * kc, bp, ld, cp, x->ldc,
 			    x->alpha, beta, bias, pf, inreg && x->add ?
-			    x->add + (cp - x->c) : NULL, inreg ? cl : NULL,
+			    x->add + (cp - x->c) : NULL, inreg ? &cl : NULL,
 			    jr == 0 && as == 0 ? bk->apf : 0, as, pfw);
 			if (last && !inreg)
 				epi_tile(x, cp, ns * mr, ncols);
@@ -1345,7 +1375,7 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 			if (ncols == nv * 8) {
 				f(kc, ap, bp, ld, cp, x->ldc, x->alpha, beta,
 				    bi, pf, inreg && x->add ? x->add + (cp -
-				    x->c) : NULL, inreg ? cl : NULL, apf, as);
+				    x->c) : NULL, inreg ? &cl : NULL, apf, as);
 				if (last && !inreg)
 					epi_tile(x, cp, nrows, ncols);
 				continue;
