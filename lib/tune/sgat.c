@@ -30,7 +30,7 @@
 
 #define MIN_REP_US 200.0	/* a timed repeat runs this long */
 #define MAXOUT 64
-#define RESERVE_S 0.25		/* a whole-model measurement, a guess */
+#define CHILD_S 0.05		/* a measuring child's start, a guess */
 
 void
 sgat_opts_init(sgat_opts *o)
@@ -1424,6 +1424,29 @@ whole_child(int side, int fd, void *arg)
 }
 
 /*
+ * The seconds the model record's measurements take (model_times: 2 *
+ * OPAT_MCHECK children, each preparing the model twice and running it
+ * its repeats and twice more), from prep_s, what preparing g took, and
+ * one run of g timed now.  A fixed guess of a second fell short on
+ * ppocrv4_det (640x640, about 50 ms a run): --total-seconds 60 ran 68 s
+ * (AMD EPYC Zen 5, 1 thread).
+ */
+static double
+model_reserve(aoe_graph *g, const aoe_run_opts *ro, const sgat_opts *o,
+    double prep_s)
+{
+	double t = aoe_now_us(), run_s;
+	int n = OPAT_MREP > o->run_loop ? OPAT_MREP : o->run_loop;
+
+	aoe_graph_fill_inputs(g, o->seed);
+	if (aoe_graph_run(g, ro) < 0)
+		run_s = 0.25;
+	else
+		run_s = (aoe_now_us() - t) / 1e6;
+	return 2 * OPAT_MCHECK * (CHILD_S + 2 * prep_s + (n + 2) * run_s);
+}
+
+/*
  * The whole model without the subgraph bank (the default decisions
  * everywhere) and with the decisions (opat_whole_check): us[2] and
  * spread[2], in microseconds.  0, or an error.
@@ -1529,7 +1552,7 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 	regions rg;
 	int nsub = 0, i, rc, nfailed = 0;
 	double mus[2], msp[2];
-	double t0 = aoe_now_us();
+	double t0 = aoe_now_us(), tp;
 	char *mbuf = NULL;
 	size_t mlen = 0;
 	FILE *mem = NULL;
@@ -1542,11 +1565,12 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 		return rc;
 	/*
 	 * --total-seconds bounds the whole run from here, the model
-	 * record's four whole-model measurements (a reserve) included.
+	 * record's whole-model measurements (a reserve, model_reserve)
+	 * included.
 	 */
 	deadline = o->total_seconds > 0 ? t0 + o->total_seconds * 1e6 :
 	    HUGE_VAL;
-	reserve_s = o->total_seconds > 0 ? 4 * RESERVE_S : 0;
+	reserve_s = 0;
 	aoe_run_opts_init(&ro);
 	if (o->threads > 0)
 		ro.nthreads = o->threads;
@@ -1560,8 +1584,11 @@ sgat_tune(const sgat_opts *o, const char *path, FILE *out)
 		goto out;
 	if (o->shape && (rc = aoe_bind_shapes(g, o->shape)) < 0)
 		goto out;
+	tp = aoe_now_us();
 	if ((rc = aoe_graph_prepare(g, &ro)) < 0)
 		goto out;
+	if (o->total_seconds > 0)
+		reserve_s = model_reserve(g, &ro, o, (aoe_now_us() - tp) / 1e6);
 	if (o->journal) {
 		done = read_journal(o->journal, o->reload, &rc);
 		if (rc < 0)
