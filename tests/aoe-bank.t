@@ -2,7 +2,7 @@
 # aoe-bank: commit, merge, diff, export/import, verify, prune, show, list,
 # stats, lookup; crashes, concurrency and every kind of bad input.
 . "$(dirname "$0")/tap.sh"
-plan 111
+plan 112
 cd "$top" || exit 1
 ex=$top/share/aoe/models/example.onnx
 export AOE_SOC_VERSION=socA
@@ -404,6 +404,9 @@ aoe-bank -q commit "$T/hit"
 run aoe-bank lookup --threads 1 "$ex"
 [ $status -eq 0 ] && [ "$(grep -c ' custom$' "$T/out")" -eq 1 ] && grep -q '1 of [0-9]* ops hit' "$T/err"
 ok $? "lookup: the committed case hits the custom bank"
+run env TUNE_BANK_PATH= aoe-bank --bank "$T/tb" lookup --threads 1 "$ex"
+[ $status -eq 0 ] && [ ! -e "$T/tb/ops.jsonl" ] && [ "$(grep -c ' custom$' "$T/out")" -eq 1 ]
+ok $? "lookup --bank with TUNE_BANK_PATH's directory reads its soc_version's entries"
 mkdir -p "$T/bi/socA" && cp "$bank" "$T/bi/socA/ops.jsonl"
 run env AOE_BUILTIN_BANK="$T/bi" TUNE_BANK_PATH="$T/tb2" aoe-bank lookup --threads 1 "$ex"
 [ $status -eq 0 ] && [ "$(grep -c ' built-in$' "$T/out")" -eq 1 ]

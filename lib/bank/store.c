@@ -302,6 +302,23 @@ aoe_bank_target(const aoe_bank_opts *o, char *dir, char *file)
 			return 0;
 		}
 		snprintf(dir, PATH_MAX, "%s", o->bank);
+		/*
+		 * A bank as TUNE_BANK_PATH names it (its operator entries in
+		 * a folder per soc_version): the soc_version's, when the
+		 * directory has no ops.jsonl of its own and that one does.
+		 * Else `aoe-bank --bank "$TUNE_BANK_PATH" lookup` found
+		 * nothing that aoe-run applies.
+		 */
+		if (!o->graphs) {
+			char soc[256], sub[PATH_MAX];
+			bank_soc(o, soc, sizeof(soc));
+			if (snprintf(file, PATH_MAX, "%s/%s", dir, name) <
+			    PATH_MAX && access(file, F_OK) != 0 &&
+			    snprintf(sub, sizeof(sub), "%s/%s/%s", dir, soc,
+			    name) < PATH_MAX && access(sub, F_OK) == 0)
+				snprintf(dir + strlen(dir), PATH_MAX -
+				    strlen(dir), "/%s", soc);
+		}
 	} else if ((rc = aoe_bank_dir(o->graphs, o->soc, dir, PATH_MAX)) < 0)
 		return rc;
 	if (snprintf(file, PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
