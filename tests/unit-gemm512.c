@@ -188,7 +188,8 @@ static void
 test_epi_col(const struct shape *sh, int64_t m, int64_t n, int64_t k)
 {
 	float *a = rnd_buf(m * k), *b = rnd_buf(k * n), *pc = rnd_buf(n);
-	float *d = rnd_buf(m * n), *c = aoe_xcalloc((size_t)(m * n), 4);
+	float *d = rnd_buf(m * n), *c = aoe_xcalloc((size_t)(m * n),
+	    sizeof(float));
 	float *ref = aoe_xcalloc((size_t)(m * n), sizeof(float));
 	double worst = 0;
 	int kind, res, v, th, bad = 0, runs = 0;

@@ -132,9 +132,8 @@ epi_tile(const aoe_gemm_ex *x, float *cp, int64_t nrows, int64_t ncols)
  * activations (a HardSwish, Sigmoid, SiLU or either GELU: kernel.h's
  * math), when there is no per-row affine; other epilogues run by
  * epi_tile.  (With a MatMul's fused bias by epi_tile, transformer_encoder
- * took 1.045x the time at 1 thread and 1.026x at 2, Zen 5, bench/ab.sh;
- * a 1x1 Conv made channels last with its bias and Relu, 160>160 @14,
- * 1.1x at 1 thread.  A HardSwish after a pointwise Conv with many output
+ * took 1.045x the time at 1 thread and 1.026x at 2, Zen 5, bench/ab.sh.
+ * A HardSwish after a pointwise Conv with many output
  * channels took 1.3x to 2x the Conv's time, bench/pw -e; a Sigmoid or
  * SiLU with the fast math, 16>96@112, 1.45x the in-register form's, and
  * no faster on any shape: bench/results/act-20261204.txt.)
@@ -620,10 +619,11 @@ macro_kernel512(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 	epi_cl(x, &cl);
 	for (jr = 0; jr < nc; jr += nr) {
 		int64_t ncols = nc - jr < nr ? nc - jr : nr, ld = bld, vs = bvs;
-		epi_col(x, &cl, c + jr);
 		int nv = (int)((ncols + 15) / 16);
 		__mmask16 mask = (__mmask16)(ncols % 16 ?
 		    (1u << (ncols % 16)) - 1 : 0xffff);
+
+		epi_col(x, &cl, c + jr);
 		if (ncols < nr && btail != NULL) {
 			bp = btail;
 			ld = tld;
@@ -1324,9 +1324,10 @@ macro_kernel(const aoe_gemm_ex *x, const blocking *bk, int64_t mc,
 	epi_cl(x, &cl);
 	for (jr = 0; jr < nc; jr += nr) {
 		int64_t ncols = min64(nr, nc - jr), ld = bld;
-		epi_col(x, &cl, c + jr);
 		int64_t mend = jr < nfull ? mc - mre : mc;
 		int nv = (int)ceildiv(ncols, 8);
+
+		epi_col(x, &cl, c + jr);
 		if (ncols < nr && btail != NULL) {
 			bp = btail;
 			ld = nr;

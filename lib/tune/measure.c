@@ -909,6 +909,14 @@ opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
 	return 0;
 }
 
+double
+opat_whole_reserve(double child_s, double run_s, int run_loop)
+{
+	int n = run_loop > OPAT_MREP ? run_loop : OPAT_MREP;
+
+	return 2 * OPAT_MCHECK * (child_s + n * run_s);
+}
+
 void
 opat_slower_hook(const char *name, double *us, double *spread)
 {

@@ -1946,7 +1946,7 @@ opat_tune(opat_run *r)
 	r->deadline = r->o.total_seconds > 0 ? r->t0 + r->o.total_seconds *
 	    1e6 : HUGE_VAL;
 	r->reserve_s = r->o.in_model && r->replay == NULL &&
-	    r->deadline < HUGE_VAL ? 2 * OPAT_MCHECK * MCHILD_S : 0;
+	    r->deadline < HUGE_VAL ? opat_whole_reserve(MCHILD_S, 0, 0) : 0;
 	aoe_tprog_init(&r->prog, r->o.progress, r->ncases);
 	if (r->o.journal) {
 		if ((rc = journal_open(r, r->o.journal)) < 0)
@@ -1977,9 +1977,8 @@ opat_tune(opat_run *r)
 		r->held = cJSON_CreateArray();
 	/* Its reserve: each side's runs of the model, and their children. */
 	if (r->reserve_s > 0)
-		r->reserve_s = 2 * OPAT_MCHECK * (MCHILD_S +
-		    (r->o.run_loop > OPAT_MREP ? r->o.run_loop : OPAT_MREP) *
-		    1.5 * r->total_share / 1e6);
+		r->reserve_s = opat_whole_reserve(MCHILD_S, 1.5 *
+		    r->total_share / 1e6, r->o.run_loop);
 	if (r->ncases > 1)
 		qsort(r->cases, r->ncases, sizeof(*r->cases), by_share);
 	left_s = r->o.total_seconds > 0 ? r->o.total_seconds : HUGE_VAL;

@@ -186,6 +186,12 @@ int opat_children_run(int n, int parallel, double timeout_s,
 int opat_whole_check(const char *what, double timeout_s, opat_child_fn fn,
     void *arg, double *us, double *spread);
 /*
+ * The seconds opat_whole_check takes, kept from --total-seconds: its
+ * 2 * OPAT_MCHECK children, each child_s of its own (start, preparing)
+ * and its repeats (the larger of run_loop and OPAT_MREP) of run_s.
+ */
+double opat_whole_reserve(double child_s, double run_s, int run_loop);
+/*
  * The margin a winner must beat: the noise floor, or the larger of the
  * two measured spreads.
  */

@@ -1424,9 +1424,9 @@ whole_child(int side, int fd, void *arg)
 }
 
 /*
- * The seconds the model record's measurements take (model_times: 2 *
- * OPAT_MCHECK children, each preparing the model twice and running it
- * its repeats and twice more), from prep_s, what preparing g took, and
+ * The seconds the model record's measurements take (model_times, by
+ * opat_whole_reserve: each child prepares the model twice and runs it
+ * twice more than its repeats), from prep_s, what preparing g took, and
  * one run of g timed now.  A fixed guess of a second fell short on
  * ppocrv4_det (640x640, about 50 ms a run): --total-seconds 60 ran 68 s
  * (AMD EPYC Zen 5, 1 thread).
@@ -1436,14 +1436,14 @@ model_reserve(aoe_graph *g, const aoe_run_opts *ro, const sgat_opts *o,
     double prep_s)
 {
 	double t = aoe_now_us(), run_s;
-	int n = OPAT_MREP > o->run_loop ? OPAT_MREP : o->run_loop;
 
 	aoe_graph_fill_inputs(g, o->seed);
 	if (aoe_graph_run(g, ro) < 0)
 		run_s = 0.25;
 	else
 		run_s = (aoe_now_us() - t) / 1e6;
-	return 2 * OPAT_MCHECK * (CHILD_S + 2 * prep_s + (n + 2) * run_s);
+	return opat_whole_reserve(CHILD_S + 2 * prep_s + 2 * run_s, run_s,
+	    o->run_loop);
 }
 
 /*
